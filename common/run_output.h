@@ -1,0 +1,30 @@
+// The --out_dir contract shared by every mode: metrics.jsonl (one JSON object per logged step
+// and per evaluation), summary.json (written once, atomically) and the model file beside them.
+#pragma once
+
+#include <fstream>
+#include <string>
+
+#include "common/json_writer.h"
+
+namespace tteps {
+
+class RunOutput {
+ public:
+  // Creates the directory if needed; throws std::runtime_error naming it if it cannot.
+  explicit RunOutput(const std::string& dir);
+
+  void AppendMetrics(const JsonObject& record);  // one line, flushed at once
+  void WriteSummary(const JsonObject& summary);  // write-then-rename
+  std::string Path(const std::string& file) const { return dir_ + "/" + file; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  std::ofstream metrics_;
+};
+
+// Writes text to path through a temporary file and a rename.
+void WriteFileAtomically(const std::string& path, const std::string& text);
+
+}  // namespace tteps

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs tteps' build and run dependencies from Debian 12 packages.
+# Idempotent: when every package is already present it does nothing (no apt-get update).
+# Works as root or as a normal user with sudo.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake
+  libtorch-dev
+  libopenblas0-openmp  # LibTorch links libblas.so.3; the reference BLAS is ~10x slower
+  libzmq3-dev cppzmq-dev
+  libcereal-dev
+  libopenmpi-dev openmpi-bin
+  libgflags-dev libgoogle-glog-dev
+  libgtest-dev
+  libsimdjson-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  SUDO=(sudo DEBIAN_FRONTEND=noninteractive)
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -q
+"${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,214 @@
+// DeepTTE model: shapes, masking, local labels, gradients, layout and save/load.
+#include "worker/deeptte/deeptte.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+#include "tests/unit/model/test_trips.h"
+#include "worker/data/padded_batch.h"
+#include "worker/deeptte/checkpoint.h"
+#include "worker/model_params.h"
+
+namespace tteps {
+namespace {
+
+using deeptte::BatchTensors;
+using deeptte::DeepTTE;
+using deeptte::ModelConfig;
+using testing_util::SampleStats;
+using testing_util::SampleTrips;
+
+BatchTensors Batch(const std::vector<size_t>& idx, torch::Dtype dtype = torch::kFloat) {
+  return deeptte::ToTensors(data::MakeBatch(SampleTrips(), idx, SampleStats()), dtype);
+}
+
+DeepTTE MakeModel(ModelConfig c = {}, uint64_t seed = 7) {
+  torch::manual_seed(seed);
+  return DeepTTE(c, SampleStats());
+}
+
+// Indices of sample trips with pairwise different lengths, shortest first.
+std::vector<size_t> MixedLengths(size_t n) {
+  std::vector<size_t> idx(SampleTrips().size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [](size_t a, size_t b) {
+    return SampleTrips()[a].length() < SampleTrips()[b].length();
+  });
+  std::vector<size_t> out = {idx.front()};
+  for (size_t i : idx) {
+    if (out.size() == n) break;
+    if (SampleTrips()[i].length() > SampleTrips()[out.back()].length() + 5) out.push_back(i);
+  }
+  return out;
+}
+
+TEST(DeepTTE, OutputShapesForMixedLengthsAndBatchOfOne) {
+  for (const std::string pooling : {"attention", "mean"}) {
+    ModelConfig c;
+    c.pooling = pooling;
+    auto model = MakeModel(c);
+    auto idx = MixedLengths(5);
+    auto b = Batch(idx);
+    auto pred = model->PredictSeconds(b);
+    EXPECT_EQ(pred.sizes(), torch::IntArrayRef({5})) << pooling;
+    EXPECT_TRUE(torch::isfinite(pred).all().item<bool>());
+    auto loss = model->Loss(b);
+    EXPECT_EQ(loss.total.dim(), 0);
+    EXPECT_TRUE(std::isfinite(loss.total.item<double>()));
+
+    auto one = Batch({idx[2]});
+    EXPECT_EQ(model->PredictSeconds(one).sizes(), torch::IntArrayRef({1})) << pooling;
+    EXPECT_TRUE(std::isfinite(model->Loss(one).total.item<double>()));
+  }
+}
+
+TEST(DeepTTE, PaddingDoesNotChangeATripsPrediction) {
+  // A short trip alone and in a batch whose longest trip forces heavy padding.
+  for (const std::string pooling : {"attention", "mean"}) {
+    ModelConfig c;
+    c.pooling = pooling;
+    auto model = MakeModel(c);
+    torch::NoGradGuard no_grad;
+    auto idx = MixedLengths(4);
+    auto alone = model->PredictSeconds(Batch({idx[0]}));
+    auto padded = model->PredictSeconds(Batch({idx[3], idx[0], idx[1]}));
+    EXPECT_NEAR(alone[0].item<double>(), padded[1].item<double>(), 1e-3) << pooling;
+  }
+}
+
+TEST(DeepTTE, LocalPathDeltaOnHandExample) {
+  // Two trips, the second padded with zeros; k = 3: value[i + 2] - value[i].
+  auto seq = torch::tensor({0.f, 10.f, 25.f, 45.f, 70.f, 0.f, 3.f, 9.f, 0.f, 0.f}).view({2, 5});
+  auto d = deeptte::LocalPathDelta(seq, 3);
+  ASSERT_EQ(d.sizes(), torch::IntArrayRef({2, 3}));
+  EXPECT_FLOAT_EQ(d[0][0].item<float>(), 25.f);
+  EXPECT_FLOAT_EQ(d[0][1].item<float>(), 35.f);
+  EXPECT_FLOAT_EQ(d[0][2].item<float>(), 45.f);
+  EXPECT_FLOAT_EQ(d[1][0].item<float>(), 9.f);  // the only real local path of trip 2
+}
+
+TEST(DeepTTE, LocalLossOnHandExample) {
+  // Trip 1: time gaps 0, 10, 25, 45 s -> local paths (k = 3) of 25 and 35 s.
+  // Trip 2: time gaps 0, 3, 9 s (padded) -> one local path of 9 s.
+  auto gaps = torch::tensor({0., 10., 25., 45., 0., 3., 9., 0.}, torch::kDouble).view({2, 4});
+  auto label = deeptte::LocalPathDelta(gaps, 3);
+  auto mask = torch::tensor({true, true, true, false}).view({2, 2});
+  auto pred = torch::tensor({30., 30., 19., 1000.}, torch::kDouble).view({2, 2});
+  // Trip 1: (5/35 + 5/45) / 2; trip 2: 10/19; the padded prediction is ignored.
+  const double expected = ((5.0 / 35 + 5.0 / 45) / 2 + 10.0 / 19) / 2;
+  EXPECT_NEAR(deeptte::LocalPathLoss(pred, label, mask).item<double>(), expected, 1e-12);
+}
+
+TEST(DeepTTE, LossIsMeanOfPerTripLosses) {
+  // The loss of a batch equals the trip-weighted mean of the losses of its parts: what makes
+  // gradient accumulation and sample-weighted worker averaging exact.
+  auto model = MakeModel();
+  torch::NoGradGuard no_grad;
+  auto idx = MixedLengths(5);
+  const double whole = model->Loss(Batch(idx)).total.item<double>();
+  const double a = model->Loss(Batch({idx[0], idx[1]})).total.item<double>();
+  const double b = model->Loss(Batch({idx[2], idx[3], idx[4]})).total.item<double>();
+  EXPECT_NEAR(whole, (2 * a + 3 * b) / 5, 1e-5);
+}
+
+TEST(DeepTTE, GradientMatchesFiniteDifferencesInDouble) {
+  ModelConfig c;
+  c.num_filter = 4;
+  c.final_fc_size = 8;
+  c.num_final_fcs = 1;
+  auto model = MakeModel(c);
+  model->to(torch::kDouble);
+  auto idx = MixedLengths(3);
+  auto b = Batch(idx, torch::kDouble);
+  model->zero_grad();
+  model->Loss(b).total.backward();
+
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(1);
+  int checked = 0;
+  for (auto& p : model->named_parameters()) {
+    auto param = p.value();
+    auto grad = param.grad();
+    ASSERT_TRUE(grad.defined()) << p.key();
+    auto flat = param.view(-1);
+    auto gflat = grad.view(-1);
+    // Probe the entries with the largest gradient (embedding rows in use) and a random one.
+    std::vector<int64_t> probes = {gflat.abs().argmax().item<int64_t>(),
+                                   torch::randint(flat.size(0), {1}).item<int64_t>()};
+    for (int64_t i : probes) {
+      const double eps = 1e-6, orig = flat[i].item<double>();
+      flat[i] = orig + eps;
+      const double up = model->Loss(b).total.item<double>();
+      flat[i] = orig - eps;
+      const double down = model->Loss(b).total.item<double>();
+      flat[i] = orig;
+      const double numeric = (up - down) / (2 * eps);
+      const double analytic = gflat[i].item<double>();
+      EXPECT_NEAR(analytic, numeric, 1e-6 + 1e-4 * std::abs(numeric)) << p.key() << "[" << i << "]";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 30);
+}
+
+TEST(ParamLayout, RoundTripAndFingerprint) {
+  auto model = MakeModel();
+  auto layout = LayoutOf(*model);
+  EXPECT_EQ(layout.entries().front().offset, 0);
+  int64_t total = 0;
+  for (auto& p : model->parameters()) total += p.numel();
+  EXPECT_EQ(layout.total(), total);
+
+  std::vector<float> flat(layout.total());
+  CopyParamsOut(*model, layout, flat.data());
+  auto other = MakeModel({}, /*seed=*/99);
+  std::vector<float> before(layout.total());
+  CopyParamsOut(*other, layout, before.data());
+  ASSERT_NE(before, flat);
+  CopyParamsIn(*other, layout, flat.data());
+  std::vector<float> after(layout.total());
+  CopyParamsOut(*other, layout, after.data());
+  EXPECT_EQ(after, flat);
+
+  // Gradients: out and back in.
+  model->Loss(Batch({0, 1})).total.backward();
+  std::vector<float> grads(layout.total());
+  CopyGradsOut(*model, layout, grads.data());
+  CopyGradsIn(*other, layout, grads.data());
+  std::vector<float> grads2(layout.total());
+  CopyGradsOut(*other, layout, grads2.data());
+  EXPECT_EQ(grads, grads2);
+
+  // Same shapes: same fingerprint. One shape changed: another fingerprint.
+  EXPECT_EQ(LayoutOf(*other).fingerprint(), layout.fingerprint());
+  ModelConfig wider;
+  wider.num_filter = 33;
+  auto changed = MakeModel(wider);
+  EXPECT_NE(LayoutOf(*changed).fingerprint(), layout.fingerprint());
+  EXPECT_THROW(CopyParamsIn(*changed, layout, flat.data()), std::invalid_argument);
+}
+
+TEST(Checkpoint, SaveLoadGivesIdenticalPredictions) {
+  ModelConfig c;
+  c.pooling = "mean";
+  c.alpha = 0.3;
+  auto model = MakeModel(c);
+  const std::string path = ::testing::TempDir() + "/tteps_model_test.pt";
+  deeptte::SaveModel(model, path);
+  auto loaded = deeptte::LoadModel(path);
+  EXPECT_EQ(loaded->config().pooling, "mean");
+  EXPECT_DOUBLE_EQ(loaded->config().alpha, 0.3);
+  EXPECT_DOUBLE_EQ(loaded->stats().time_std, SampleStats().time_std);
+  torch::NoGradGuard no_grad;
+  auto b = Batch(MixedLengths(6));
+  EXPECT_TRUE(torch::equal(model->PredictSeconds(b), loaded->PredictSeconds(b)));
+  std::remove(path.c_str());
+  EXPECT_THROW(deeptte::LoadModel(path), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace tteps

@@ -1,0 +1,146 @@
+#include "worker/data/norm_stats.h"
+
+#include <simdjson.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "common/json_writer.h"
+
+namespace tteps::data {
+namespace {
+
+struct Field {
+  const char* key;
+  double NormStats::*member;
+  bool is_std;
+};
+
+// Sorted by key, as in the shipped stats.json.
+constexpr Field kFields[] = {
+    {"dist_gap_mean", &NormStats::dist_gap_mean, false},
+    {"dist_gap_std", &NormStats::dist_gap_std, true},
+    {"dist_mean", &NormStats::dist_mean, false},
+    {"dist_std", &NormStats::dist_std, true},
+    {"lats_mean", &NormStats::lats_mean, false},
+    {"lats_std", &NormStats::lats_std, true},
+    {"lngs_mean", &NormStats::lngs_mean, false},
+    {"lngs_std", &NormStats::lngs_std, true},
+    {"time_gap_mean", &NormStats::time_gap_mean, false},
+    {"time_gap_std", &NormStats::time_gap_std, true},
+    {"time_mean", &NormStats::time_mean, false},
+    {"time_std", &NormStats::time_std, true},
+};
+
+}  // namespace
+
+NormStats LoadNormStats(const std::string& path) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const auto status = parser.load(path).get(root);
+  if (status == simdjson::IO_ERROR) {
+    throw DataError("cannot read stats file '" + path + "': " + std::strerror(errno));
+  }
+  if (status != simdjson::SUCCESS) {
+    throw DataError(path + ": invalid JSON: " + simdjson::error_message(status));
+  }
+  simdjson::dom::object obj;
+  if (root.get_object().get(obj) != simdjson::SUCCESS) {
+    throw DataError(path + ": expected a JSON object");
+  }
+  NormStats stats;
+  for (const Field& f : kFields) {
+    simdjson::dom::element e;
+    if (obj[f.key].get(e) != simdjson::SUCCESS) {
+      throw DataError(path + ": key '" + f.key + "': missing");
+    }
+    double v = 0;
+    if (e.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v)) {
+      throw DataError(path + ": key '" + f.key + "': expected a finite number");
+    }
+    if (f.is_std && !(v > 0)) {
+      throw DataError(path + ": key '" + f.key + "': a standard deviation must be positive, got " +
+                      JsonNumber(v));
+    }
+    stats.*f.member = v;
+  }
+  return stats;
+}
+
+void SaveNormStats(const NormStats& s, const std::string& path) {
+  std::string text = "{\n";
+  for (const Field& f : kFields) {
+    text += "  " + JsonQuote(f.key) + ": " + JsonNumber(s.*f.member);
+    text += &f == &kFields[std::size(kFields) - 1] ? "\n" : ",\n";
+  }
+  text += "}\n";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw DataError("cannot write stats file '" + path + "': " + std::strerror(errno));
+  out << text;
+  out.close();
+  if (!out) throw DataError("error writing stats file '" + path + "'");
+}
+
+void NormStatsAccumulator::Running::Add(double x) {
+  ++count;
+  const double delta = x - mean;
+  mean += delta / static_cast<double>(count);
+  m2 += delta * (x - mean);
+}
+
+double NormStatsAccumulator::Running::Std() const {
+  return count == 0 ? 0.0 : std::sqrt(m2 / static_cast<double>(count));
+}
+
+void NormStatsAccumulator::Add(const Trip& trip) {
+  dist_.Add(trip.dist);
+  time_.Add(trip.time);
+  for (float v : trip.lngs) lngs_.Add(v);
+  for (float v : trip.lats) lats_.Add(v);
+  for (size_t i = 1; i < trip.time_gap.size(); ++i) {
+    time_gap_.Add(double{trip.time_gap[i]} - double{trip.time_gap[i - 1]});
+  }
+  for (size_t i = 1; i < trip.dist_gap.size(); ++i) {
+    dist_gap_.Add(double{trip.dist_gap[i]} - double{trip.dist_gap[i - 1]});
+  }
+}
+
+NormStats NormStatsAccumulator::Finish() const {
+  if (trips() == 0) throw DataError("cannot compute normalisation statistics from 0 trips");
+  const struct {
+    const char* name;
+    const Running& r;
+    double NormStats::*mean;
+    double NormStats::*std;
+  } parts[] = {
+      {"dist", dist_, &NormStats::dist_mean, &NormStats::dist_std},
+      {"time", time_, &NormStats::time_mean, &NormStats::time_std},
+      {"lngs", lngs_, &NormStats::lngs_mean, &NormStats::lngs_std},
+      {"lats", lats_, &NormStats::lats_mean, &NormStats::lats_std},
+      {"time_gap", time_gap_, &NormStats::time_gap_mean, &NormStats::time_gap_std},
+      {"dist_gap", dist_gap_, &NormStats::dist_gap_mean, &NormStats::dist_gap_std},
+  };
+  NormStats stats;
+  for (const auto& p : parts) {
+    const double sd = p.r.Std();
+    if (!(sd > 0)) {
+      throw DataError(std::string("cannot compute normalisation statistics: the standard "
+                                  "deviation of '") +
+                      p.name + "' over " + std::to_string(p.r.count) + " values is 0");
+    }
+    stats.*p.mean = p.r.mean;
+    stats.*p.std = sd;
+  }
+  return stats;
+}
+
+NormStats ComputeNormStats(const std::vector<Trip>& trips) {
+  NormStatsAccumulator acc;
+  for (const Trip& t : trips) acc.Add(t);
+  return acc.Finish();
+}
+
+}  // namespace tteps::data

@@ -1,0 +1,48 @@
+// Normalisation statistics (the format of data/chengdu/stats.json) and how to compute them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "worker/data/data_error.h"
+#include "worker/data/trip.h"
+
+namespace tteps::data {
+
+struct NormStats {
+  double dist_mean = 0, dist_std = 1, time_mean = 0, time_std = 1;  // over trips
+  double lngs_mean = 0, lngs_std = 1, lats_mean = 0, lats_std = 1;  // over all points
+  // Over the per-hop differences time_gap[i+1] - time_gap[i] (s) and likewise dist_gap (km).
+  double time_gap_mean = 0, time_gap_std = 1, dist_gap_mean = 0, dist_gap_std = 1;
+};
+
+// A missing key, non-number, non-positive std or bad JSON throws DataError naming file and key.
+NormStats LoadNormStats(const std::string& path);
+
+// Writes the stats.json format (keys sorted, one per line); throws DataError on failure.
+void SaveNormStats(const NormStats& s, const std::string& path);
+
+// Streaming computation (Welford), for data sets too big to hold. Standard deviations are
+// population ones.
+class NormStatsAccumulator {
+ public:
+  void Add(const Trip& trip);
+  // Throws DataError if no trips were added or a standard deviation would be 0.
+  NormStats Finish() const;
+  uint64_t trips() const { return dist_.count; }
+
+ private:
+  struct Running {
+    uint64_t count = 0;
+    double mean = 0, m2 = 0;
+    void Add(double x);
+    double Std() const;
+  };
+  Running dist_, time_, lngs_, lats_, time_gap_, dist_gap_;
+};
+
+// Throws DataError if `trips` is empty or a standard deviation would be 0.
+NormStats ComputeNormStats(const std::vector<Trip>& trips);
+
+}  // namespace tteps::data

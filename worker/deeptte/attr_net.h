@@ -1,0 +1,21 @@
+// Attribute component: driver, weekday and start-time embeddings plus the normalised distance.
+#pragma once
+
+#include <torch/torch.h>
+
+#include "worker/deeptte/batch_tensors.h"
+
+namespace tteps::deeptte {
+
+class AttrNetImpl : public torch::nn::Module {
+ public:
+  AttrNetImpl();
+  // [B, kAttrSize]
+  torch::Tensor forward(const BatchTensors& batch);
+
+ private:
+  torch::nn::Embedding driver_em_{nullptr}, week_em_{nullptr}, time_em_{nullptr};
+};
+TORCH_MODULE(AttrNet);
+
+}  // namespace tteps::deeptte

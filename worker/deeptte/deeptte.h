@@ -1,0 +1,59 @@
+// DeepTTE (Wang et al., AAAI 2018): attribute + spatio-temporal components and two estimators.
+#pragma once
+
+#include <torch/torch.h>
+
+#include "worker/data/norm_stats.h"
+#include "worker/deeptte/attr_net.h"
+#include "worker/deeptte/batch_tensors.h"
+#include "worker/deeptte/estimators.h"
+#include "worker/deeptte/model_config.h"
+#include "worker/deeptte/spatio_temporal.h"
+
+namespace tteps::deeptte {
+
+struct LossParts {
+  torch::Tensor total;   // (1 - alpha) * entire + alpha * local
+  torch::Tensor entire;  // mean |pred - label| / label over trips
+  torch::Tensor local;   // mean |pred - label| / (label + 10 s) over local paths
+};
+
+// Local loss on seconds: |pred - label| / (label + 10 s) averaged over each trip's real local
+// paths (mask, [B, T']), then over trips.
+torch::Tensor LocalPathLoss(const torch::Tensor& pred_s, const torch::Tensor& label_s,
+                            const torch::Tensor& mask);
+
+class DeepTTEImpl : public torch::nn::Module {
+ public:
+  DeepTTEImpl(const ModelConfig& config, const data::NormStats& stats);
+
+  // Predicted travel time of each trip in seconds, [B]. Uses the entire estimator only.
+  torch::Tensor PredictSeconds(const BatchTensors& batch);
+  // The training loss (entire and local estimators), on de-normalised seconds.
+  LossParts Loss(const BatchTensors& batch);
+
+  // Xavier-uniform weights and zero biases, as the public code initialises.
+  void ResetParameters();
+
+  const ModelConfig& config() const { return config_; }
+  const data::NormStats& stats() const { return stats_; }
+
+ private:
+  struct Outputs {
+    torch::Tensor entire;  // [B] normalised
+    SpatioTemporalOut sptm;
+  };
+  Outputs Run(const BatchTensors& batch);
+  // Normalisation of a local path's value, whose stats span kernel_size - 1 hops.
+  double LocalScale(double per_hop) const { return (config_.kernel_size - 1) * per_hop; }
+
+  ModelConfig config_;
+  data::NormStats stats_;
+  AttrNet attr_net_{nullptr};
+  SpatioTemporal spatio_temporal_{nullptr};
+  EntireEstimator entire_estimate_{nullptr};
+  LocalEstimator local_estimate_{nullptr};
+};
+TORCH_MODULE(DeepTTE);
+
+}  // namespace tteps::deeptte

@@ -1,0 +1,74 @@
+#include "worker/deeptte/spatio_temporal.h"
+
+#include "worker/deeptte/model_config.h"
+
+namespace tteps::deeptte {
+
+SpatioTemporalImpl::SpatioTemporalImpl(int64_t kernel_size, int64_t num_filter,
+                                       const std::string& pooling)
+    : kernel_size_(kernel_size), attention_(pooling == "attention") {
+  geo_conv_ = register_module("geo_conv", GeoConv(kernel_size, num_filter));
+  rnn_ = register_module(
+      "rnn", torch::nn::LSTM(torch::nn::LSTMOptions(num_filter + 1 + kAttrSize, kHiddenSize)
+                                 .num_layers(2)
+                                 .batch_first(true)));
+  if (attention_) {
+    attr2atten_ = register_module("attr2atten", torch::nn::Linear(kAttrSize, kHiddenSize));
+  }
+}
+
+SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch::Tensor& attr,
+                                              const torch::Tensor& local_dist) {
+  auto conv = geo_conv_(b, local_dist);  // [B, T', F + 1]
+  auto inputs = torch::cat({conv, attr.unsqueeze(1).expand({-1, conv.size(1), -1})}, 2);
+
+  SpatioTemporalOut out;
+  out.local_lengths = b.lengths - (kernel_size_ - 1);
+  auto steps = torch::arange(inputs.size(1), out.local_lengths.options());
+  out.mask = steps.unsqueeze(0) < out.local_lengths.unsqueeze(1);
+  out.hiddens =
+      RunLstm(inputs, out.local_lengths).masked_fill(out.mask.logical_not().unsqueeze(2), 0.0);
+  if (attention_) {
+    out.pooled = AttentionPool(out.hiddens, out.mask, attr);
+  } else {
+    // Padded steps are zero, so the sum covers the real steps only.
+    out.pooled = out.hiddens.sum(1) / out.local_lengths.unsqueeze(1).to(out.hiddens.scalar_type());
+  }
+  return out;
+}
+
+// The LSTM runs on padded inputs, not a packed sequence: it is causal, so the outputs at a
+// trip's real steps do not depend on the padding after them, and only those are read.
+// (Packing gives the same numbers, but its per-step slicing dominated the backward pass.)
+// To keep padding cheap in large batches, trips are sorted by length and run in groups of
+// kLstmGroup, each padded only to its own longest trip.
+torch::Tensor SpatioTemporalImpl::RunLstm(const torch::Tensor& inputs,
+                                          const torch::Tensor& lengths) {
+  constexpr int64_t kLstmGroup = 64;
+  const int64_t batch = inputs.size(0), steps = inputs.size(1);
+  if (batch <= kLstmGroup) return std::get<0>(rnn_->forward(inputs));
+  auto order = std::get<1>(lengths.sort(/*stable=*/true, /*dim=*/0, /*descending=*/true));
+  auto sorted_inputs = inputs.index_select(0, order);
+  auto sorted_lengths = lengths.index_select(0, order);
+  std::vector<torch::Tensor> groups;
+  for (int64_t start = 0; start < batch; start += kLstmGroup) {
+    const int64_t end = std::min(batch, start + kLstmGroup);
+    const int64_t group_steps = sorted_lengths[start].item<int64_t>();
+    auto h =
+        std::get<0>(rnn_->forward(sorted_inputs.slice(0, start, end).slice(1, 0, group_steps)));
+    groups.push_back(torch::constant_pad_nd(h, {0, 0, 0, steps - group_steps}));
+  }
+  return torch::cat(groups, 0).index_select(0, torch::argsort(order));
+}
+
+torch::Tensor SpatioTemporalImpl::AttentionPool(const torch::Tensor& padded,
+                                                const torch::Tensor& mask,
+                                                const torch::Tensor& attr) {
+  auto query = torch::tanh(attr2atten_(attr)).unsqueeze(2);  // [B, H, 1]
+  auto score = -torch::bmm(padded, query).squeeze(2);        // [B, T']
+  score = score.masked_fill(mask.logical_not(), -std::numeric_limits<double>::infinity());
+  auto weights = torch::softmax(score, /*dim=*/1);             // exp(-s) / sum exp(-s)
+  return torch::bmm(weights.unsqueeze(1), padded).squeeze(1);  // [B, H]
+}
+
+}  // namespace tteps::deeptte

@@ -1,0 +1,39 @@
+// Spatio-temporal component: Geo-Conv features + attributes -> 2-layer LSTM -> pooling.
+#pragma once
+
+#include <torch/torch.h>
+
+#include "worker/deeptte/geo_conv.h"
+
+namespace tteps::deeptte {
+
+struct SpatioTemporalOut {
+  torch::Tensor hiddens;        // [B, T', kHiddenSize] LSTM output per local path, zero padded
+  torch::Tensor mask;           // [B, T'] bool: true on real local paths
+  torch::Tensor local_lengths;  // [B] int64: local paths per trip (length - k + 1)
+  torch::Tensor pooled;         // [B, kHiddenSize]
+};
+
+class SpatioTemporalImpl : public torch::nn::Module {
+ public:
+  SpatioTemporalImpl(int64_t kernel_size, int64_t num_filter, const std::string& pooling);
+  SpatioTemporalOut forward(const BatchTensors& batch, const torch::Tensor& attr,
+                            const torch::Tensor& local_dist);
+
+ private:
+  // [B, T', F] -> [B, T', kHiddenSize]; values at padded steps are unspecified.
+  torch::Tensor RunLstm(const torch::Tensor& inputs, const torch::Tensor& lengths);
+  // Attention weights exp(-<h_t, tanh(W attr)>) normalised over the real steps only:
+  // the public code let padded steps (h = 0, weight exp(0) = 1) into the sum.
+  torch::Tensor AttentionPool(const torch::Tensor& padded, const torch::Tensor& mask,
+                              const torch::Tensor& attr);
+
+  int64_t kernel_size_;
+  bool attention_;
+  GeoConv geo_conv_{nullptr};
+  torch::nn::LSTM rnn_{nullptr};
+  torch::nn::Linear attr2atten_{nullptr};
+};
+TORCH_MODULE(SpatioTemporal);
+
+}  // namespace tteps::deeptte

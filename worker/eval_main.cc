@@ -1,0 +1,51 @@
+// tteps-eval: evaluates a saved model.pt on a data file.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "common/init.h"
+#include "worker/data/trip_reader.h"
+#include "worker/deeptte/checkpoint.h"
+#include "worker/evaluator.h"
+
+DEFINE_string(model, "", "model file written by a training run (DIR/model.pt)");
+DEFINE_string(data, "", "trips to evaluate, DeepTTE JSON lines");
+DEFINE_string(predictions, "", "if set, write one predicted travel time (s) per trip, per line");
+DEFINE_string(bad_records, "fail", "a malformed record: fail or skip");
+DEFINE_int64(batch_size, 256, "trips per evaluation batch");
+DEFINE_int32(threads, 1, "LibTorch intra-op threads");
+
+int main(int argc, char** argv) {
+  tteps::InitProgram(&argc, &argv,
+                     "tteps-eval: evaluates a trained DeepTTE model.\n"
+                     "  tteps-eval --model DIR/model.pt --data FILE [--predictions OUT]\n"
+                     "Prints {\"mape\":..,\"rmse\":..,\"mae\":..,\"n\":..} on stdout.");
+  torch::set_num_threads(FLAGS_threads);
+  try {
+    if (FLAGS_model.empty() || FLAGS_data.empty()) {
+      LOG(ERROR) << "--model and --data are required";
+      return 2;
+    }
+    auto model = tteps::deeptte::LoadModel(FLAGS_model);
+    tteps::data::ReadOptions read;
+    read.bad_records = tteps::data::ParseBadRecordPolicy(FLAGS_bad_records);
+    read.min_points = model->config().kernel_size;
+    tteps::data::ReadReport report;
+    auto trips = tteps::data::ReadTrips(FLAGS_data, read, &report);
+    LOG(INFO) << report.Summary();
+    auto r = tteps::Evaluate(*model, trips, FLAGS_batch_size, !FLAGS_predictions.empty());
+    if (!FLAGS_predictions.empty()) {
+      std::ofstream out(FLAGS_predictions);
+      for (float p : r.predictions) out << p << '\n';
+      if (!out) throw std::runtime_error("cannot write " + FLAGS_predictions);
+    }
+    std::printf("%s\n", r.ToJson().str().c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    LOG(ERROR) << e.what();
+    return 1;
+  }
+}

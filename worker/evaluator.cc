@@ -1,0 +1,50 @@
+#include "worker/evaluator.h"
+
+#include <cmath>
+#include <numeric>
+
+#include "worker/data/padded_batch.h"
+#include "worker/deeptte/deeptte.h"
+
+namespace tteps {
+
+JsonObject EvalResult::ToJson() const {
+  return JsonObject().Add("mape", mape).Add("rmse", rmse).Add("mae", mae).Add("n", n);
+}
+
+EvalResult Evaluate(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& trips,
+                    int64_t batch_size, bool keep_predictions) {
+  torch::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  EvalResult r;
+  double abs_pct = 0, sq = 0, abs_err = 0;
+  if (keep_predictions) r.predictions.resize(trips.size());
+  std::vector<size_t> indices;
+  for (size_t start = 0; start < trips.size(); start += batch_size) {
+    indices.resize(std::min<size_t>(batch_size, trips.size() - start));
+    std::iota(indices.begin(), indices.end(), start);
+    auto batch = deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats()));
+    auto pred = model.PredictSeconds(batch).to(torch::kDouble);
+    auto label = batch.label.to(torch::kDouble);
+    auto err = pred - label;
+    abs_pct += (err.abs() / label).sum().item<double>();
+    sq += (err * err).sum().item<double>();
+    abs_err += err.abs().sum().item<double>();
+    if (keep_predictions) {
+      auto p = pred.to(torch::kFloat).contiguous();
+      std::copy(p.data_ptr<float>(), p.data_ptr<float>() + p.numel(),
+                r.predictions.begin() + start);
+    }
+  }
+  model.train(was_training);
+  r.n = static_cast<int64_t>(trips.size());
+  if (r.n > 0) {
+    r.mape = abs_pct / r.n;
+    r.rmse = std::sqrt(sq / r.n);
+    r.mae = abs_err / r.n;
+  }
+  return r;
+}
+
+}  // namespace tteps

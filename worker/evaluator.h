@@ -1,0 +1,29 @@
+// Evaluation of a DeepTTE model on a set of trips: MAPE, RMSE and MAE in seconds.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/json_writer.h"
+#include "worker/data/trip.h"
+
+namespace tteps {
+namespace deeptte {
+class DeepTTEImpl;
+}
+
+struct EvalResult {
+  double mape = 0;  // mean |pred - label| / label
+  double rmse = 0;  // seconds
+  double mae = 0;   // seconds
+  int64_t n = 0;
+  std::vector<float> predictions;  // seconds, one per trip in input order (if asked for)
+
+  JsonObject ToJson() const;  // {"mape":..,"rmse":..,"mae":..,"n":..}
+};
+
+// Runs the entire estimator without gradients; leaves the module's train/eval mode as it was.
+EvalResult Evaluate(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& trips,
+                    int64_t batch_size, bool keep_predictions = false);
+
+}  // namespace tteps

@@ -1,0 +1,39 @@
+#include "worker/gradient_step.h"
+
+#include "worker/data/padded_batch.h"
+
+namespace tteps {
+
+MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model,
+                                    const std::vector<data::Trip>& trips,
+                                    const std::vector<size_t>& indices) {
+  MicroBatchStats s;
+  if (indices.empty()) return s;
+  model.train();
+  auto batch = deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats()));
+  auto loss = model.Loss(batch).total;
+  s.trips = batch.size();
+  (loss * static_cast<double>(s.trips)).backward();
+  s.loss_sum = loss.item<double>() * s.trips;
+  return s;
+}
+
+void ScaleGradients(torch::nn::Module& model, double factor) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.parameters()) {
+    if (p.grad().defined()) p.mutable_grad().mul_(factor);
+  }
+}
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainOptions& opts,
+                                                       std::vector<torch::Tensor> params) {
+  if (opts.optimizer == "adam") {
+    return std::make_unique<torch::optim::Adam>(std::move(params),
+                                                torch::optim::AdamOptions(opts.lr));
+  }
+  const double momentum = opts.optimizer == "momentum" ? opts.momentum : 0.0;
+  return std::make_unique<torch::optim::SGD>(std::move(params),
+                                             torch::optim::SGDOptions(opts.lr).momentum(momentum));
+}
+
+}  // namespace tteps

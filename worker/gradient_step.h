@@ -1,0 +1,33 @@
+// The compute part of one step: forward and backward over some trips, gradients accumulated.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <vector>
+
+#include "worker/data/trip.h"
+#include "worker/deeptte/deeptte.h"
+#include "worker/train_options.h"
+
+namespace tteps {
+
+struct MicroBatchStats {
+  double loss_sum = 0;  // sum over trips of the per-trip loss
+  int64_t trips = 0;
+};
+
+// Adds the gradient of the SUM of per-trip losses over `indices` to the parameters' .grad.
+// Summing (not averaging) lets micro-batches and workers be combined by sample count:
+// dividing the total by the total trip count gives the gradient of the union batch.
+MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model,
+                                    const std::vector<data::Trip>& trips,
+                                    const std::vector<size_t>& indices);
+
+// Multiplies every parameter gradient by `factor` (1 / count turns a sum into a mean).
+void ScaleGradients(torch::nn::Module& model, double factor);
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainOptions& opts,
+                                                       std::vector<torch::Tensor> params);
+
+}  // namespace tteps

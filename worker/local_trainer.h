@@ -1,0 +1,41 @@
+// Single-process training: the reference that every distributed mode must agree with.
+#pragma once
+
+#include <vector>
+
+#include "common/run_output.h"
+#include "worker/data/trip.h"
+#include "worker/deeptte/deeptte.h"
+#include "worker/evaluator.h"
+#include "worker/train_options.h"
+
+namespace tteps {
+
+struct TrainResult {
+  int64_t steps = 0;
+  int64_t epochs = 0;        // epochs started
+  int64_t trips = 0;         // trips trained on
+  double train_seconds = 0;  // wall time in training steps (evaluations excluded)
+  double wall_seconds = 0;
+  double last_loss = 0;  // mean loss of the last logged window
+  EvalResult final_eval;
+};
+
+class LocalTrainer {
+ public:
+  // `out` may be null (tests); otherwise metrics lines go there.
+  LocalTrainer(deeptte::DeepTTE model, const std::vector<data::Trip>& train,
+               const std::vector<data::Trip>& eval, const TrainOptions& opts, RunOutput* out);
+  TrainResult Run();
+
+ private:
+  void LogEval(int64_t step, int64_t epoch, double wall_s);
+
+  deeptte::DeepTTE model_;
+  const std::vector<data::Trip>& train_;
+  const std::vector<data::Trip>& eval_;
+  TrainOptions opts_;
+  RunOutput* out_;
+};
+
+}  // namespace tteps
