@@ -14,8 +14,8 @@ RunOutput::RunOutput(const std::string& dir) : dir_(dir) {
   if (!metrics_) throw std::runtime_error("cannot write " + Path("metrics.jsonl"));
 }
 
-void RunOutput::AppendMetrics(const JsonObject& record) {
-  metrics_ << record.str() << '\n';
+void RunOutput::AppendLine(const std::string& json) {
+  metrics_ << json << '\n';
   metrics_.flush();
   if (!metrics_) throw std::runtime_error("write failed: " + Path("metrics.jsonl"));
 }

@@ -14,7 +14,8 @@ class RunOutput {
   // Creates the directory if needed; throws std::runtime_error naming it if it cannot.
   explicit RunOutput(const std::string& dir);
 
-  void AppendMetrics(const JsonObject& record);  // one line, flushed at once
+  void AppendMetrics(const JsonObject& record) { AppendLine(record.str()); }
+  void AppendLine(const std::string& json);      // one JSON object per line, flushed at once
   void WriteSummary(const JsonObject& summary);  // write-then-rename
   std::string Path(const std::string& file) const { return dir_ + "/" + file; }
   const std::string& dir() const { return dir_; }

@@ -47,10 +47,7 @@ TrainResult LocalTrainer::Run() {
   lengths.reserve(train_.size());
   for (const auto& t : train_) lengths.push_back(t.length());
   const int64_t steps_per_epoch = (train_.size() + opts_.batch_size - 1) / opts_.batch_size;
-  int64_t total_steps = steps_per_epoch * opts_.epochs;
-  if (opts_.max_steps > 0 && (opts_.epochs < 1 || opts_.max_steps < total_steps)) {
-    total_steps = opts_.max_steps;
-  }
+  const int64_t total_steps = TotalSteps(opts_, train_.size());
   const int64_t epochs = (total_steps + steps_per_epoch - 1) / steps_per_epoch;
 
   auto optimizer = MakeOptimizer(opts_, model_->parameters());

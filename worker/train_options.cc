@@ -1,5 +1,6 @@
 #include "worker/train_options.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tteps {
@@ -16,6 +17,18 @@ void TrainOptions::Validate() const {
   if (log_every < 1) fail("--log_every must be >= 1");
   if (eval_every < 0) fail("--eval_every must be >= 0");
   if (eval_batch_size < 1) fail("--eval_batch_size must be >= 1");
+}
+
+}  // namespace tteps
+
+namespace tteps {
+
+int64_t TotalSteps(const TrainOptions& opts, size_t num_trips) {
+  const int64_t per_epoch =
+      (static_cast<int64_t>(num_trips) + opts.batch_size - 1) / opts.batch_size;
+  int64_t total = per_epoch * std::max<int64_t>(opts.epochs, 0);
+  if (opts.max_steps > 0 && (opts.epochs < 1 || opts.max_steps < total)) total = opts.max_steps;
+  return total;
 }
 
 }  // namespace tteps

@@ -23,3 +23,11 @@ struct TrainOptions {
 };
 
 }  // namespace tteps
+
+namespace tteps {
+
+// Optimizer steps of a run over `num_trips` trips: epochs x ceil(num_trips / batch_size),
+// capped by max_steps when set (max_steps alone when epochs < 1).
+int64_t TotalSteps(const TrainOptions& opts, size_t num_trips);
+
+}  // namespace tteps

@@ -2,6 +2,8 @@
 
 #include <gflags/gflags.h>
 
+#include "server/server_flags.h"  // --optimizer, --lr, --momentum
+
 // Data
 DEFINE_string(train_data, TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl",
               "training trips, DeepTTE JSON lines; several files separated by commas");
@@ -26,9 +28,6 @@ DEFINE_int64(num_final_fcs, 3, "residual layers of the entire estimator");
 DEFINE_int64(final_fc_size, 128, "width of the entire estimator");
 
 // Training
-DEFINE_string(optimizer, "adam", "adam, sgd or momentum");
-DEFINE_double(lr, 1e-3, "learning rate");
-DEFINE_double(momentum, 0.9, "momentum for --optimizer=momentum");
 DEFINE_int64(batch_size, 64, "trips per optimizer step (the global batch in distributed modes)");
 DEFINE_int64(epochs, 10, "epochs over the training trips");
 DEFINE_int64(max_steps, 0, "stop after this many optimizer steps (0: run all epochs)");
@@ -37,6 +36,17 @@ DEFINE_int64(log_every, 10, "steps between training metrics lines");
 DEFINE_int64(eval_every, 0, "steps between evaluations (0: after every epoch)");
 DEFINE_int64(eval_batch_size, 256, "trips per evaluation batch");
 DEFINE_double(progress_s, 5, "seconds between progress lines on stderr");
+DEFINE_int32(threads, 1, "LibTorch intra-op threads in each process");
+
+// Distributed workers
+DEFINE_int64(accumulation, 1, "micro-batches each worker accumulates per push (alpha)");
+DEFINE_int64(first_worker_batch, -1,
+             "trips of each global batch for worker 0, the rest split evenly over the others "
+             "(-1: even split)");
+DEFINE_int64(slowdown, 0,
+             "test knob: worker --slowdown_worker sleeps this percentage of its compute time "
+             "after each step, to emulate a slower machine");
+DEFINE_int32(slowdown_worker, -1, "the worker slowed by --slowdown (-1: none)");
 
 namespace tteps {
 

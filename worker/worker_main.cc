@@ -2,22 +2,28 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <zmq.hpp>
 
+#include "common/bootstrap.h"
+#include "common/control_channel.h"
 #include "common/init.h"
+#include "common/kv_client.h"
 #include "common/run_output.h"
 #include "worker/data/norm_stats.h"
 #include "worker/deeptte/checkpoint.h"
 #include "worker/local_trainer.h"
 #include "worker/model_params.h"
+#include "worker/ps_worker.h"
 #include "worker/worker_flags.h"
 
-DECLARE_string(stats);
-
-DEFINE_string(mode, "local", "training mode: local (one process, no servers)");
+DEFINE_string(mode, "local",
+              "local: train in this one process. Under mpirun (launch/tteps) the mode comes "
+              "from the scheduler");
 DEFINE_string(out_dir, "out", "output directory: metrics.jsonl, summary.json, model.pt");
-DEFINE_int32(threads, 1, "LibTorch intra-op threads in this process");
 
 namespace tteps {
 namespace {
@@ -67,6 +73,65 @@ int RunLocal() {
   return 0;
 }
 
+// Under mpirun (or with --scheduler): a worker of a parameter-server job. Its configuration
+// comes from the scheduler with the cluster map.
+int RunDistributed(Bootstrap& boot) {
+  ShareSchedulerEndpoint(&boot, "");
+  zmq::context_t ctx;
+  NodeInfo self;
+  self.role = Role::kWorker;
+  self.id = boot.role_id;
+  self.mpi_rank = boot.rank;
+  self.host = HostName();
+  self.pid = getpid();
+  ControlChannel control(ctx, boot.scheduler_endpoint, self, TimeoutSeconds(), HeartbeatSeconds());
+  const ClusterMap map = control.Register();
+  ApplyJobFlags(map.flags);
+  control.Start();
+  try {
+    torch::set_num_threads(FLAGS_threads);
+    auto train_opts = TrainOptionsFromFlags();
+    auto dataset = LoadDataset(DatasetOptionsFromFlags());
+    torch::manual_seed(train_opts.seed);
+    deeptte::DeepTTE model(ModelConfigFromFlags(), data::LoadNormStats(FLAGS_stats));
+    const ParamLayout layout = LayoutOf(*model);
+    if (layout.fingerprint() != map.fingerprint || layout.total() != map.param_count) {
+      throw std::runtime_error("model layout " + layout.Describe() + " differs from the job's (" +
+                               std::to_string(map.param_count) + " floats, fingerprint " +
+                               std::to_string(map.fingerprint) + ")");
+    }
+    PsWorkerOptions ps;
+    ps.mode = map.mode;
+    ps.worker = map.your_id;
+    ps.num_workers = static_cast<int>(map.workers.size());
+    ps.accumulation = FLAGS_accumulation;
+    ps.first_worker_batch = FLAGS_first_worker_batch;
+    ps.slowdown_percent = FLAGS_slowdown_worker == ps.worker ? FLAGS_slowdown : 0;
+    LOG(INFO) << "worker " << ps.worker << " of " << ps.num_workers << ", mode " << ps.mode << ", "
+              << dataset.train.size() << " training trips, " << layout.Describe();
+    KVClient kv(ctx, map, control.self(), TimeoutSeconds(),
+                [&] { return control.ShutdownRequested(); });
+    PsWorker(model, dataset.train, train_opts, ps, &kv, &control).Run();
+    return 0;
+  } catch (const std::exception& e) {
+    std::string reason;
+    bool failed = false;
+    if (control.ShutdownRequested(&reason, &failed) && failed) {
+      LOG(ERROR) << "worker " << map.your_id << " stops: " << reason;
+    } else {
+      LOG(ERROR) << e.what();
+      control.Send(MsgType::kError, 0, e.what());
+      control.Flush();
+    }
+    return 1;
+  }
+}
+
+bool UnderMpi() {
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  return size != nullptr && std::atoi(size) > 1;
+}
+
 }  // namespace
 }  // namespace tteps
 
@@ -75,12 +140,27 @@ int main(int argc, char** argv) {
                      "tteps-worker: trains the DeepTTE travel-time model.\n"
                      "  tteps-worker --mode=local [--train_data FILE] [--out_dir DIR] ...");
   torch::set_num_threads(FLAGS_threads);
+  const bool distributed = tteps::SchedulerFlagGiven() || tteps::UnderMpi();
+  if (!distributed) {
+    try {
+      if (FLAGS_mode == "local") return tteps::RunLocal();
+      LOG(ERROR) << "--mode=" << FLAGS_mode
+                 << " needs a scheduler: start the job with launch/tteps (mpirun)";
+      return 2;
+    } catch (const std::exception& e) {
+      LOG(ERROR) << e.what();
+      return 1;
+    }
+  }
+  tteps::Bootstrap boot;
+  int rc = 1;
   try {
-    if (FLAGS_mode == "local") return tteps::RunLocal();
-    LOG(ERROR) << "--mode=" << FLAGS_mode << " is not supported by this build (local only)";
-    return 2;
+    boot = tteps::StartNode(tteps::Role::kWorker);
+    rc = tteps::RunDistributed(boot);
   } catch (const std::exception& e) {
     LOG(ERROR) << e.what();
-    return 1;
+    rc = 1;
   }
+  tteps::EndNode(boot, rc == 0);
+  return rc;
 }

@@ -1,0 +1,94 @@
+#include "common/bootstrap.h"
+
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <mpi.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "common/cluster_map.h"
+
+DEFINE_double(timeout_s, 30,
+              "bound of every blocking wait: a peer silent for longer is named in an error and "
+              "the job exits non-zero");
+DEFINE_double(heartbeat_s, 1, "seconds between heartbeats to the scheduler");
+DEFINE_string(scheduler, "",
+              "start without MPI: the scheduler's endpoint tcp://host:port (the scheduler binds "
+              "it; other nodes connect)");
+DEFINE_string(advertise_host, "",
+              "address other nodes use to reach this one (default: 127.0.0.1 when the whole job "
+              "runs on one host, else the host name)");
+
+namespace tteps {
+namespace {
+
+constexpr int kHostLen = 256;
+
+}  // namespace
+
+double TimeoutSeconds() { return FLAGS_timeout_s; }
+double HeartbeatSeconds() { return FLAGS_heartbeat_s; }
+bool SchedulerFlagGiven() { return !FLAGS_scheduler.empty(); }
+
+Bootstrap StartNode(Role role) {
+  Bootstrap b;
+  if (!FLAGS_scheduler.empty()) {
+    b.scheduler_endpoint = FLAGS_scheduler;
+    b.advertise_host = FLAGS_advertise_host.empty() ? "127.0.0.1" : FLAGS_advertise_host;
+    return b;
+  }
+  b.mpi = true;
+  MPI_Init(nullptr, nullptr);
+  MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &b.size);
+
+  const int my_role = static_cast<int>(role);
+  std::vector<int> roles(b.size);
+  MPI_Allgather(&my_role, 1, MPI_INT, roles.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  char my_host[kHostLen] = {0};
+  std::strncpy(my_host, HostName().c_str(), kHostLen - 1);
+  std::vector<char> hosts(static_cast<size_t>(b.size) * kHostLen);
+  MPI_Allgather(my_host, kHostLen, MPI_CHAR, hosts.data(), kHostLen, MPI_CHAR, MPI_COMM_WORLD);
+
+  int schedulers = 0;
+  bool one_host = true;
+  for (int r = 0; r < b.size; ++r) {
+    const Role rr = static_cast<Role>(roles[r]);
+    if (rr == role && r < b.rank) ++b.role_id;
+    if (rr == Role::kScheduler) ++schedulers;
+    if (rr == Role::kServer) ++b.num_servers;
+    if (rr == Role::kWorker) ++b.num_workers;
+    if (std::strncmp(&hosts[r * kHostLen], my_host, kHostLen) != 0) one_host = false;
+  }
+  ++b.role_id;  // count of earlier same-role ranks -> this rank's index
+  if (schedulers != 1 || roles[0] != static_cast<int>(Role::kScheduler)) {
+    throw std::runtime_error("the job needs exactly one tteps-scheduler, as MPI rank 0 (found " +
+                             std::to_string(schedulers) + ")");
+  }
+  b.advertise_host = !FLAGS_advertise_host.empty() ? FLAGS_advertise_host
+                     : one_host                    ? "127.0.0.1"
+                                                   : std::string(my_host);
+  return b;
+}
+
+void ShareSchedulerEndpoint(Bootstrap* b, const std::string& endpoint_if_scheduler) {
+  if (!b->mpi) return;
+  char buf[kHostLen] = {0};
+  if (b->rank == 0) std::strncpy(buf, endpoint_if_scheduler.c_str(), kHostLen - 1);
+  MPI_Bcast(buf, kHostLen, MPI_CHAR, 0, MPI_COMM_WORLD);
+  b->scheduler_endpoint = buf;
+  b->endpoint_shared = true;
+}
+
+void EndNode(const Bootstrap& b, bool ok) {
+  if (!b.mpi) return;
+  if (ok) {
+    MPI_Finalize();
+  } else if (!b.endpoint_shared) {
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+}  // namespace tteps

@@ -1,0 +1,39 @@
+// How a node finds the cluster. Under mpirun (the default) MPI is used for bootstrap only:
+// every rank learns every rank's role and host, and the scheduler's ZeroMQ endpoint, bound on
+// an ephemeral port, is broadcast. Started without MPI (--scheduler=tcp://host:port), the
+// endpoint comes from the flag and the scheduler assigns ids in order of registration.
+#pragma once
+
+#include <string>
+
+#include "common/message.h"
+
+namespace tteps {
+
+struct Bootstrap {
+  bool mpi = false;
+  int rank = -1;  // MPI world rank
+  int size = 0;
+  int num_servers = 0, num_workers = 0;  // from the ranks' roles (MPI only)
+  int role_id = -1;                      // index among ranks of the same role (MPI only)
+  std::string advertise_host;            // the address others use to reach this node
+  std::string scheduler_endpoint;
+  bool endpoint_shared = false;  // past the collective that peers would otherwise wait in
+};
+
+// Flags: --scheduler, --advertise_host. Throws std::runtime_error on an inconsistent job
+// (for example no scheduler rank, or several).
+Bootstrap StartNode(Role role);
+// Collective under MPI: the scheduler passes its endpoint, every other rank receives it.
+void ShareSchedulerEndpoint(Bootstrap* boot, const std::string& endpoint_if_scheduler);
+// Ends MPI cleanly when `ok`. After a failure peers may be gone, so MPI_Finalize (which may
+// wait for them) is skipped and the process just exits with its error status; a failure before
+// the endpoint was shared aborts the job, since the other ranks wait for it in a collective.
+void EndNode(const Bootstrap& boot, bool ok);
+
+// Cluster-wide flags every node program links.
+double TimeoutSeconds();    // --timeout_s: bound of every blocking wait
+double HeartbeatSeconds();  // --heartbeat_s
+bool SchedulerFlagGiven();  // --scheduler set: a start without MPI
+
+}  // namespace tteps

@@ -1,0 +1,59 @@
+// Control-message bodies: a node's registration and the cluster map the scheduler answers with.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/key_range.h"
+#include "common/message.h"
+
+namespace tteps {
+
+struct NodeInfo {
+  Role role = Role::kWorker;
+  int32_t id = -1;        // index among nodes of its role; -1: let the scheduler assign one
+  int32_t mpi_rank = -1;  // -1 when started without MPI
+  std::string host;
+  int32_t pid = 0;
+  std::string endpoint;      // servers: where workers reach them
+  int64_t param_count = 0;   // workers: size of the flat parameter vector
+  uint64_t fingerprint = 0;  // workers: parameter layout fingerprint
+
+  // "worker 1 (rank 4, host node2, pid 123)"
+  std::string Name() const;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(role, id, mpi_rank, host, pid, endpoint, param_count, fingerprint);
+  }
+};
+
+struct ClusterMap {
+  std::string mode;               // sync | async | ssp
+  int32_t your_id = -1;           // the receiving node's id within its role
+  std::vector<NodeInfo> servers;  // servers[i] holds ranges[i]
+  std::vector<KeyRange> ranges;
+  std::vector<NodeInfo> workers;
+  int64_t param_count = 0;
+  uint64_t fingerprint = 0;
+  // The job's configuration (flag name, value), applied by every node for the flags it knows.
+  std::vector<std::pair<std::string, std::string>> flags;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(mode, your_id, servers, ranges, workers, param_count, fingerprint, flags);
+  }
+};
+
+// Cereal-encodes a control body into a header's text, and back (CodecError if garbled).
+std::string EncodeBody(const NodeInfo& v);
+std::string EncodeBody(const ClusterMap& v);
+void DecodeBody(const std::string& text, NodeInfo* v);
+void DecodeBody(const std::string& text, ClusterMap* v);
+
+// The node's own name: "host" from gethostname.
+std::string HostName();
+
+}  // namespace tteps

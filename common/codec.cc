@@ -1,0 +1,152 @@
+#include "common/codec.h"
+
+#include <cereal/archives/binary.hpp>
+#include <cereal/types/string.hpp>
+#include <sstream>
+
+namespace tteps {
+namespace {
+
+// Vectors are written as a 32-bit count then the elements, so that a garbled count can be
+// checked against a bound before anything is allocated.
+template <class Archive, class T>
+void SaveVector(Archive& ar, const std::vector<T>& v) {
+  ar(static_cast<uint32_t>(v.size()));
+  for (const auto& x : v) ar(x);
+}
+
+template <class Archive, class T>
+void LoadVector(Archive& ar, std::vector<T>* v, const char* what) {
+  uint32_t n = 0;
+  ar(n);
+  if (n > kMaxRanges) {
+    throw CodecError(std::string("header declares ") + std::to_string(n) + " " + what +
+                     ", more than the limit " + std::to_string(kMaxRanges));
+  }
+  v->resize(n);
+  for (auto& x : *v) ar(x);
+}
+
+bool IsDataMessage(MsgType t) {
+  return t == MsgType::kInit || t == MsgType::kPush || t == MsgType::kPullReply;
+}
+
+}  // namespace
+
+const char* RoleName(Role role) {
+  switch (role) {
+    case Role::kScheduler:
+      return "scheduler";
+    case Role::kServer:
+      return "server";
+    case Role::kWorker:
+      return "worker";
+  }
+  return "unknown-role";
+}
+
+const char* TypeName(MsgType type) {
+  static const char* kNames[] = {"error",   "register",  "cluster-map", "init",       "init-ack",
+                                 "push",    "push-ack",  "pull",        "pull-reply", "heartbeat",
+                                 "metrics", "set-alpha", "done",        "shutdown"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(MsgType::kTypeCount));
+  const auto i = static_cast<size_t>(type);
+  return i < static_cast<size_t>(MsgType::kTypeCount) ? kNames[i] : "unknown-type";
+}
+
+template <class Archive>
+void Header::save(Archive& ar) const {
+  ar(magic, version, static_cast<uint8_t>(type), static_cast<uint8_t>(sender_role), sender_id,
+     request_id, step, samples, fingerprint, held_s);
+  SaveVector(ar, ranges);
+  SaveVector(ar, payload_bytes);
+  ar(static_cast<uint32_t>(text.size()));
+  ar(cereal::binary_data(text.data(), text.size()));
+}
+
+template <class Archive>
+void Header::load(Archive& ar) {
+  uint8_t t = 0, r = 0;
+  ar(magic, version);
+  if (magic != kMagic) throw CodecError("bad magic (not a tteps message)");
+  if (version != kProtocolVersion) {
+    throw CodecError("protocol version " + std::to_string(version) + ", expected " +
+                     std::to_string(kProtocolVersion));
+  }
+  ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s);
+  if (t >= static_cast<uint8_t>(MsgType::kTypeCount)) {
+    throw CodecError("unknown message type " + std::to_string(t));
+  }
+  if (r > static_cast<uint8_t>(Role::kWorker))
+    throw CodecError("unknown role " + std::to_string(r));
+  type = static_cast<MsgType>(t);
+  sender_role = static_cast<Role>(r);
+  LoadVector(ar, &ranges, "ranges");
+  LoadVector(ar, &payload_bytes, "payloads");
+  uint32_t n = 0;
+  ar(n);
+  if (n > kMaxHeaderBytes) throw CodecError("header text of " + std::to_string(n) + " bytes");
+  text.resize(n);
+  ar(cereal::binary_data(text.data(), n));
+}
+
+std::string EncodeHeader(const Header& header) {
+  std::ostringstream os(std::ios::binary);
+  {
+    cereal::BinaryOutputArchive ar(os);
+    ar(header);
+  }
+  return os.str();
+}
+
+Header DecodeHeader(const void* data, size_t size) {
+  if (size > kMaxHeaderBytes) {
+    throw CodecError("header frame of " + std::to_string(size) + " bytes exceeds the limit");
+  }
+  std::istringstream is(std::string(static_cast<const char*>(data), size), std::ios::binary);
+  Header h;
+  try {
+    cereal::BinaryInputArchive ar(is);
+    ar(h);
+  } catch (const CodecError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw CodecError(std::string("truncated or garbled header: ") + e.what());
+  }
+  if (is.peek() != std::char_traits<char>::eof()) {
+    throw CodecError("header frame has trailing bytes");
+  }
+  return h;
+}
+
+void ValidatePayloads(const Header& h, const std::vector<size_t>& frame_sizes) {
+  if (h.payload_bytes.size() != frame_sizes.size()) {
+    throw CodecError(std::string(TypeName(h.type)) + " declares " +
+                     std::to_string(h.payload_bytes.size()) + " payload frames, got " +
+                     std::to_string(frame_sizes.size()));
+  }
+  for (size_t i = 0; i < frame_sizes.size(); ++i) {
+    if (h.payload_bytes[i] != frame_sizes[i]) {
+      throw CodecError("payload " + std::to_string(i) + " declares " +
+                       std::to_string(h.payload_bytes[i]) + " bytes, got " +
+                       std::to_string(frame_sizes[i]));
+    }
+  }
+  if (!IsDataMessage(h.type)) return;
+  if (h.ranges.empty()) throw CodecError(std::string(TypeName(h.type)) + " without key ranges");
+  if (h.ranges.size() != frame_sizes.size()) {
+    throw CodecError(std::to_string(h.ranges.size()) + " key ranges but " +
+                     std::to_string(frame_sizes.size()) + " payloads");
+  }
+  for (size_t i = 0; i < h.ranges.size(); ++i) {
+    const KeyRange& r = h.ranges[i];
+    if (r.begin < 0 || r.end <= r.begin) throw CodecError("bad key range " + r.ToString());
+    if (frame_sizes[i] != static_cast<size_t>(r.size()) * sizeof(float)) {
+      throw CodecError("payload " + std::to_string(i) + " has " + std::to_string(frame_sizes[i]) +
+                       " bytes, range " + r.ToString() + " needs " +
+                       std::to_string(r.size() * sizeof(float)));
+    }
+  }
+}
+
+}  // namespace tteps

@@ -1,0 +1,26 @@
+// Encoding and validation of message headers.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "common/message.h"
+
+namespace tteps {
+
+class CodecError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string EncodeHeader(const Header& header);
+
+// Decodes and validates a header frame: size bound, magic, protocol version, known type and
+// role, bounded vectors. Throws CodecError saying what is wrong.
+Header DecodeHeader(const void* data, size_t size);
+
+// Checks a decoded header against the payload frames that came with it: one frame per
+// declared size, sizes matching, and for data messages (init, push, pull reply) one non-empty
+// range per payload of exactly range.size() floats. Throws CodecError.
+void ValidatePayloads(const Header& header, const std::vector<size_t>& frame_sizes);
+
+}  // namespace tteps

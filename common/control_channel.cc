@@ -1,0 +1,157 @@
+#include "common/control_channel.h"
+
+#include <glog/logging.h>
+
+#include "common/codec.h"
+#include "common/transport.h"
+
+namespace tteps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr long kPollMs = 20;
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+ControlChannel::ControlChannel(zmq::context_t& ctx, const std::string& scheduler_endpoint,
+                               NodeInfo self, double timeout_s, double heartbeat_s)
+    : socket_(MakeSocket(ctx, zmq::socket_type::dealer)),
+      scheduler_endpoint_(scheduler_endpoint),
+      self_(std::move(self)),
+      timeout_s_(timeout_s),
+      heartbeat_s_(heartbeat_s) {
+  socket_.connect(scheduler_endpoint_);
+}
+
+ControlChannel::~ControlChannel() {
+  running_ = false;
+  if (thread_.joinable()) thread_.join();
+}
+
+ClusterMap ControlChannel::Register() {
+  Header h;
+  h.type = MsgType::kRegister;
+  h.sender_role = self_.role;
+  h.sender_id = self_.id;
+  h.text = EncodeBody(self_);
+  SendMessage(socket_, h);
+  const auto start = Clock::now();
+  while (SecondsSince(start) < timeout_s_) {
+    Message m;
+    try {
+      if (!ReceiveMessage(socket_, false, kPollMs * 5, &m)) continue;
+    } catch (const CodecError& e) {
+      LOG(ERROR) << "malformed message from the scheduler ignored: " << e.what();
+      continue;
+    }
+    if (m.header.type == MsgType::kClusterMap) {
+      ClusterMap map;
+      DecodeBody(m.header.text, &map);
+      self_.id = map.your_id;
+      return map;
+    }
+    if (m.header.type == MsgType::kShutdown || m.header.type == MsgType::kError) {
+      throw std::runtime_error("the scheduler refused " + self_.Name() + ": " + m.header.text);
+    }
+  }
+  throw std::runtime_error("the scheduler at " + scheduler_endpoint_ + " did not answer the " +
+                           "registration of " + self_.Name() + " within " +
+                           std::to_string(timeout_s_) + " s (--timeout_s)");
+}
+
+void ControlChannel::Start() {
+  running_ = true;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void ControlChannel::Send(MsgType type, int64_t step, std::string text, int64_t samples) {
+  Header h;
+  h.type = type;
+  h.sender_role = self_.role;
+  h.sender_id = self_.id;
+  h.step = step;
+  h.samples = samples;
+  h.text = std::move(text);
+  std::lock_guard<std::mutex> lock(mu_);
+  outbox_.push_back(std::move(h));
+  ++queued_;
+}
+
+void ControlChannel::Flush() {
+  const auto start = Clock::now();
+  while (queued_.load() > 0 && running_ && SecondsSince(start) < timeout_s_) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+bool ControlChannel::ShutdownRequested(std::string* reason, bool* failed) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (reason) *reason = reason_;
+  if (failed) *failed = failed_;
+  return shutdown_;
+}
+
+void ControlChannel::Stop(const std::string& reason, bool failed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutdown_) return;
+  shutdown_ = true;
+  failed_ = failed;
+  reason_ = reason;
+}
+
+void ControlChannel::Loop() {
+  auto last_heartbeat = Clock::now() - std::chrono::hours(1);
+  auto last_heard = Clock::now();
+  while (running_) {
+    std::deque<Header> out;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      out.swap(outbox_);
+    }
+    for (auto& h : out) {
+      SendMessage(socket_, h);
+      --queued_;
+    }
+    if (SecondsSince(last_heartbeat) >= heartbeat_s_) {
+      Header h;
+      h.type = MsgType::kHeartbeat;
+      h.sender_role = self_.role;
+      h.sender_id = self_.id;
+      SendMessage(socket_, h);
+      last_heartbeat = Clock::now();
+    }
+    Message m;
+    try {
+      while (ReceiveMessage(socket_, false, kPollMs, &m)) {
+        last_heard = Clock::now();
+        switch (m.header.type) {
+          case MsgType::kSetAlpha:
+            alpha_ = m.header.samples;
+            break;
+          case MsgType::kShutdown:
+            Stop(m.header.text, !m.header.text.empty());
+            break;
+          case MsgType::kError:
+            LOG(ERROR) << "scheduler: " << m.header.text;
+            break;
+          default:
+            break;  // heartbeat acknowledgements only refresh last_heard
+        }
+      }
+    } catch (const CodecError& e) {
+      LOG(ERROR) << "malformed message from the scheduler ignored: " << e.what();
+    }
+    if (SecondsSince(last_heard) > timeout_s_) {
+      Stop("the scheduler at " + scheduler_endpoint_ + " has been silent for " +
+               std::to_string(static_cast<int>(SecondsSince(last_heard))) + " s (--timeout_s)",
+           true);
+      last_heard = Clock::now();
+    }
+  }
+}
+
+}  // namespace tteps

@@ -1,0 +1,63 @@
+// A node's line to the scheduler: registration, then a background thread that sends
+// heartbeats and queued messages and receives the scheduler's commands (new accumulation
+// alpha, shutdown). Its own DEALER socket, so the training thread never touches it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <zmq.hpp>
+
+#include "common/cluster_map.h"
+#include "common/message.h"
+
+namespace tteps {
+
+class ControlChannel {
+ public:
+  ControlChannel(zmq::context_t& ctx, const std::string& scheduler_endpoint, NodeInfo self,
+                 double timeout_s, double heartbeat_s);
+  ~ControlChannel();
+  ControlChannel(const ControlChannel&) = delete;
+  ControlChannel& operator=(const ControlChannel&) = delete;
+
+  // Sends the registration and waits (up to the timeout) for the cluster map. Throws
+  // std::runtime_error naming the scheduler if it does not answer, or the scheduler's refusal.
+  ClusterMap Register();
+  // Starts the background thread (heartbeats, commands, queued sends).
+  void Start();
+  // Thread-safe: queues a message to the scheduler.
+  void Send(MsgType type, int64_t step, std::string text, int64_t samples = 0);
+  // Sends everything queued (waits up to timeout_s); used before a clean exit.
+  void Flush();
+
+  // True once the scheduler said to stop, or fell silent for longer than the timeout.
+  // `failed` and `reason` say whether the job failed and why.
+  bool ShutdownRequested(std::string* reason = nullptr, bool* failed = nullptr) const;
+  // The accumulation alpha last set by the scheduler (0: never set).
+  int64_t alpha() const { return alpha_.load(); }
+  const NodeInfo& self() const { return self_; }
+
+ private:
+  void Loop();
+  void Stop(const std::string& reason, bool failed);
+
+  zmq::socket_t socket_;
+  std::string scheduler_endpoint_;
+  NodeInfo self_;
+  double timeout_s_, heartbeat_s_;
+  std::thread thread_;
+  std::atomic<bool> running_{false};
+  std::atomic<int64_t> alpha_{0};
+  std::atomic<size_t> queued_{0};
+
+  mutable std::mutex mu_;
+  std::deque<Header> outbox_;
+  bool shutdown_ = false, failed_ = false;
+  std::string reason_;
+};
+
+}  // namespace tteps

@@ -1,0 +1,52 @@
+// The worker's (and evaluator's) view of the parameter servers, in the manner of ps-lite's
+// KVWorker: Init / Push / Pull of the flat parameter vector, each request sent to every shard
+// at once and awaited with a deadline. Knows float arrays and key ranges, not LibTorch.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/cluster_map.h"
+
+namespace tteps {
+
+struct PullResult {
+  int64_t version = 0;  // lowest version served across shards
+  double held_s = 0;    // longest time a server held the pull (waiting for other workers)
+};
+
+class KVClient {
+ public:
+  // `abort` is polled while waiting; when it returns true the wait ends with an exception.
+  KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& self, double timeout_s,
+           std::function<bool()> abort = {});
+
+  // Worker 0: the initial values of the whole flat vector.
+  void Init(const float* values);
+  // Gradient sums over `samples` trips, computed on parameters of `version`. The vector is
+  // sent without copying and kept alive by the shared pointer until ZeroMQ is done with it.
+  void Push(std::shared_ptr<const std::vector<float>> grad_sum, int64_t version, int64_t samples);
+  // Fills `out` (the whole flat vector) once each server can serve `want` (a version in sync
+  // mode, the worker's clock in SSP, ignored in async).
+  PullResult Pull(int64_t want, float* out);
+
+  int64_t total() const { return map_.param_count; }
+
+ private:
+  struct Reply;
+  // Sends one request per server (built by `make`) and waits for every reply.
+  std::vector<Reply> RoundTrip(const std::function<void(size_t server, zmq::socket_t&)>& make,
+                               const char* what);
+
+  ClusterMap map_;
+  NodeInfo self_;
+  double timeout_s_;
+  std::function<bool()> abort_;
+  std::vector<zmq::socket_t> sockets_;
+  uint64_t next_request_ = 1;
+};
+
+}  // namespace tteps

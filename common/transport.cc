@@ -1,0 +1,85 @@
+#include "common/transport.h"
+
+#include <zmq_addon.hpp>
+
+#include "common/codec.h"
+
+namespace tteps {
+namespace {
+
+void ReleaseOwner(void* /*data*/, void* hint) {
+  delete static_cast<std::shared_ptr<const void>*>(hint);
+}
+
+}  // namespace
+
+zmq::socket_t MakeSocket(zmq::context_t& ctx, zmq::socket_type type) {
+  zmq::socket_t s(ctx, type);
+  s.set(zmq::sockopt::linger, 0);
+  if (type == zmq::socket_type::router) s.set(zmq::sockopt::router_mandatory, 1);
+  return s;
+}
+
+std::string BindEphemeral(zmq::socket_t& socket, const std::string& advertise_host) {
+  socket.bind("tcp://*:*");
+  const std::string last = socket.get(zmq::sockopt::last_endpoint);  // tcp://0.0.0.0:PORT
+  return "tcp://" + advertise_host + last.substr(last.rfind(':'));
+}
+
+bool SendMessage(zmq::socket_t& socket, Header header, const std::vector<Payload>& payloads,
+                 const std::string& peer) {
+  header.payload_bytes.clear();
+  for (const auto& p : payloads) header.payload_bytes.push_back(p.count * sizeof(float));
+  const std::string head = EncodeHeader(header);
+  try {
+    if (!peer.empty()) socket.send(zmq::buffer(peer), zmq::send_flags::sndmore);
+    socket.send(zmq::buffer(head),
+                payloads.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
+    for (size_t i = 0; i < payloads.size(); ++i) {
+      const Payload& p = payloads[i];
+      auto* hint = new std::shared_ptr<const void>(p.owner);
+      zmq::message_t frame(const_cast<float*>(p.data), p.count * sizeof(float), &ReleaseOwner,
+                           hint);
+      socket.send(frame,
+                  i + 1 < payloads.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    }
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EHOSTUNREACH) return false;
+    throw;
+  }
+  return true;
+}
+
+bool ReceiveMessage(zmq::socket_t& socket, bool router, long timeout_ms, Message* out,
+                    std::string* bad_peer) {
+  zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+  if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) == 0) return false;
+  std::vector<zmq::message_t> frames;
+  if (!zmq::recv_multipart(socket, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
+    return false;
+  }
+  size_t first = 0;
+  out->peer.clear();
+  if (router) {
+    out->peer = frames[0].to_string();
+    first = 1;
+  }
+  if (bad_peer) *bad_peer = out->peer;
+  if (frames.size() <= first) throw CodecError("message without a header frame");
+  out->header = DecodeHeader(frames[first].data(), frames[first].size());
+  out->payloads.clear();
+  std::vector<size_t> sizes;
+  for (size_t i = first + 1; i < frames.size(); ++i) {
+    sizes.push_back(frames[i].size());
+    // Small frames may point into ZeroMQ's shared receive buffer at any offset; floats are read
+    // in place, so such a frame is copied to aligned memory (large frames never are).
+    if (reinterpret_cast<uintptr_t>(frames[i].data()) % alignof(float) != 0) {
+      frames[i] = zmq::message_t(frames[i].data(), frames[i].size());
+    }
+    out->payloads.push_back(std::move(frames[i]));
+  }
+  ValidatePayloads(out->header, sizes);
+  return true;
+}
+
+}  // namespace tteps

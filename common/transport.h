@@ -1,0 +1,49 @@
+// ZeroMQ plumbing: sockets that never linger, and sending / receiving one tteps message
+// (Cereal header frame + raw float32 payload frames) with zero-copy payloads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/message.h"
+
+namespace tteps {
+
+// A received message. Payload frames are kept as received and read in place.
+struct Message {
+  std::string peer;  // routing id of the sender (ROUTER sockets only)
+  Header header;
+  std::vector<zmq::message_t> payloads;
+
+  const float* floats(size_t i) const { return payloads[i].data<float>(); }
+  size_t num_floats(size_t i) const { return payloads[i].size() / sizeof(float); }
+};
+
+// A payload to send without copying: `owner` keeps the memory alive until ZeroMQ has sent it.
+struct Payload {
+  std::shared_ptr<const void> owner;
+  const float* data = nullptr;
+  size_t count = 0;  // floats
+};
+
+// ZMQ_LINGER 0 so that closing never blocks on unsent messages; ROUTER sockets report an
+// unroutable peer as an error instead of dropping the message.
+zmq::socket_t MakeSocket(zmq::context_t& ctx, zmq::socket_type type);
+
+// Binds to an ephemeral TCP port on all interfaces; returns "tcp://<advertise_host>:<port>".
+std::string BindEphemeral(zmq::socket_t& socket, const std::string& advertise_host);
+
+// Sends header + payloads (header.payload_bytes is filled in here). `peer` for ROUTER sockets.
+// Returns false if a ROUTER socket has no such peer (it vanished).
+bool SendMessage(zmq::socket_t& socket, Header header, const std::vector<Payload>& payloads = {},
+                 const std::string& peer = "");
+
+// Waits up to timeout_ms for a message. Returns false if none arrived. Throws CodecError if
+// the message is malformed; `bad_peer` then holds the sender's routing id (ROUTER sockets) so
+// that the caller can answer with an error. All frames of the message are consumed either way.
+bool ReceiveMessage(zmq::socket_t& socket, bool router, long timeout_ms, Message* out,
+                    std::string* bad_peer = nullptr);
+
+}  // namespace tteps

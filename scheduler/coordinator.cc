@@ -1,0 +1,339 @@
+#include "scheduler/coordinator.h"
+
+#include <glog/logging.h>
+#include <simdjson.h>
+
+#include <algorithm>
+
+#include "common/codec.h"
+#include "common/json_writer.h"
+
+namespace tteps::scheduler {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double Number(simdjson::dom::object& o, const char* key) {
+  double v = 0;
+  auto field = o[key];
+  if (field.is_double()) return field.get_double().value();
+  int64_t i = 0;
+  if (field.get_int64().get(i) == simdjson::SUCCESS) return static_cast<double>(i);
+  return v;
+}
+
+}  // namespace
+
+Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluation* eval,
+                         RunOutput* out)
+    : socket_(socket),
+      opts_(std::move(opts)),
+      eval_(eval),
+      out_(out),
+      progress_line_(opts_.mode, opts_.total_steps, opts_.progress_s) {
+  next_eval_ = opts_.eval_every;
+}
+
+Coordinator::Node* Coordinator::Find(const std::string& peer) {
+  for (auto& n : nodes_) {
+    if (n.peer == peer) return &n;
+  }
+  return nullptr;
+}
+
+bool Coordinator::Register(const Message& m, std::string* error) {
+  NodeInfo info;
+  DecodeBody(m.header.text, &info);
+  const int expected = info.role == Role::kServer ? opts_.num_servers : opts_.num_workers;
+  if (info.role == Role::kScheduler) {
+    *error = "a second scheduler tried to register";
+    return false;
+  }
+  int taken = 0;
+  for (const auto& n : nodes_) taken += n.info.role == info.role;
+  if (taken >= expected) {
+    *error = std::string("the job already has its ") + std::to_string(expected) + " " +
+             RoleName(info.role) + "s";
+    return false;
+  }
+  if (info.id < 0) info.id = taken;  // started without MPI: ids in order of registration
+  for (const auto& n : nodes_) {
+    if (n.info.role == info.role && n.info.id == info.id) {
+      *error = std::string(RoleName(info.role)) + " id " + std::to_string(info.id) + " is taken";
+      return false;
+    }
+  }
+  nodes_.push_back({info, m.peer, Clock::now(), false});
+  LOG(INFO) << "registered " << info.Name()
+            << (info.endpoint.empty() ? "" : " at " + info.endpoint);
+  return true;
+}
+
+void Coordinator::SendMaps() {
+  map_.mode = opts_.mode;
+  map_.param_count = opts_.param_count;
+  map_.fingerprint = opts_.fingerprint;
+  map_.flags = opts_.flags;
+  map_.ranges = PartitionKeys(opts_.param_count, opts_.num_servers);
+  map_.servers.assign(opts_.num_servers, {});
+  map_.workers.assign(opts_.num_workers, {});
+  for (const auto& n : nodes_) {
+    (n.info.role == Role::kServer ? map_.servers : map_.workers).at(n.info.id) = n.info;
+  }
+  for (const auto& n : nodes_) {
+    ClusterMap m = map_;
+    m.your_id = n.info.id;
+    Header h;
+    h.type = MsgType::kClusterMap;
+    h.sender_role = Role::kScheduler;
+    h.text = EncodeBody(m);
+    SendMessage(socket_, h, {}, n.peer);
+  }
+  for (size_t s = 0; s < map_.servers.size(); ++s) {
+    LOG(INFO) << map_.servers[s].Name() << " holds " << map_.ranges[s].ToString();
+  }
+}
+
+void Coordinator::Broadcast(const std::string& reason) {
+  Header h;
+  h.type = MsgType::kShutdown;
+  h.sender_role = Role::kScheduler;
+  h.text = reason;
+  for (const auto& n : nodes_) SendMessage(socket_, h, {}, n.peer);
+}
+
+void Coordinator::Fail(const std::string& reason) {
+  if (!failure_.empty()) return;
+  failure_ = reason;
+  LOG(ERROR) << "job failed: " << reason;
+  Broadcast(reason);
+}
+
+void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object o;
+  if (parser.parse(json).get_object().get(o) != simdjson::SUCCESS) {
+    LOG(ERROR) << "malformed metrics from " << node.info.Name() << " ignored";
+    return;
+  }
+  out_->AppendLine(json);  // recorded as the worker wrote it
+  WorkerProgress& p = progress_[node.info.id];
+  const int64_t steps = static_cast<int64_t>(Number(o, "step")) - p.step;
+  p.step = static_cast<int64_t>(Number(o, "step"));
+  p.epoch = static_cast<int64_t>(Number(o, "epoch"));
+  p.trips += static_cast<int64_t>(Number(o, "trips"));
+  p.loss = Number(o, "loss");
+  p.trips_per_s = Number(o, "trips_per_s");
+  p.compute_s += Number(o, "compute_s") * steps;
+  p.push_s += Number(o, "push_s") * steps;
+  p.pull_s += Number(o, "pull_s") * steps;
+  p.wait_s += Number(o, "wait_s") * steps;
+  p.steps_timed += steps;
+
+  int64_t min_step = INT64_MAX;
+  double loss = 0, tps = 0;
+  for (const auto& [w, wp] : progress_) {
+    min_step = std::min(min_step, wp.step);
+    loss += wp.loss / progress_.size();
+    tps += wp.trips_per_s;
+  }
+  progress_line_.Update(p.epoch, min_step, loss, tps);
+  if (opts_.eval_every > 0 && min_step >= next_eval_ && min_step < opts_.total_steps) {
+    eval_->Request(min_step, false);
+    next_eval_ = (min_step / opts_.eval_every + 1) * opts_.eval_every;
+  } else if (opts_.eval_every == 0 && node.info.id == 0 && p.epoch > last_epoch_) {
+    eval_->Request(p.step, false);
+    last_epoch_ = p.epoch;
+  }
+}
+
+void Coordinator::HandleMessage(const Message& m) {
+  Node* node = Find(m.peer);
+  if (!node) {
+    LOG(ERROR) << "message " << TypeName(m.header.type) << " from an unregistered peer ignored";
+    return;
+  }
+  node->last_seen = Clock::now();
+  switch (m.header.type) {
+    case MsgType::kHeartbeat: {
+      Header ack;
+      ack.type = MsgType::kHeartbeat;
+      ack.sender_role = Role::kScheduler;
+      SendMessage(socket_, ack, {}, m.peer);
+      break;
+    }
+    case MsgType::kMetrics:
+      if (node->info.role == Role::kServer) {
+        server_stats_[node->info.id] = m.header.text;
+      } else {
+        OnWorkerMetrics(*node, m.header.text);
+      }
+      break;
+    case MsgType::kDone:
+      node->done = true;
+      LOG(INFO) << node->info.Name() << " finished its " << m.header.step << " steps";
+      break;
+    case MsgType::kError:
+      Fail(node->info.Name() + ": " + m.header.text);
+      break;
+    default:
+      LOG(ERROR) << "unexpected " << TypeName(m.header.type) << " from " << node->info.Name();
+  }
+}
+
+void Coordinator::CheckSilence() {
+  for (const auto& n : nodes_) {
+    if (n.done) continue;
+    const double silent = Since(n.last_seen);
+    if (silent > opts_.silence_s) {
+      Fail(n.info.Name() + " has been silent for " + std::to_string(static_cast<int>(silent)) +
+           " s (no heartbeat; --heartbeat_s)");
+      return;
+    }
+  }
+}
+
+int Coordinator::Run() {
+  start_ = Clock::now();
+  const int expected = opts_.num_servers + opts_.num_workers;
+  // 1. Registration.
+  while (static_cast<int>(nodes_.size()) < expected) {
+    if (Since(start_) > opts_.timeout_s) {
+      int servers = 0, workers = 0;
+      for (const auto& n : nodes_) (n.info.role == Role::kServer ? servers : workers)++;
+      LOG(ERROR) << "registration timed out after " << opts_.timeout_s
+                 << " s (--timeout_s): " << servers << " of " << opts_.num_servers
+                 << " servers and " << workers << " of " << opts_.num_workers
+                 << " workers registered";
+      Broadcast("registration timed out");
+      return 1;
+    }
+    Message m;
+    std::string peer;
+    try {
+      if (!ReceiveMessage(socket_, true, 50, &m, &peer)) continue;
+      if (m.header.type != MsgType::kRegister) continue;
+      std::string error;
+      if (!Register(m, &error)) {
+        LOG(ERROR) << "registration refused: " << error;
+        Header h;
+        h.type = MsgType::kShutdown;
+        h.text = error;
+        SendMessage(socket_, h, {}, m.peer);
+      }
+    } catch (const CodecError& e) {
+      LOG(ERROR) << "malformed registration ignored: " << e.what();
+    }
+  }
+  SendMaps();
+  eval_->Start(map_);
+  train_start_ = Clock::now();
+
+  // 2. Training: until every worker is done and the final evaluation is in, or a failure.
+  auto server_stats_deadline = Clock::time_point::max();
+  while (failure_.empty()) {
+    Message m;
+    std::string peer;
+    try {
+      while (ReceiveMessage(socket_, true, 20, &m, &peer)) HandleMessage(m);
+    } catch (const CodecError& e) {
+      LOG(ERROR) << "malformed message ignored: " << e.what();
+    }
+    while (auto r = eval_->Poll()) {
+      if (!r->error.empty()) {
+        Fail("evaluation failed: " + r->error);
+        break;
+      }
+      JsonObject line;
+      line.Add("type", "eval").Add("step", r->step).Add("version", r->version);
+      line.Add("wall_s", Since(start_)).AddRaw("eval", r->json);
+      out_->AppendMetrics(line);
+      LOG(INFO) << "eval at step " << r->step << " (version " << r->version << "): " << r->json;
+      if (r->final) {
+        final_done_ = true;
+        final_eval_ = r->json;
+        // Servers may go: they answer with their statistics.
+        Header h;
+        h.type = MsgType::kShutdown;
+        h.sender_role = Role::kScheduler;
+        for (auto& n : nodes_) {
+          if (n.info.role == Role::kServer) {
+            SendMessage(socket_, h, {}, n.peer);
+            n.done = true;
+          }
+        }
+        server_stats_deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                   std::chrono::duration<double>(opts_.timeout_s));
+      }
+    }
+    if (!failure_.empty()) break;
+    CheckSilence();
+    const bool workers_done = std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) {
+      return n.info.role != Role::kWorker || n.done;
+    });
+    if (workers_done && !final_requested_) {
+      train_end_ = Clock::now();
+      final_requested_ = true;
+      eval_->Request(opts_.total_steps, true);
+    }
+    if (final_done_ && (static_cast<int>(server_stats_.size()) == opts_.num_servers ||
+                        Clock::now() > server_stats_deadline)) {
+      break;
+    }
+  }
+  WriteSummary(final_eval_, failure_);
+  if (!failure_.empty()) return 1;
+  std::printf("%s\n", JsonObject()
+                          .AddRaw("final_eval", final_eval_)
+                          .Add("mode", opts_.mode)
+                          .Add("out_dir", out_->dir())
+                          .str()
+                          .c_str());
+  return 0;
+}
+
+void Coordinator::WriteSummary(const std::string& final_eval, const std::string& error) {
+  const double train_s =
+      std::chrono::duration<double>((final_requested_ ? train_end_ : Clock::now()) - train_start_)
+          .count();
+  int64_t trips = 0, epochs = 0, steps_timed = 0;
+  double compute = 0, push = 0, pull = 0, wait = 0;
+  for (const auto& [w, p] : progress_) {
+    trips += p.trips;
+    epochs = std::max(epochs, p.epoch + 1);
+    compute += p.compute_s;
+    push += p.push_s;
+    pull += p.pull_s;
+    wait += p.wait_s;
+    steps_timed += p.steps_timed;
+  }
+  const double per = steps_timed > 0 ? 1.0 / steps_timed : 0;
+  JsonObject s;
+  s.Add("mode", opts_.mode)
+      .Add("workers", opts_.num_workers)
+      .Add("servers", opts_.num_servers)
+      .Add("epochs", epochs)
+      .Add("steps", opts_.total_steps)
+      .Add("batch_size", opts_.batch_size)
+      .Add("trips", trips)
+      .Add("trips_per_s", train_s > 0 ? trips / train_s : 0.0)
+      .Add("train_seconds", train_s)
+      .Add("wall_seconds", Since(start_))
+      .Add("parameters", opts_.param_count)
+      .Add("step_time_s", JsonObject()
+                              .Add("compute", compute * per)
+                              .Add("push", push * per)
+                              .Add("pull", pull * per)
+                              .Add("wait", wait * per));
+  // Every server sees every push, so server 0's staleness histogram describes the job.
+  if (server_stats_.count(0)) s.AddRaw("server_stats", server_stats_[0]);
+  if (!final_eval.empty()) s.AddRaw("final_eval", final_eval);
+  if (!error.empty()) s.Add("error", error);
+  if (final_done_) s.Add("model", out_->Path("model.pt"));
+  out_->WriteSummary(s);
+}
+
+}  // namespace tteps::scheduler

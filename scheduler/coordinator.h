@@ -1,0 +1,82 @@
+// The scheduler's coordination loop: registration and the cluster map, heartbeats (a silent
+// node is named), worker metrics into metrics.jsonl and one progress line, evaluations, the end
+// of training and summary.json. Single-threaded over one ROUTER socket; evaluation runs
+// elsewhere (Evaluation) so the loop never waits for it.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/cluster_map.h"
+#include "common/progress.h"
+#include "common/run_output.h"
+#include "common/transport.h"
+#include "scheduler/evaluation.h"
+
+namespace tteps::scheduler {
+
+struct CoordinatorOptions {
+  std::string mode;  // sync | async | ssp
+  int num_servers = 1, num_workers = 1;
+  int64_t param_count = 0;
+  uint64_t fingerprint = 0;
+  int64_t total_steps = 0;
+  int64_t batch_size = 0;
+  int64_t eval_every = 0;  // steps; 0 = whenever worker 0 starts a new epoch
+  double timeout_s = 30;
+  double silence_s = 5;  // a node silent this long is reported and the job fails
+  double progress_s = 5;
+  std::vector<std::pair<std::string, std::string>> flags;  // the job's configuration
+};
+
+class Coordinator {
+ public:
+  Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluation* eval, RunOutput* out);
+  // Runs the job to its end; returns the process exit code (0 on success).
+  int Run();
+
+ private:
+  struct Node {
+    NodeInfo info;
+    std::string peer;  // routing id of its control socket
+    std::chrono::steady_clock::time_point last_seen;
+    bool done = false;
+  };
+  struct WorkerProgress {
+    int64_t step = 0, epoch = 0, trips = 0;
+    double loss = 0, trips_per_s = 0;
+    double compute_s = 0, push_s = 0, pull_s = 0, wait_s = 0;  // sums over steps
+    int64_t steps_timed = 0;
+  };
+
+  bool Register(const Message& m, std::string* error);
+  void SendMaps();
+  void HandleMessage(const Message& m);
+  void OnWorkerMetrics(Node& node, const std::string& json);
+  void CheckSilence();
+  void Fail(const std::string& reason);
+  void Broadcast(const std::string& shutdown_reason);
+  void WriteSummary(const std::string& final_eval_json, const std::string& error);
+  Node* Find(const std::string& peer);
+
+  zmq::socket_t& socket_;
+  CoordinatorOptions opts_;
+  Evaluation* eval_;
+  RunOutput* out_;
+  ClusterMap map_;
+  std::vector<Node> nodes_;
+  std::map<int, WorkerProgress> progress_;
+  std::map<int, std::string> server_stats_;
+  std::string failure_;
+  ProgressLine progress_line_;
+  std::chrono::steady_clock::time_point start_, train_start_, train_end_;
+  int64_t next_eval_ = 0, last_epoch_ = 0;
+  bool final_requested_ = false, final_done_ = false;
+  std::string final_eval_;
+};
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,33 @@
+// Evaluation of the current server weights, off the coordination loop's thread (the
+// coordinator never waits for it). Interface here; the LibTorch implementation is in
+// evaluation.cc so the coordinator itself stays free of LibTorch.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/cluster_map.h"
+
+namespace tteps::scheduler {
+
+struct EvalOutcome {
+  int64_t step = 0;     // the training step that asked for it
+  int64_t version = 0;  // server version evaluated
+  bool final = false;
+  std::string json;   // {"mape":..,"rmse":..,"mae":..,"n":..}
+  std::string error;  // non-empty if the evaluation failed
+};
+
+class Evaluation {
+ public:
+  virtual ~Evaluation() = default;
+  // Called once the cluster map is known.
+  virtual void Start(const ClusterMap& map) = 0;
+  // Asks for an evaluation at `step`; ignored while one is running, unless `final` (then
+  // queued; the final one also writes model.pt).
+  virtual void Request(int64_t step, bool final) = 0;
+  virtual std::optional<EvalOutcome> Poll() = 0;
+};
+
+}  // namespace tteps::scheduler

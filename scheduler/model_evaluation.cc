@@ -1,0 +1,121 @@
+#include "scheduler/model_evaluation.h"
+
+#include <glog/logging.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "common/kv_client.h"
+#include "worker/deeptte/checkpoint.h"
+#include "worker/evaluator.h"
+#include "worker/model_params.h"
+
+namespace tteps::scheduler {
+namespace {
+
+class ModelEvaluation : public Evaluation {
+ public:
+  ModelEvaluation(zmq::context_t& ctx, deeptte::DeepTTE model, std::vector<data::Trip> trips,
+                  int64_t batch_size, double timeout_s, std::string model_path)
+      : ctx_(ctx),
+        model_(std::move(model)),
+        trips_(std::move(trips)),
+        batch_size_(batch_size),
+        timeout_s_(timeout_s),
+        model_path_(std::move(model_path)) {}
+
+  ~ModelEvaluation() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void Start(const ClusterMap& map) override {
+    map_ = map;
+    thread_ = std::thread([this] { Loop(); });
+  }
+
+  void Request(int64_t step, bool final) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!final && (busy_ || !requests_.empty())) return;
+    requests_.push_back({step, final});
+    cv_.notify_all();
+  }
+
+  std::optional<EvalOutcome> Poll() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (results_.empty()) return std::nullopt;
+    auto r = results_.front();
+    results_.pop_front();
+    return r;
+  }
+
+ private:
+  void Loop() {
+    NodeInfo self;
+    self.role = Role::kScheduler;
+    self.host = HostName();
+    KVClient kv(ctx_, map_, self, timeout_s_, [this] {
+      std::lock_guard<std::mutex> lock(mu_);
+      return stop_;
+    });
+    const ParamLayout layout = LayoutOf(*model_);
+    std::vector<float> params(layout.total());
+    while (true) {
+      std::pair<int64_t, bool> req;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !requests_.empty(); });
+        if (stop_) return;
+        req = requests_.front();
+        requests_.pop_front();
+        busy_ = true;
+      }
+      EvalOutcome out;
+      out.step = req.first;
+      out.final = req.second;
+      try {
+        out.version = kv.Pull(0, params.data()).version;
+        CopyParamsIn(*model_, layout, params.data());
+        out.json = Evaluate(*model_, trips_, batch_size_).ToJson().str();
+        if (out.final) deeptte::SaveModel(model_, model_path_);
+      } catch (const std::exception& e) {
+        out.error = e.what();
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      busy_ = false;
+      results_.push_back(out);
+    }
+  }
+
+  zmq::context_t& ctx_;
+  deeptte::DeepTTE model_;
+  std::vector<data::Trip> trips_;
+  int64_t batch_size_;
+  double timeout_s_;
+  std::string model_path_;
+  ClusterMap map_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<int64_t, bool>> requests_;
+  std::deque<EvalOutcome> results_;
+  bool busy_ = false, stop_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Evaluation> MakeModelEvaluation(zmq::context_t& ctx, deeptte::DeepTTE model,
+                                                std::vector<data::Trip> eval_trips,
+                                                int64_t batch_size, double timeout_s,
+                                                std::string model_path) {
+  return std::make_unique<ModelEvaluation>(ctx, std::move(model), std::move(eval_trips), batch_size,
+                                           timeout_s, std::move(model_path));
+}
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,19 @@
+// Evaluation backed by DeepTTE: pulls the weights from the servers into a model of its own
+// and evaluates it on the eval split; the final evaluation also saves model.pt.
+#pragma once
+
+#include <vector>
+#include <zmq.hpp>
+
+#include "scheduler/evaluation.h"
+#include "worker/data/trip.h"
+#include "worker/deeptte/deeptte.h"
+
+namespace tteps::scheduler {
+
+std::unique_ptr<Evaluation> MakeModelEvaluation(zmq::context_t& ctx, deeptte::DeepTTE model,
+                                                std::vector<data::Trip> eval_trips,
+                                                int64_t batch_size, double timeout_s,
+                                                std::string model_path);
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,102 @@
+// tteps-scheduler: coordinates a parameter-server job (rank 0 of the mpirun). It holds the
+// job's configuration (all training flags are given to it and sent to every node), registers
+// servers and workers, watches heartbeats, gathers metrics, evaluates and writes the outputs.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <torch/torch.h>
+
+#include <zmq.hpp>
+
+#include "common/bootstrap.h"
+#include "common/init.h"
+#include "common/run_output.h"
+#include "common/transport.h"
+#include "scheduler/coordinator.h"
+#include "scheduler/model_evaluation.h"
+#include "server/server_flags.h"
+#include "server/shard.h"
+#include "worker/dataset.h"
+#include "worker/model_params.h"
+#include "worker/worker_flags.h"
+
+DEFINE_string(mode, "sync", "consistency model: sync (BSP), async (ASP) or ssp (--staleness)");
+DEFINE_string(out_dir, "out", "output directory: metrics.jsonl, summary.json, model.pt");
+DEFINE_int32(num_servers, 0, "started without MPI: how many servers will register");
+DEFINE_int32(num_workers, 0, "started without MPI: how many workers will register");
+DEFINE_double(silence_s, 0, "a node silent this long fails the job (0: 5 x --heartbeat_s)");
+
+namespace tteps::scheduler {
+namespace {
+
+int Schedule(Bootstrap& boot) {
+  server::ParseConsistency(FLAGS_mode);  // validates
+  server::OptimizerConfigFromFlags();
+  auto train_opts = TrainOptionsFromFlags();
+  auto dataset = LoadDataset(DatasetOptionsFromFlags());
+  LOG(INFO) << "data: " << dataset.description;
+  torch::manual_seed(train_opts.seed);
+  deeptte::DeepTTE model(ModelConfigFromFlags(), data::LoadNormStats(FLAGS_stats));
+  const ParamLayout layout = LayoutOf(*model);
+  LOG(INFO) << "parameters: " << layout.Describe();
+
+  zmq::context_t ctx;
+  auto socket = MakeSocket(ctx, zmq::socket_type::router);
+  std::string endpoint;
+  if (boot.mpi) {
+    endpoint = BindEphemeral(socket, boot.advertise_host);
+  } else {
+    socket.bind("tcp://*:" +
+                boot.scheduler_endpoint.substr(boot.scheduler_endpoint.rfind(':') + 1));
+    endpoint = boot.scheduler_endpoint;
+  }
+  ShareSchedulerEndpoint(&boot, endpoint);
+  LOG(INFO) << "scheduler at " << endpoint;
+
+  CoordinatorOptions o;
+  o.mode = FLAGS_mode;
+  o.num_servers = boot.mpi ? boot.num_servers : FLAGS_num_servers;
+  o.num_workers = boot.mpi ? boot.num_workers : FLAGS_num_workers;
+  if (o.num_servers < 1 || o.num_workers < 1) {
+    throw std::invalid_argument("the job needs at least one server and one worker (found " +
+                                std::to_string(o.num_servers) + " and " +
+                                std::to_string(o.num_workers) + ")");
+  }
+  o.param_count = layout.total();
+  o.fingerprint = layout.fingerprint();
+  o.total_steps = TotalSteps(train_opts, dataset.train.size());
+  o.batch_size = train_opts.batch_size;
+  o.eval_every = train_opts.eval_every;
+  o.timeout_s = TimeoutSeconds();
+  o.silence_s = FLAGS_silence_s > 0 ? FLAGS_silence_s : 5 * HeartbeatSeconds();
+  o.progress_s = train_opts.progress_s;
+  o.flags = FlagValues();
+
+  RunOutput out(FLAGS_out_dir);
+  auto eval = MakeModelEvaluation(ctx, model, std::move(dataset.eval), train_opts.eval_batch_size,
+                                  TimeoutSeconds(), out.Path("model.pt"));
+  Coordinator coordinator(socket, o, eval.get(), &out);
+  const int rc = coordinator.Run();
+  eval.reset();
+  return rc;
+}
+
+}  // namespace
+}  // namespace tteps::scheduler
+
+int main(int argc, char** argv) {
+  tteps::InitProgram(&argc, &argv,
+                     "tteps-scheduler: coordinates a tteps parameter-server job (MPI rank 0).\n"
+                     "  launch/tteps --mode sync --workers 2 --servers 1 -- [training flags]");
+  torch::set_num_threads(FLAGS_threads);
+  tteps::Bootstrap boot;
+  int rc = 1;
+  try {
+    boot = tteps::StartNode(tteps::Role::kScheduler);
+    rc = tteps::scheduler::Schedule(boot);
+  } catch (const std::exception& e) {
+    LOG(ERROR) << e.what();
+    rc = 1;
+  }
+  tteps::EndNode(boot, rc == 0);
+  return rc;
+}

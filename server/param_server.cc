@@ -1,0 +1,174 @@
+#include "server/param_server.h"
+
+#include <glog/logging.h>
+
+#include "common/codec.h"
+#include "common/json_writer.h"
+
+namespace tteps::server {
+
+using Clock = std::chrono::steady_clock;
+
+ParamServer::ParamServer(zmq::socket_t& socket, const ClusterMap& map, int id, Shard* shard,
+                         double timeout_s)
+    : socket_(socket), map_(map), id_(id), shard_(shard), timeout_s_(timeout_s) {}
+
+std::string ParamServer::WorkerName(int w) const {
+  return w >= 0 && w < static_cast<int>(map_.workers.size()) ? map_.workers[w].Name()
+                                                             : "worker " + std::to_string(w);
+}
+
+void ParamServer::Run(const std::function<bool()>& stop) {
+  while (!stop()) {
+    Message m;
+    std::string peer;
+    try {
+      if (ReceiveMessage(socket_, /*router=*/true, 10, &m, &peer)) Handle(m);
+    } catch (const CodecError& e) {
+      Header unknown;
+      ReplyError(peer, unknown, std::string("malformed message: ") + e.what());
+    }
+    ServePending();
+  }
+}
+
+void ParamServer::ReplyError(const std::string& peer, const Header& request,
+                             const std::string& what) {
+  ++errors_;
+  LOG(ERROR) << "server " << id_ << ": rejected " << TypeName(request.type) << " from "
+             << RoleName(request.sender_role) << " " << request.sender_id << ": " << what;
+  if (peer.empty()) return;
+  Header h;
+  h.type = MsgType::kError;
+  h.sender_role = Role::kServer;
+  h.sender_id = id_;
+  h.request_id = request.request_id;
+  h.text = what;
+  SendMessage(socket_, h, {}, peer);
+}
+
+void ParamServer::Reply(const std::string& peer, const Header& request, MsgType type) {
+  Header h;
+  h.type = type;
+  h.sender_role = Role::kServer;
+  h.sender_id = id_;
+  h.request_id = request.request_id;
+  h.step = shard_->version();
+  SendMessage(socket_, h, {}, peer);
+}
+
+void ParamServer::Handle(Message& m) {
+  const Header& h = m.header;
+  const bool data =
+      h.type == MsgType::kInit || h.type == MsgType::kPush || h.type == MsgType::kPull;
+  if (!data) return ReplyError(m.peer, h, std::string("unexpected ") + TypeName(h.type));
+  if (h.fingerprint != map_.fingerprint) {
+    return ReplyError(m.peer, h,
+                      "parameter layout fingerprint " + std::to_string(h.fingerprint) +
+                          " does not match the job's " + std::to_string(map_.fingerprint));
+  }
+  if (h.ranges.size() != 1 || !(h.ranges[0] == shard_->range())) {
+    return ReplyError(
+        m.peer, h,
+        "this server holds " + shard_->range().ToString() + ", the request names other keys");
+  }
+  try {
+    switch (h.type) {
+      case MsgType::kInit:
+        if (!shard_->initialized()) shard_->Init(m.floats(0));
+        Reply(m.peer, h, MsgType::kInitAck);
+        break;
+      case MsgType::kPush: {
+        const int64_t stale = shard_->Push(h.sender_id, h.step, h.samples, m.floats(0));
+        ++staleness_[stale];
+        ++pushes_;
+        Reply(m.peer, h, MsgType::kPushAck);
+        break;
+      }
+      case MsgType::kPull:
+        ++pulls_;
+        pending_.push_back({m.peer, h, Clock::now()});
+        break;
+      default:
+        break;
+    }
+  } catch (const std::invalid_argument& e) {
+    ReplyError(m.peer, h, e.what());
+  }
+}
+
+void ParamServer::ReplyPull(const PendingPull& p) {
+  Header h;
+  h.type = MsgType::kPullReply;
+  h.sender_role = Role::kServer;
+  h.sender_id = id_;
+  h.request_id = p.header.request_id;
+  h.step = shard_->version();
+  h.fingerprint = map_.fingerprint;
+  h.held_s = std::chrono::duration<double>(Clock::now() - p.arrived).count();
+  h.ranges = {shard_->range()};
+  auto values = shard_->values();  // shared: a later step copies instead of overwriting
+  SendMessage(socket_, h, {{values, values->data(), values->size()}}, p.peer);
+}
+
+void ParamServer::ServePending() {
+  const auto now = Clock::now();
+  for (size_t i = 0; i < pending_.size();) {
+    const PendingPull& p = pending_[i];
+    if (shard_->PullReady(p.header.sender_id, p.header.step)) {
+      ReplyPull(p);
+    } else if (std::chrono::duration<double>(now - p.arrived).count() > timeout_s_) {
+      std::string who;
+      for (int w : shard_->Blockers(p.header.sender_id, p.header.step)) {
+        who += (who.empty() ? "" : ", ") + WorkerName(w);
+      }
+      if (!shard_->initialized()) who = "the initial values from worker 0";
+      ReplyError(p.peer, p.header,
+                 "pull for " + std::to_string(p.header.step) + " waited " +
+                     std::to_string(static_cast<int>(timeout_s_)) + " s (--timeout_s) for " +
+                     (who.empty() ? "pushes" : who));
+    } else {
+      ++i;
+      continue;
+    }
+    pending_.erase(pending_.begin() + i);
+  }
+}
+
+std::string ParamServer::StatsJson() const {
+  JsonObject hist;
+  int64_t count = 0, max = 0;
+  double sum = 0;
+  for (const auto& [s, n] : staleness_) {
+    hist.Add(std::to_string(s), n);
+    count += n;
+    sum += static_cast<double>(s) * n;
+    max = std::max(max, s);
+  }
+  // Percentiles from the histogram: the smallest staleness covering that share of pushes.
+  auto percentile = [&](double q) {
+    int64_t seen = 0;
+    for (const auto& [s, n] : staleness_) {
+      seen += n;
+      if (seen >= q * count) return s;
+    }
+    return int64_t{0};
+  };
+  JsonObject summary;
+  summary.Add("mean", count ? sum / count : 0.0)
+      .Add("p50", percentile(0.5))
+      .Add("p90", percentile(0.9))
+      .Add("p99", percentile(0.99))
+      .Add("max", max)
+      .Add("histogram", hist);
+  return JsonObject()
+      .Add("server", id_)
+      .Add("pushes", pushes_)
+      .Add("pulls", pulls_)
+      .Add("errors", errors_)
+      .Add("version", shard_->version())
+      .Add("staleness", summary)
+      .str();
+}
+
+}  // namespace tteps::server

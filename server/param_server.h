@@ -1,0 +1,56 @@
+// The parameter server's event loop, in the manner of ps-lite's KVServer: it receives init,
+// push and pull requests on its ROUTER socket, validates each, lets the Shard apply the
+// consistency model, and answers. A malformed or mismatched request gets an error reply and a
+// log line; the server keeps serving.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/cluster_map.h"
+#include "common/control_channel.h"
+#include "common/transport.h"
+#include "server/shard.h"
+
+namespace tteps::server {
+
+class ParamServer {
+ public:
+  ParamServer(zmq::socket_t& socket, const ClusterMap& map, int id, Shard* shard, double timeout_s);
+  // Serves until `stop` returns true (checked every few milliseconds).
+  void Run(const std::function<bool()>& stop);
+  // Handles one received message (exposed for tests).
+  void Handle(Message& m);
+  // Answers the pulls that can be answered, and fails those waiting past the timeout.
+  void ServePending();
+
+  // {"server":id,"pushes":..,"pulls":..,"errors":..,"version":..,"staleness":{"0":n,..}}
+  std::string StatsJson() const;
+  int64_t errors() const { return errors_; }
+
+ private:
+  struct PendingPull {
+    std::string peer;
+    Header header;
+    std::chrono::steady_clock::time_point arrived;
+  };
+  void ReplyError(const std::string& peer, const Header& request, const std::string& what);
+  void Reply(const std::string& peer, const Header& request, MsgType type);
+  void ReplyPull(const PendingPull& p);
+  std::string WorkerName(int w) const;
+
+  zmq::socket_t& socket_;
+  ClusterMap map_;
+  int id_;
+  Shard* shard_;
+  double timeout_s_;
+  std::vector<PendingPull> pending_;
+  std::map<int64_t, int64_t> staleness_;  // staleness -> pushes
+  int64_t pushes_ = 0, pulls_ = 0, errors_ = 0;
+};
+
+}  // namespace tteps::server

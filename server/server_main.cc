@@ -1,0 +1,76 @@
+// tteps-server: holds one key range of the parameters and applies the optimizer to it.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <zmq.hpp>
+
+#include "common/bootstrap.h"
+#include "common/control_channel.h"
+#include "common/init.h"
+#include "common/transport.h"
+#include "server/param_server.h"
+#include "server/server_flags.h"
+
+namespace tteps::server {
+namespace {
+
+int Serve(Bootstrap& boot) {
+  zmq::context_t ctx;
+  auto socket = MakeSocket(ctx, zmq::socket_type::router);
+  NodeInfo self;
+  self.role = Role::kServer;
+  self.id = boot.role_id;
+  self.mpi_rank = boot.rank;
+  self.host = HostName();
+  self.pid = getpid();
+  self.endpoint = BindEphemeral(socket, boot.advertise_host);
+  ShareSchedulerEndpoint(&boot, "");
+
+  ControlChannel control(ctx, boot.scheduler_endpoint, self, TimeoutSeconds(), HeartbeatSeconds());
+  const ClusterMap map = control.Register();
+  ApplyJobFlags(map.flags);
+  const int id = map.your_id;
+  const KeyRange range = map.ranges.at(id);
+  LOG(INFO) << "server " << id << " at " << self.endpoint << " holds " << range.ToString() << " ("
+            << range.size() << " floats), mode " << map.mode;
+  control.Start();
+
+  Shard shard(range, ParseConsistency(map.mode), static_cast<int>(map.workers.size()),
+              FLAGS_staleness, MakeOptimizer(OptimizerConfigFromFlags(), range.size()));
+  ParamServer server(socket, map, id, &shard, TimeoutSeconds());
+  server.Run([&] { return control.ShutdownRequested(); });
+
+  std::string reason;
+  bool failed = false;
+  control.ShutdownRequested(&reason, &failed);
+  control.Send(MsgType::kMetrics, shard.version(), server.StatsJson());
+  control.Flush();
+  if (failed) {
+    LOG(ERROR) << "server " << id << " stops: " << reason;
+    return 1;
+  }
+  LOG(INFO) << "server " << id << " done: " << server.StatsJson();
+  return 0;
+}
+
+}  // namespace
+}  // namespace tteps::server
+
+int main(int argc, char** argv) {
+  tteps::InitProgram(&argc, &argv,
+                     "tteps-server: a parameter server holding one key range of the model.\n"
+                     "Started by launch/tteps (mpirun); its configuration comes from the "
+                     "scheduler.");
+  tteps::Bootstrap boot;
+  int rc = 1;
+  try {
+    boot = tteps::StartNode(tteps::Role::kServer);
+    rc = tteps::server::Serve(boot);
+  } catch (const std::exception& e) {
+    LOG(ERROR) << e.what();
+    rc = 1;
+  }
+  tteps::EndNode(boot, rc == 0);
+  return rc;
+}

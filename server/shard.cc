@@ -1,0 +1,129 @@
+#include "server/shard.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tteps::server {
+
+Consistency ParseConsistency(const std::string& mode) {
+  if (mode == "sync") return Consistency::kSync;
+  if (mode == "async") return Consistency::kAsync;
+  if (mode == "ssp") return Consistency::kSsp;
+  throw std::invalid_argument("mode must be sync, async or ssp, not '" + mode + "'");
+}
+
+Shard::Shard(KeyRange range, Consistency mode, int num_workers, int64_t staleness,
+             std::unique_ptr<Optimizer> optimizer)
+    : range_(range),
+      mode_(mode),
+      num_workers_(num_workers),
+      staleness_(staleness),
+      optimizer_(std::move(optimizer)),
+      values_(std::make_shared<std::vector<float>>(range.size(), 0.f)),
+      clocks_(num_workers, 0),
+      grad_(range.size()),
+      pushed_(num_workers, false) {
+  if (num_workers < 1) throw std::invalid_argument("a shard needs at least one worker");
+  if (optimizer_->size() != static_cast<size_t>(range.size())) {
+    throw std::invalid_argument("optimizer sized for another range");
+  }
+  if (mode_ == Consistency::kSync) sum_.assign(range.size(), 0.f);
+}
+
+void Shard::Init(const float* values) {
+  if (values_.use_count() > 1) values_ = std::make_shared<std::vector<float>>(*values_);
+  std::copy(values, values + range_.size(), values_->begin());
+  initialized_ = true;
+}
+
+void Shard::Apply(const float* grad_sum, int64_t samples) {
+  // Sum -> mean, multiplying by the reciprocal in float like the local trainer does.
+  const float scale = static_cast<float>(1.0 / static_cast<double>(samples));
+  const size_t n = grad_.size();
+  for (size_t i = 0; i < n; ++i) grad_[i] = grad_sum[i] * scale;
+  if (values_.use_count() > 1) values_ = std::make_shared<std::vector<float>>(*values_);
+  optimizer_->Step(values_->data(), grad_.data());
+  ++version_;
+}
+
+int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const float* grad_sum) {
+  if (worker < 0 || worker >= num_workers_) {
+    throw std::invalid_argument("push from unknown worker " + std::to_string(worker));
+  }
+  if (!initialized_) throw std::invalid_argument("push before the shard was initialised");
+  // A worker whose slice of a small last batch is empty pushes zero samples: it still counts.
+  if (samples < 0) throw std::invalid_argument("push with " + std::to_string(samples) + " samples");
+  if (grad_version > version_) {
+    throw std::invalid_argument("push computed on version " + std::to_string(grad_version) +
+                                ", newer than the shard's " + std::to_string(version_));
+  }
+  const int64_t staleness = version_ - grad_version;
+  if (mode_ != Consistency::kSync) {
+    if (samples > 0) Apply(grad_sum, samples);
+    ++clocks_[worker];
+    return staleness;
+  }
+  if (grad_version != version_) {
+    throw std::invalid_argument("sync push for version " + std::to_string(grad_version) +
+                                ", the shard is collecting version " + std::to_string(version_));
+  }
+  if (pushed_[worker]) {
+    throw std::invalid_argument("second push of worker " + std::to_string(worker) +
+                                " for version " + std::to_string(version_));
+  }
+  for (size_t i = 0; i < sum_.size(); ++i) sum_[i] += grad_sum[i];
+  sum_samples_ += samples;
+  pushed_[worker] = true;
+  ++clocks_[worker];
+  if (++pushes_ == num_workers_) {
+    if (sum_samples_ > 0) {
+      Apply(sum_.data(), sum_samples_);
+    } else {
+      ++version_;  // nothing to learn from, but the version advances for every worker alike
+    }
+    std::fill(sum_.begin(), sum_.end(), 0.f);
+    std::fill(pushed_.begin(), pushed_.end(), false);
+    sum_samples_ = 0;
+    pushes_ = 0;
+  }
+  return 0;
+}
+
+int64_t Shard::MinClock() const { return *std::min_element(clocks_.begin(), clocks_.end()); }
+
+bool Shard::PullReady(int /*worker*/, int64_t want) const {
+  if (!initialized_) return false;
+  switch (mode_) {
+    case Consistency::kSync:
+      return version_ >= want;
+    case Consistency::kAsync:
+      return true;
+    case Consistency::kSsp:
+      return MinClock() >= want - staleness_;
+  }
+  return false;
+}
+
+std::vector<int> Shard::Blockers(int worker, int64_t want) const {
+  std::vector<int> out;
+  if (!initialized_ || PullReady(worker, want)) return out;
+  for (int w = 0; w < num_workers_; ++w) {
+    const bool waiting_on = mode_ == Consistency::kSync ? !pushed_[w] && version_ < want
+                                                        : clocks_[w] < want - staleness_;
+    if (waiting_on) out.push_back(w);
+  }
+  return out;
+}
+
+void Shard::Restore(std::vector<float> values, int64_t version, std::vector<int64_t> clocks) {
+  if (values.size() != static_cast<size_t>(range_.size()) ||
+      clocks.size() != static_cast<size_t>(num_workers_)) {
+    throw std::invalid_argument("checkpoint does not match the shard's range or worker count");
+  }
+  values_ = std::make_shared<std::vector<float>>(std::move(values));
+  version_ = version;
+  clocks_ = std::move(clocks);
+  initialized_ = true;
+}
+
+}  // namespace tteps::server

@@ -1,0 +1,75 @@
+// One server's slice of the parameters and the consistency model that decides when pushes are
+// applied and when pulls may be answered. Pure logic (no sockets) so that it is unit tested.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/key_range.h"
+#include "server/optimizer.h"
+
+namespace tteps::server {
+
+enum class Consistency { kSync, kAsync, kSsp };
+Consistency ParseConsistency(const std::string& mode);  // sync | async | ssp
+
+class Shard {
+ public:
+  Shard(KeyRange range, Consistency mode, int num_workers, int64_t staleness,
+        std::unique_ptr<Optimizer> optimizer);
+
+  // The initial values (from worker 0). Pulls are held until then.
+  void Init(const float* values);
+  bool initialized() const { return initialized_; }
+
+  // A gradient sum over `samples` trips computed on parameters of `grad_version`.
+  // sync: summed into the current version's aggregate; when every worker has pushed, one
+  //   optimizer step with sum / total samples (Σ n_i g_i / Σ n_i) makes the next version.
+  // async / ssp: applied at once with sum / samples.
+  // Returns the push's staleness (version at arrival - grad_version). Throws
+  // std::invalid_argument for a push the model forbids (sync: wrong version or a second push).
+  int64_t Push(int worker, int64_t grad_version, int64_t samples, const float* grad_sum);
+
+  // Whether a pull may be answered now. `want`: sync, the version; ssp, the worker's clock
+  // (pushes it has made); async: ignored.
+  bool PullReady(int worker, int64_t want) const;
+
+  // Workers whose pushes a pull waiting for `want` still needs (for error messages).
+  std::vector<int> Blockers(int worker, int64_t want) const;
+
+  int64_t version() const { return version_; }
+  const KeyRange& range() const { return range_; }
+  // The current values. The pointer stays valid (and unchanged) while the caller holds it:
+  // a step that finds the buffer shared writes into a fresh copy instead (copy-on-write), so
+  // zero-copy pull replies in flight are never modified.
+  std::shared_ptr<const std::vector<float>> values() const { return values_; }
+  int64_t clock(int worker) const { return clocks_[worker]; }
+  Optimizer& optimizer() { return *optimizer_; }
+  // Restores values, version and clocks (checkpoint resume).
+  void Restore(std::vector<float> values, int64_t version, std::vector<int64_t> clocks);
+
+ private:
+  void Apply(const float* grad_sum, int64_t samples);
+  int64_t MinClock() const;
+
+  KeyRange range_;
+  Consistency mode_;
+  int num_workers_;
+  int64_t staleness_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::shared_ptr<std::vector<float>> values_;
+  bool initialized_ = false;
+  int64_t version_ = 0;
+  std::vector<int64_t> clocks_;  // pushes per worker
+  // sync aggregation of the current version
+  std::vector<float> sum_;
+  std::vector<float> grad_;
+  int64_t sum_samples_ = 0;
+  std::vector<bool> pushed_;
+  int pushes_ = 0;
+};
+
+}  // namespace tteps::server

@@ -1,0 +1,138 @@
+#include "worker/ps_worker.h"
+
+#include <glog/logging.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/json_writer.h"
+#include "worker/batch_slicer.h"
+#include "worker/data/batcher.h"
+#include "worker/gradient_step.h"
+#include "worker/model_params.h"
+
+namespace tteps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// This worker's slices of the global batches, epoch after epoch (every worker walks the same
+// global order, so the slices of one epoch are disjoint and cover it).
+class SliceStream {
+ public:
+  SliceStream(const std::vector<data::Trip>& trips, const TrainOptions& opts,
+              const PsWorkerOptions& ps)
+      : opts_(opts), ps_(ps) {
+    for (const auto& t : trips) lengths_.push_back(t.length());
+  }
+  std::vector<size_t> Next() {
+    if (next_ == batches_.size()) {
+      batches_ = data::EpochBatches(lengths_, opts_.batch_size, opts_.seed, ++epoch_);
+      next_ = 0;
+    }
+    return SliceFor(batches_[next_++], ps_.num_workers, ps_.worker, ps_.first_worker_batch);
+  }
+  int64_t epoch() const { return epoch_; }
+
+ private:
+  const TrainOptions& opts_;
+  const PsWorkerOptions& ps_;
+  std::vector<size_t> lengths_;
+  std::vector<std::vector<size_t>> batches_;
+  size_t next_ = 0;
+  int64_t epoch_ = -1;
+};
+
+}  // namespace
+
+PsWorker::PsWorker(deeptte::DeepTTE model, const std::vector<data::Trip>& train,
+                   const TrainOptions& opts, const PsWorkerOptions& ps, KVClient* kv,
+                   ControlChannel* control)
+    : model_(std::move(model)), train_(train), opts_(opts), ps_(ps), kv_(kv), control_(control) {}
+
+void PsWorker::Run() {
+  const ParamLayout layout = LayoutOf(*model_);
+  std::vector<float> params(layout.total());
+  if (ps_.worker == 0) {
+    CopyParamsOut(*model_, layout, params.data());
+    kv_->Init(params.data());
+  }
+  const int64_t total_steps = TotalSteps(opts_, train_.size());
+  SliceStream stream(train_, opts_, ps_);
+  std::shared_ptr<std::vector<float>> grad;
+  int64_t alpha = ps_.accumulation;
+
+  struct Window {
+    double loss = 0, compute = 0, push = 0, pull = 0, wait = 0, wall = 0;
+    int64_t trips = 0, steps = 0;
+  } win;
+  const auto start = Clock::now();
+  for (int64_t step = 0; step < total_steps; ++step) {
+    const auto step_start = Clock::now();
+    if (control_->alpha() > 0) alpha = control_->alpha();
+
+    // Pull: sync waits for version `step`; SSP for the slowest clock >= step - s.
+    auto t = Clock::now();
+    const PullResult pulled = kv_->Pull(ps_.mode == "async" ? 0 : step, params.data());
+    const double pull_total = Since(t);
+    CopyParamsIn(*model_, layout, params.data());
+
+    t = Clock::now();
+    model_->zero_grad();
+    MicroBatchStats sum;
+    for (int64_t a = 0; a < alpha; ++a) {
+      auto s = AccumulateGradients(*model_, train_, stream.Next());
+      sum.loss_sum += s.loss_sum;
+      sum.trips += s.trips;
+    }
+    // A buffer still referenced by an unfinished zero-copy send is left to it; take a new one.
+    if (!grad || grad.use_count() > 1) grad = std::make_shared<std::vector<float>>(layout.total());
+    CopyGradsOut(*model_, layout, grad->data());
+    const double compute = Since(t);
+    if (ps_.slowdown_percent > 0) {
+      std::this_thread::sleep_for(
+          std::chrono::duration<double>(compute * ps_.slowdown_percent / 100.0));
+    }
+
+    t = Clock::now();
+    kv_->Push(grad, pulled.version, sum.trips);
+    const double push = Since(t);
+
+    win.loss += sum.loss_sum;
+    win.trips += sum.trips;
+    win.compute += compute;
+    win.push += push;
+    win.wait += pulled.held_s;
+    win.pull += std::max(0.0, pull_total - pulled.held_s);
+    win.wall += Since(step_start);
+    ++win.steps;
+    const bool last = step + 1 == total_steps;
+    if ((step + 1) % opts_.log_every == 0 || last) {
+      control_->Send(MsgType::kMetrics, step + 1,
+                     JsonObject()
+                         .Add("type", "train")
+                         .Add("worker", ps_.worker)
+                         .Add("step", step + 1)
+                         .Add("epoch", stream.epoch())
+                         .Add("wall_s", Since(start))
+                         .Add("loss", win.trips ? win.loss / win.trips : 0.0)
+                         .Add("trips", win.trips)
+                         .Add("trips_per_s", win.trips / win.wall)
+                         .Add("alpha", alpha)
+                         .Add("compute_s", win.compute / win.steps)
+                         .Add("push_s", win.push / win.steps)
+                         .Add("pull_s", win.pull / win.steps)
+                         .Add("wait_s", win.wait / win.steps)
+                         .Add("window_s", win.wall)
+                         .str());
+      win = Window{};
+    }
+  }
+  control_->Send(MsgType::kDone, total_steps, "");
+  control_->Flush();
+}
+
+}  // namespace tteps
