@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The main job: set-up (dependencies, configure, build), then DeepTTE training on the shipped
-# Chengdu sample with evaluation on a held-out sixth of it. Writes out/main/{metrics.jsonl,
-# summary.json,model.pt} and prints the final evaluation. Extra arguments go to tteps-worker.
+# The main job: set-up (dependencies, configure, build), then a real parameter-server run on
+# the shipped Chengdu sample: mpirun with 1 scheduler, 2 servers and 2 workers in sync mode,
+# 10 epochs, evaluated on a held-out sixth of the sample. Writes out/main/{metrics.jsonl,
+# summary.json,model.pt} and prints the final evaluation. Extra arguments are training flags.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/launch/build.sh"
-exec "$root/build/bin/tteps-worker" --mode=local --out_dir "$root/out/main" --epochs 10 "$@"
+exec "$root/launch/tteps" --mode sync --workers 2 --servers 2 --out_dir "$root/out/main" \
+  -- --epochs 10 "$@"

@@ -35,7 +35,7 @@ inline std::string ReadFile(const std::string& path) {
 }
 
 // Runs a shell command with a hard time limit; returns its exit status (124 on timeout).
-inline int Run(const std::string& cmd, int limit_s, const std::string& log) {
+inline int RunCommand(const std::string& cmd, int limit_s, const std::string& log) {
   const std::string full = "TTEPS_BIN=" + Bin() + " timeout -k 5 " + std::to_string(limit_s) + " " +
                            cmd + " >" + log + " 2>&1";
   const int rc = std::system(full.c_str());

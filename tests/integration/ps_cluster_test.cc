@@ -1,9 +1,12 @@
 // Parameter-server jobs run for real: mpirun, ZeroMQ on loopback, the DeepTTE model.
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <regex>
 #include <thread>
+#include <zmq.hpp>
 
 #include "tests/integration/cluster_test_util.h"
 
@@ -19,13 +22,13 @@ double SyncVersusLocal(const std::string& name, const std::string& flags) {
   const std::string dir = FreshDir(name);
   const std::string common = " --train_data " + std::string(kData) +
                              " --max_steps 20 --batch_size 64 --log_every 5 " + flags;
-  EXPECT_EQ(Run(Bin() + "/tteps-worker --mode=local --out_dir " + dir + "/local" + common, 300,
-                dir + "/local.log"),
+  EXPECT_EQ(RunCommand(Bin() + "/tteps-worker --mode=local --out_dir " + dir + "/local" + common,
+                       300, dir + "/local.log"),
             0)
       << ReadFile(dir + "/local.log");
-  EXPECT_EQ(Run(Launcher() + " --mode sync --workers 2 --servers 2 --out_dir " + dir + "/sync --" +
-                    common,
-                300, dir + "/sync.log"),
+  EXPECT_EQ(RunCommand(Launcher() + " --mode sync --workers 2 --servers 2 --out_dir " + dir +
+                           "/sync --" + common,
+                       300, dir + "/sync.log"),
             0)
       << ReadFile(dir + "/sync.log");
   const std::string summary = ReadFile(dir + "/sync/summary.json");
@@ -47,6 +50,115 @@ TEST(PsCluster, SyncWithAdamEqualsLocalTraining) {
   const double diff = SyncVersusLocal("sync_adam", "--optimizer adam --lr 0.001");
   std::printf("sync vs local, Adam: max |diff| = %g\n", diff);
   EXPECT_LT(diff, 1e-4);
+}
+
+}  // namespace
+}  // namespace tteps
+
+namespace tteps {
+namespace {
+
+using namespace testing_util;
+
+// Trains 10 epochs on the first 1,000 sample trips and returns the eval MAPE on the other 200.
+double TenEpochMape(const std::string& name, const std::string& launch_flags,
+                    const std::string& train_flags) {
+  const std::string dir = FreshDir(name);
+  const std::string cmd = Launcher() + " " + launch_flags + " --out_dir " + dir + "/run -- " +
+                          "--train_data " + kData + " --eval_fraction 0.1667 --split tail " +
+                          "--epochs 10 --batch_size 64 " + train_flags;
+  EXPECT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  std::printf("%s: %s\n", name.c_str(), summary.c_str());
+  EXPECT_EQ(JsonNumber(summary, "n"), 200) << summary;
+  return JsonNumber(summary, "mape");
+}
+
+TEST(PsCluster, AsyncWithThreeWorkersReachesMapeBelowPoint45) {
+  const double mape = TenEpochMape("async3", "--mode async --workers 3 --servers 1", "");
+  EXPECT_LT(mape, 0.45);
+}
+
+TEST(PsCluster, SspWithStalenessOneReachesMapeBelowPoint45) {
+  const double mape = TenEpochMape("ssp1", "--mode ssp --workers 3 --servers 2", "--staleness 1");
+  EXPECT_LT(mape, 0.45);
+}
+
+// Starts `cmd` in the background; returns its pid.
+pid_t Spawn(const std::string& cmd) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    execl("/bin/bash", "bash", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+TEST(PsCluster, KilledWorkerIsNamedAndTheJobEndsNonZero) {
+  const std::string dir = FreshDir("kill");
+  const double timeout_s = 20;
+  const pid_t job =
+      Spawn("TTEPS_BIN=" + Bin() + " " + Launcher() +
+            " --mode sync --workers 2 --servers 1 --out_dir " + dir + "/run -- --train_data " +
+            kData + " --epochs 50 --log_every 1 --heartbeat_s 0.5 --timeout_s " +
+            std::to_string(timeout_s) + " >" + dir + "/log 2>&1");
+  // Wait until training runs, then find worker 1's pid in the scheduler's log.
+  const std::regex registered(R"(registered worker 1 \(rank \d+, host [^,]+, pid (\d+)\))");
+  pid_t victim = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
+    std::smatch m;
+    const std::string log = ReadFile(dir + "/log");
+    if (std::regex_search(log, m, registered) &&
+        ReadFile(dir + "/run/metrics.jsonl").find("\"type\":\"train\"") != std::string::npos) {
+      victim = std::stoi(m[1]);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_GT(victim, 0) << ReadFile(dir + "/log");
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+  int status = 0;
+  while (waitpid(job, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() - killed > std::chrono::seconds(int(timeout_s) + 30)) {
+      kill(-job, SIGKILL);
+      waitpid(job, &status, 0);
+      FAIL() << "the job did not end after its worker was killed\n" << ReadFile(dir + "/log");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  const std::string log = ReadFile(dir + "/log");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << log;
+  EXPECT_LT(took, timeout_s) << log;
+  EXPECT_NE(log.find("job failed: worker 1 (rank"), std::string::npos) << log;
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_NE(summary.find("\"error\":\"worker 1"), std::string::npos) << summary;
+  std::printf("killed worker named after %.1f s\n", took);
+}
+
+TEST(PsCluster, StartsWithoutMpi) {
+  const std::string dir = FreshDir("tcp");
+  // A free port: bind an ephemeral one and release it.
+  zmq::context_t ctx;
+  std::string endpoint;
+  {
+    zmq::socket_t probe(ctx, zmq::socket_type::rep);
+    probe.bind("tcp://127.0.0.1:*");
+    endpoint = probe.get(zmq::sockopt::last_endpoint);
+  }
+  const std::string flags = " --scheduler=" + endpoint + " --timeout_s 60";
+  const std::string cmd =
+      "(" + Bin() + "/tteps-scheduler --mode sync --num_servers 1 --num_workers 1 --out_dir " +
+      dir + "/run --train_data " + kData + " --max_steps 5" + flags + " & s=$!; " + Bin() +
+      "/tteps-server" + flags + " & " + Bin() + "/tteps-worker" + flags + " & wait $s)";
+  EXPECT_EQ(RunCommand("bash -c '" + cmd + "'", 120, dir + "/log"), 0) << ReadFile(dir + "/log");
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_EQ(JsonNumber(summary, "steps"), 5) << summary;
+  EXPECT_GT(JsonNumber(summary, "mape"), 0) << summary;
 }
 
 }  // namespace
