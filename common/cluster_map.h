@@ -40,10 +40,15 @@ struct ClusterMap {
   uint64_t fingerprint = 0;
   // The job's configuration (flag name, value), applied by every node for the flags it knows.
   std::vector<std::pair<std::string, std::string>> flags;
+  // Resuming: the checkpoint version the servers restore (-1: a fresh start) and each worker's
+  // first step.
+  int64_t resume_version = -1;
+  std::vector<int64_t> start_steps;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(mode, your_id, servers, ranges, workers, param_count, fingerprint, flags);
+    ar(mode, your_id, servers, ranges, workers, param_count, fingerprint, flags, resume_version,
+       start_steps);
   }
 };
 

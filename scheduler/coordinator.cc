@@ -77,6 +77,9 @@ void Coordinator::SendMaps() {
   map_.param_count = opts_.param_count;
   map_.fingerprint = opts_.fingerprint;
   map_.flags = opts_.flags;
+  map_.resume_version = opts_.resume_version;
+  map_.start_steps = opts_.start_steps;
+  for (size_t w = 0; w < opts_.start_steps.size(); ++w) progress_[w].step = opts_.start_steps[w];
   map_.ranges = PartitionKeys(opts_.param_count, opts_.num_servers);
   map_.servers.assign(opts_.num_servers, {});
   map_.workers.assign(opts_.num_workers, {});

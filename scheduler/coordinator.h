@@ -31,6 +31,8 @@ struct CoordinatorOptions {
   double silence_s = 5;  // a node silent this long is reported and the job fails
   double progress_s = 5;
   std::vector<std::pair<std::string, std::string>> flags;  // the job's configuration
+  int64_t resume_version = -1;       // >= 0: the servers restore this checkpoint version
+  std::vector<int64_t> start_steps;  // resuming: each worker's first step
 };
 
 class Coordinator {

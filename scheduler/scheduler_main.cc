@@ -13,6 +13,7 @@
 #include "common/transport.h"
 #include "scheduler/coordinator.h"
 #include "scheduler/model_evaluation.h"
+#include "server/checkpoint.h"
 #include "server/server_flags.h"
 #include "server/shard.h"
 #include "worker/dataset.h"
@@ -69,6 +70,18 @@ int Schedule(Bootstrap& boot) {
   o.timeout_s = TimeoutSeconds();
   o.silence_s = FLAGS_silence_s > 0 ? FLAGS_silence_s : 5 * HeartbeatSeconds();
   o.progress_s = train_opts.progress_s;
+  if (FLAGS_checkpoint_dir.empty()) FLAGS_checkpoint_dir = FLAGS_out_dir + "/checkpoints";
+  if (!FLAGS_resume.empty()) {
+    const auto point = server::ChooseResumePoint(FLAGS_resume, o.num_servers);
+    if (static_cast<int>(point.clocks.size()) != o.num_workers) {
+      throw std::invalid_argument("the checkpoint in " + FLAGS_resume + " is of a job with " +
+                                  std::to_string(point.clocks.size()) + " workers, not " +
+                                  std::to_string(o.num_workers));
+    }
+    o.resume_version = point.version;
+    o.start_steps = point.clocks;
+    LOG(INFO) << "resuming from " << FLAGS_resume << " at version " << point.version;
+  }
   o.flags = FlagValues();
 
   RunOutput out(FLAGS_out_dir);

@@ -79,10 +79,12 @@ void ParamServer::Handle(Message& m) {
         Reply(m.peer, h, MsgType::kInitAck);
         break;
       case MsgType::kPush: {
+        const int64_t before = shard_->version();
         const int64_t stale = shard_->Push(h.sender_id, h.step, h.samples, m.floats(0));
         ++staleness_[stale];
         ++pushes_;
         Reply(m.peer, h, MsgType::kPushAck);
+        if (shard_->version() != before && on_version_) on_version_(shard_->version());
         break;
       }
       case MsgType::kPull:

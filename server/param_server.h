@@ -21,6 +21,8 @@ namespace tteps::server {
 class ParamServer {
  public:
   ParamServer(zmq::socket_t& socket, const ClusterMap& map, int id, Shard* shard, double timeout_s);
+  // Called after a push made a new version (checkpoints hang here).
+  void OnNewVersion(std::function<void(int64_t version)> hook) { on_version_ = std::move(hook); }
   // Serves until `stop` returns true (checked every few milliseconds).
   void Run(const std::function<bool()>& stop);
   // Handles one received message (exposed for tests).
@@ -48,6 +50,7 @@ class ParamServer {
   int id_;
   Shard* shard_;
   double timeout_s_;
+  std::function<void(int64_t)> on_version_;
   std::vector<PendingPull> pending_;
   std::map<int64_t, int64_t> staleness_;  // staleness -> pushes
   int64_t pushes_ = 0, pulls_ = 0, errors_ = 0;

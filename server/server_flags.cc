@@ -7,6 +7,13 @@ DEFINE_int64(
     staleness, 2,
     "ssp mode: a worker at clock c may pull once every worker's clock is >= c - staleness");
 
+DEFINE_int64(checkpoint_every, 0,
+             "each server writes a checkpoint of its shard every this many versions (0: never)");
+DEFINE_string(checkpoint_dir, "", "where checkpoints go (default: <out_dir>/checkpoints)");
+DEFINE_string(resume, "",
+              "resume from the newest checkpoint in this directory that every server has "
+              "written: values, optimizer state, version and worker clocks");
+
 namespace tteps::server {
 
 OptimizerConfig OptimizerConfigFromFlags() {

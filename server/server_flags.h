@@ -12,6 +12,9 @@ DECLARE_string(optimizer);
 DECLARE_double(lr);
 DECLARE_double(momentum);
 DECLARE_int64(staleness);
+DECLARE_int64(checkpoint_every);
+DECLARE_string(checkpoint_dir);
+DECLARE_string(resume);
 
 namespace tteps::server {
 

@@ -9,6 +9,7 @@
 #include "common/control_channel.h"
 #include "common/init.h"
 #include "common/transport.h"
+#include "server/checkpoint.h"
 #include "server/param_server.h"
 #include "server/server_flags.h"
 
@@ -38,7 +39,17 @@ int Serve(Bootstrap& boot) {
 
   Shard shard(range, ParseConsistency(map.mode), static_cast<int>(map.workers.size()),
               FLAGS_staleness, MakeOptimizer(OptimizerConfigFromFlags(), range.size()));
+  if (map.resume_version >= 0) {
+    LoadCheckpoint(FLAGS_resume, id, map.resume_version, &shard);
+    LOG(INFO) << "server " << id << " resumed from " << FLAGS_resume << " at version "
+              << shard.version();
+  }
   ParamServer server(socket, map, id, &shard, TimeoutSeconds());
+  if (FLAGS_checkpoint_every > 0) {
+    server.OnNewVersion([&](int64_t version) {
+      if (version % FLAGS_checkpoint_every == 0) SaveCheckpoint(FLAGS_checkpoint_dir, id, shard);
+    });
+  }
   server.Run([&] { return control.ShutdownRequested(); });
 
   std::string reason;

@@ -47,6 +47,7 @@ class Shard {
   // zero-copy pull replies in flight are never modified.
   std::shared_ptr<const std::vector<float>> values() const { return values_; }
   int64_t clock(int worker) const { return clocks_[worker]; }
+  const std::vector<int64_t>& clocks() const { return clocks_; }
   Optimizer& optimizer() { return *optimizer_; }
   // Restores values, version and clocks (checkpoint resume).
   void Restore(std::vector<float> values, int64_t version, std::vector<int64_t> clocks);

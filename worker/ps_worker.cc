@@ -56,7 +56,7 @@ PsWorker::PsWorker(deeptte::DeepTTE model, const std::vector<data::Trip>& train,
 void PsWorker::Run() {
   const ParamLayout layout = LayoutOf(*model_);
   std::vector<float> params(layout.total());
-  if (ps_.worker == 0) {
+  if (ps_.worker == 0 && ps_.start_step == 0) {
     CopyParamsOut(*model_, layout, params.data());
     kv_->Init(params.data());
   }
@@ -64,13 +64,15 @@ void PsWorker::Run() {
   SliceStream stream(train_, opts_, ps_);
   std::shared_ptr<std::vector<float>> grad;
   int64_t alpha = ps_.accumulation;
+  // Resuming: skip the data the first start_step steps consumed (same accumulation assumed).
+  for (int64_t i = 0; i < ps_.start_step * alpha; ++i) stream.Next();
 
   struct Window {
     double loss = 0, compute = 0, push = 0, pull = 0, wait = 0, wall = 0;
     int64_t trips = 0, steps = 0;
   } win;
   const auto start = Clock::now();
-  for (int64_t step = 0; step < total_steps; ++step) {
+  for (int64_t step = ps_.start_step; step < total_steps; ++step) {
     const auto step_start = Clock::now();
     if (control_->alpha() > 0) alpha = control_->alpha();
 

@@ -18,6 +18,7 @@ struct PsWorkerOptions {
   int64_t accumulation = 1;         // micro-batches per push (the scheduler may change it)
   int64_t first_worker_batch = -1;  // slicing rule; -1: even split
   int64_t slowdown_percent = 0;     // test knob: sleep this % of compute time after each step
+  int64_t start_step = 0;           // > 0 when resuming from a checkpoint
 };
 
 class PsWorker {

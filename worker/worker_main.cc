@@ -107,6 +107,7 @@ int RunDistributed(Bootstrap& boot) {
     ps.accumulation = FLAGS_accumulation;
     ps.first_worker_batch = FLAGS_first_worker_batch;
     ps.slowdown_percent = FLAGS_slowdown_worker == ps.worker ? FLAGS_slowdown : 0;
+    if (map.resume_version >= 0) ps.start_step = map.start_steps.at(ps.worker);
     LOG(INFO) << "worker " << ps.worker << " of " << ps.num_workers << ", mode " << ps.mode << ", "
               << dataset.train.size() << " training trips, " << layout.Describe();
     KVClient kv(ctx, map, control.self(), TimeoutSeconds(),

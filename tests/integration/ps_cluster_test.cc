@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <regex>
 #include <thread>
 #include <zmq.hpp>
@@ -159,6 +160,43 @@ TEST(PsCluster, StartsWithoutMpi) {
   const std::string summary = ReadFile(dir + "/run/summary.json");
   EXPECT_EQ(JsonNumber(summary, "steps"), 5) << summary;
   EXPECT_GT(JsonNumber(summary, "mape"), 0) << summary;
+}
+
+}  // namespace
+}  // namespace tteps
+
+namespace tteps {
+namespace {
+
+using namespace testing_util;
+
+TEST(PsCluster, CheckpointAndResumeContinueFromTheSavedStep) {
+  const std::string dir = FreshDir("resume");
+  const std::string job = Launcher() + " --mode sync --workers 2 --servers 2 --out_dir " + dir;
+  const std::string flags = std::string(" --train_data ") + kData +
+                            " --optimizer adam --log_every 5 --checkpoint_every 10";
+  // Straight through 30 steps, and 20 steps then a resumed run to 30.
+  ASSERT_EQ(RunCommand(job + "/straight --" + flags + " --max_steps 30", 300, dir + "/a.log"), 0)
+      << ReadFile(dir + "/a.log");
+  ASSERT_EQ(RunCommand(job + "/first --" + flags + " --max_steps 20", 300, dir + "/b.log"), 0)
+      << ReadFile(dir + "/b.log");
+  const std::string ckpt = dir + "/first/checkpoints";
+  ASSERT_TRUE(std::filesystem::exists(ckpt + "/server-1-v20.ckpt"));
+  ASSERT_EQ(RunCommand(job + "/resumed --" + flags + " --max_steps 30 --resume " + ckpt, 300,
+                       dir + "/c.log"),
+            0)
+      << ReadFile(dir + "/c.log");
+  const std::string log = ReadFile(dir + "/c.log");
+  EXPECT_NE(log.find("resuming from " + ckpt + " at version 20"), std::string::npos) << log;
+  // The resumed run's first metrics are past step 20, and it ends at step 30.
+  const std::string metrics = ReadFile(dir + "/resumed/metrics.jsonl");
+  EXPECT_EQ(metrics.find("\"step\":5,"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\"step\":25,"), std::string::npos) << metrics;
+  EXPECT_EQ(JsonNumber(ReadFile(dir + "/resumed/summary.json"), "steps"), 30);
+  // Two workers' sums are added in either order to the same bits, so the runs agree exactly.
+  const double diff = MaxAbsDiff(dir + "/straight/model.pt", dir + "/resumed/model.pt");
+  std::printf("straight vs resumed: max |diff| = %g\n", diff);
+  EXPECT_EQ(diff, 0.0);
 }
 
 }  // namespace

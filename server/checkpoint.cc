@@ -1,0 +1,144 @@
+#include "server/checkpoint.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cereal/archives/binary.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/utility.hpp>
+#include <cereal/types/vector.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+
+namespace tteps::server {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr uint32_t kCheckpointMagic = 0x54544350;  // "TTCP"
+
+std::string FileName(int id, int64_t version) {
+  return "server-" + std::to_string(id) + "-v" + std::to_string(version) + ".ckpt";
+}
+
+struct Blob {
+  uint32_t magic = kCheckpointMagic;
+  int32_t server_id = 0;
+  int64_t version = 0, begin = 0, end = 0, optimizer_steps = 0;
+  std::vector<int64_t> clocks;
+  std::vector<float> values;
+  std::vector<std::pair<std::string, std::vector<float>>> optimizer_state;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(magic, server_id, version, begin, end, optimizer_steps, clocks, values, optimizer_state);
+  }
+};
+
+// Reads a blob; with `header_only` the values are still read (Cereal has no skipping) but the
+// caller only looks at the small fields.
+Blob ReadBlob(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open checkpoint " + path);
+  Blob b;
+  try {
+    cereal::BinaryInputArchive ar(in);
+    ar(b);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("garbled checkpoint " + path + ": " + e.what());
+  }
+  if (b.magic != kCheckpointMagic) throw std::runtime_error(path + " is not a tteps checkpoint");
+  return b;
+}
+
+}  // namespace
+
+void SaveCheckpoint(const std::string& dir, int server_id, Shard& shard) {
+  fs::create_directories(dir);
+  Blob b;
+  b.server_id = server_id;
+  b.version = shard.version();
+  b.begin = shard.range().begin;
+  b.end = shard.range().end;
+  b.clocks = shard.clocks();
+  b.values = *shard.values();
+  b.optimizer_state = shard.optimizer().State();
+  b.optimizer_steps = shard.optimizer().steps();
+  const std::string path = dir + "/" + FileName(server_id, b.version);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    cereal::BinaryOutputArchive ar(out);
+    ar(b);
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write checkpoint " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  }
+  // Keep the two newest of this server.
+  std::vector<int64_t> versions;
+  for (const auto& c : ListCheckpoints(dir)) {
+    if (c.server_id == server_id) versions.push_back(c.version);
+  }
+  std::sort(versions.rbegin(), versions.rend());
+  for (size_t i = 2; i < versions.size(); ++i)
+    fs::remove(dir + "/" + FileName(server_id, versions[i]));
+  VLOG(1) << "checkpoint " << path;
+}
+
+void LoadCheckpoint(const std::string& dir, int server_id, int64_t version, Shard* shard) {
+  const std::string path = dir + "/" + FileName(server_id, version);
+  Blob b = ReadBlob(path);
+  if (b.begin != shard->range().begin || b.end != shard->range().end) {
+    throw std::runtime_error(path + " holds keys [" + std::to_string(b.begin) + ", " +
+                             std::to_string(b.end) + "), this server " + shard->range().ToString());
+  }
+  try {
+    shard->optimizer().Restore(b.optimizer_state, b.optimizer_steps);
+    shard->Restore(std::move(b.values), b.version, std::move(b.clocks));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(path + " does not fit this job: " + e.what());
+  }
+}
+
+std::vector<CheckpointInfo> ListCheckpoints(const std::string& dir) {
+  std::vector<CheckpointInfo> out;
+  std::error_code ec;
+  const std::regex name(R"(server-(\d+)-v(\d+)\.ckpt)");
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::smatch m;
+    const std::string file = entry.path().filename().string();
+    if (!std::regex_match(file, m, name)) continue;
+    CheckpointInfo c;
+    c.server_id = std::stoi(m[1]);
+    c.version = std::stoll(m[2]);
+    out.push_back(c);
+  }
+  return out;
+}
+
+ResumePoint ChooseResumePoint(const std::string& dir, int num_servers) {
+  std::map<int64_t, int> servers_at;  // version -> servers with a checkpoint of it
+  for (const auto& c : ListCheckpoints(dir)) ++servers_at[c.version];
+  for (auto it = servers_at.rbegin(); it != servers_at.rend(); ++it) {
+    if (it->second != num_servers) continue;
+    ResumePoint p;
+    p.version = it->first;
+    for (int s = 0; s < num_servers; ++s) {
+      const Blob b = ReadBlob(dir + "/" + FileName(s, p.version));
+      if (p.clocks.empty()) p.clocks = b.clocks;
+      if (b.clocks.size() != p.clocks.size()) {
+        throw std::runtime_error("checkpoints in " + dir + " disagree on the number of workers");
+      }
+      for (size_t w = 0; w < p.clocks.size(); ++w) p.clocks[w] = std::min(p.clocks[w], b.clocks[w]);
+    }
+    return p;
+  }
+  throw std::runtime_error("no checkpoint in " + dir + " that all " + std::to_string(num_servers) +
+                           " servers have written");
+}
+
+}  // namespace tteps::server

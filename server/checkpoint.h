@@ -1,0 +1,36 @@
+// Checkpoints of one shard: values, version, worker clocks and optimizer state, written
+// atomically (temporary file + rename) as DIR/server-<id>-v<version>.ckpt. The two newest
+// are kept, so a crash while writing one leaves the previous one whole.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "server/shard.h"
+
+namespace tteps::server {
+
+void SaveCheckpoint(const std::string& dir, int server_id, Shard& shard);
+// Restores the shard (and its optimizer) from DIR/server-<id>-v<version>.ckpt. Throws
+// std::runtime_error naming the file if it is missing, garbled or for another range.
+void LoadCheckpoint(const std::string& dir, int server_id, int64_t version, Shard* shard);
+
+// What a checkpoint of one server holds, without its values: for choosing where to resume.
+struct CheckpointInfo {
+  int server_id = 0;
+  int64_t version = 0;
+  std::vector<int64_t> clocks;
+};
+// Every checkpoint in `dir`, of every server.
+std::vector<CheckpointInfo> ListCheckpoints(const std::string& dir);
+
+// The newest version that every one of `num_servers` servers has a checkpoint of, and each
+// worker's clock there (the smallest over servers). Throws std::runtime_error if there is none.
+struct ResumePoint {
+  int64_t version = 0;
+  std::vector<int64_t> clocks;
+};
+ResumePoint ChooseResumePoint(const std::string& dir, int num_servers);
+
+}  // namespace tteps::server
