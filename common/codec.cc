@@ -46,9 +46,10 @@ const char* RoleName(Role role) {
 }
 
 const char* TypeName(MsgType type) {
-  static const char* kNames[] = {"error",   "register",  "cluster-map", "init",       "init-ack",
-                                 "push",    "push-ack",  "pull",        "pull-reply", "heartbeat",
-                                 "metrics", "set-alpha", "done",        "shutdown"};
+  static const char* kNames[] = {"error",      "register",  "cluster-map",  "init",
+                                 "init-ack",   "push",      "push-ack",     "pull",
+                                 "pull-reply", "heartbeat", "metrics",      "set-alpha",
+                                 "done",       "shutdown",  "norm-partial", "norm-total"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(MsgType::kTypeCount));
   const auto i = static_cast<size_t>(type);
   return i < static_cast<size_t>(MsgType::kTypeCount) ? kNames[i] : "unknown-type";
@@ -57,7 +58,7 @@ const char* TypeName(MsgType type) {
 template <class Archive>
 void Header::save(Archive& ar) const {
   ar(magic, version, static_cast<uint8_t>(type), static_cast<uint8_t>(sender_role), sender_id,
-     request_id, step, samples, fingerprint, held_s);
+     request_id, step, samples, fingerprint, held_s, norm);
   SaveVector(ar, ranges);
   SaveVector(ar, payload_bytes);
   ar(static_cast<uint32_t>(text.size()));
@@ -73,7 +74,7 @@ void Header::load(Archive& ar) {
     throw CodecError("protocol version " + std::to_string(version) + ", expected " +
                      std::to_string(kProtocolVersion));
   }
-  ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s);
+  ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm);
   if (t >= static_cast<uint8_t>(MsgType::kTypeCount)) {
     throw CodecError("unknown message type " + std::to_string(t));
   }

@@ -68,13 +68,24 @@ void ControlChannel::Start() {
   thread_ = std::thread([this] { Loop(); });
 }
 
-void ControlChannel::Send(MsgType type, int64_t step, std::string text, int64_t samples) {
+std::optional<double> ControlChannel::TakeNorm(int64_t version) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = norms_.find(version);
+  if (it == norms_.end()) return std::nullopt;
+  const double norm = it->second;
+  norms_.erase(it);
+  return norm;
+}
+
+void ControlChannel::Send(MsgType type, int64_t step, std::string text, int64_t samples,
+                          double norm) {
   Header h;
   h.type = type;
   h.sender_role = self_.role;
   h.sender_id = self_.id;
   h.step = step;
   h.samples = samples;
+  h.norm = norm;
   h.text = std::move(text);
   std::lock_guard<std::mutex> lock(mu_);
   outbox_.push_back(std::move(h));
@@ -132,6 +143,11 @@ void ControlChannel::Loop() {
           case MsgType::kSetAlpha:
             alpha_ = m.header.samples;
             break;
+          case MsgType::kNormTotal: {
+            std::lock_guard<std::mutex> lock(mu_);
+            norms_[m.header.step] = m.header.norm;
+            break;
+          }
           case MsgType::kShutdown:
             Stop(m.header.text, !m.header.text.empty());
             break;

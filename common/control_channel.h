@@ -6,7 +6,9 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <zmq.hpp>
@@ -30,7 +32,9 @@ class ControlChannel {
   // Starts the background thread (heartbeats, commands, queued sends).
   void Start();
   // Thread-safe: queues a message to the scheduler.
-  void Send(MsgType type, int64_t step, std::string text, int64_t samples = 0);
+  void Send(MsgType type, int64_t step, std::string text, int64_t samples = 0, double norm = -1);
+  // The global gradient norm of `version` once the scheduler has sent it (servers, clipping).
+  std::optional<double> TakeNorm(int64_t version);
   // Sends everything queued (waits up to timeout_s); used before a clean exit.
   void Flush();
 
@@ -56,6 +60,7 @@ class ControlChannel {
 
   mutable std::mutex mu_;
   std::deque<Header> outbox_;
+  std::map<int64_t, double> norms_;
   bool shutdown_ = false, failed_ = false;
   std::string reason_;
 };

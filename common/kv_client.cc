@@ -96,7 +96,7 @@ void KVClient::Init(const float* values) {
 }
 
 void KVClient::Push(std::shared_ptr<const std::vector<float>> grad, int64_t version,
-                    int64_t samples) {
+                    int64_t samples, double mean_grad_norm) {
   if (static_cast<int64_t>(grad->size()) != map_.param_count) {
     throw std::invalid_argument("push of " + std::to_string(grad->size()) + " floats, expected " +
                                 std::to_string(map_.param_count));
@@ -107,6 +107,7 @@ void KVClient::Push(std::shared_ptr<const std::vector<float>> grad, int64_t vers
         Header h = DataHeader(MsgType::kPush, self_, next_request_, map_.fingerprint, r);
         h.step = version;
         h.samples = samples;
+        h.norm = mean_grad_norm;
         SendMessage(sock, h, {{grad, grad->data() + r.begin, static_cast<size_t>(r.size())}});
       },
       "push");

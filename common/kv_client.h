@@ -28,7 +28,9 @@ class KVClient {
   void Init(const float* values);
   // Gradient sums over `samples` trips, computed on parameters of `version`. The vector is
   // sent without copying and kept alive by the shared pointer until ZeroMQ is done with it.
-  void Push(std::shared_ptr<const std::vector<float>> grad_sum, int64_t version, int64_t samples);
+  // `mean_grad_norm`: the L2 norm of grad_sum / samples over all keys (for clipping).
+  void Push(std::shared_ptr<const std::vector<float>> grad_sum, int64_t version, int64_t samples,
+            double mean_grad_norm = -1);
   // Fills `out` (the whole flat vector) once each server can serve `want` (a version in sync
   // mode, the worker's clock in SSP, ignored in async).
   PullResult Pull(int64_t want, float* out);

@@ -11,7 +11,7 @@
 namespace tteps {
 
 inline constexpr uint32_t kMagic = 0x54544550;  // "TTEP"
-inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kProtocolVersion = 2;
 
 enum class Role : uint8_t { kScheduler = 0, kServer = 1, kWorker = 2 };
 const char* RoleName(Role role);
@@ -25,15 +25,17 @@ enum class MsgType : uint8_t {
   kPush,  // worker -> server: gradient sums for the ranges, `samples` trips, computed
           // on version `step`
   kPushAck,
-  kPull,       // worker -> server: values of the ranges once version >= `step` (sync) or
-               // the worker's clock allows it (SSP)
-  kPullReply,  // server -> worker: payloads; `step` = version served
-  kHeartbeat,  // node -> scheduler
-  kMetrics,    // worker -> scheduler; body: one JSON object
-  kSetAlpha,   // scheduler -> worker; `samples` = new accumulation
-  kDone,       // worker -> scheduler: finished its steps
-  kShutdown,   // scheduler -> node: exit; text non-empty means the job failed
-  kTypeCount   // not a type: the number of types
+  kPull,         // worker -> server: values of the ranges once version >= `step` (sync) or
+                 // the worker's clock allows it (SSP)
+  kPullReply,    // server -> worker: payloads; `step` = version served
+  kHeartbeat,    // node -> scheduler
+  kMetrics,      // worker -> scheduler; body: one JSON object
+  kSetAlpha,     // scheduler -> worker; `samples` = new accumulation
+  kDone,         // worker -> scheduler: finished its steps
+  kShutdown,     // scheduler -> node: exit; text non-empty means the job failed
+  kNormPartial,  // server -> scheduler: squared norm of its part of version `step`'s gradient
+  kNormTotal,    // scheduler -> servers: the global gradient norm of version `step`
+  kTypeCount     // not a type: the number of types
 };
 const char* TypeName(MsgType type);
 
@@ -48,6 +50,7 @@ struct Header {
   int64_t samples = 0;       // trips behind a push; alpha in kSetAlpha
   uint64_t fingerprint = 0;  // parameter layout fingerprint (push, pull, init)
   double held_s = 0;         // pull replies: how long the server held the pull before answering
+  double norm = -1;          // push: norm of the mean gradient; norm messages: the value
   std::vector<KeyRange> ranges;
   std::vector<uint64_t> payload_bytes;  // one per payload frame
   std::string text;                     // error text, or a control message's encoded body

@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/codec.h"
 #include "common/json_writer.h"
@@ -175,6 +176,24 @@ void Coordinator::HandleMessage(const Message& m) {
         OnWorkerMetrics(*node, m.header.text);
       }
       break;
+    case MsgType::kNormPartial: {
+      // Clipping in sync mode: the global norm of a version's aggregate, from every shard.
+      auto& [count, squared] = norm_parts_[m.header.step];
+      ++count;
+      squared += m.header.norm;
+      if (count == opts_.num_servers) {
+        Header total;
+        total.type = MsgType::kNormTotal;
+        total.sender_role = Role::kScheduler;
+        total.step = m.header.step;
+        total.norm = std::sqrt(squared);
+        for (const auto& n : nodes_) {
+          if (n.info.role == Role::kServer) SendMessage(socket_, total, {}, n.peer);
+        }
+        norm_parts_.erase(m.header.step);
+      }
+      break;
+    }
     case MsgType::kDone:
       node->done = true;
       LOG(INFO) << node->info.Name() << " finished its " << m.header.step << " steps";

@@ -73,6 +73,7 @@ class Coordinator {
   std::vector<Node> nodes_;
   std::map<int, WorkerProgress> progress_;
   std::map<int, std::string> server_stats_;
+  std::map<int64_t, std::pair<int, double>> norm_parts_;  // version -> (servers, squared sum)
   std::string failure_;
   ProgressLine progress_line_;
   std::chrono::steady_clock::time_point start_, train_start_, train_end_;

@@ -292,9 +292,12 @@ std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerConfig& config, size_t n
 }
 
 void ClipByGlobalNorm(float* grad, size_t n, double global_norm, double max_norm) {
-  // The negated comparisons also make a NaN norm a no-op (as torch's `if (clip_coef < 1)`).
-  if (!(max_norm > 0) || !(global_norm > max_norm)) return;
-  const float scale = static_cast<float>(max_norm / global_norm);
+  // As torch::nn::utils::clip_grad_norm_: coefficient max_norm / (norm + 1e-6), applied when
+  // below 1. The negated comparisons also make a NaN norm a no-op.
+  if (!(max_norm > 0)) return;
+  const double coef = max_norm / (global_norm + 1e-6);
+  if (!(coef < 1.0)) return;
+  const float scale = static_cast<float>(coef);
   for (size_t i = 0; i < n; ++i) grad[i] *= scale;
 }
 

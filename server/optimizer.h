@@ -57,8 +57,9 @@ class Optimizer {
 // the optimizer for n parameters.
 std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerConfig& config, size_t n);
 
-// Scales a gradient by min(1, max_norm / global_norm) in place; global_norm is computed elsewhere
-// (across shards). No-op if max_norm <= 0 or global_norm <= max_norm (or global_norm is NaN).
+// Scales a gradient in place by max_norm / (global_norm + 1e-6) when that is below 1, as
+// torch::nn::utils::clip_grad_norm_ does; global_norm is computed elsewhere (across shards).
+// No-op if max_norm <= 0 or global_norm is NaN.
 void ClipByGlobalNorm(float* grad, size_t n, double global_norm, double max_norm);
 // Sum of squares of a span, accumulated in double (in a fixed order: the result is deterministic).
 double SquaredNorm(const float* v, size_t n);

@@ -28,6 +28,7 @@ void ParamServer::Run(const std::function<bool()>& stop) {
       Header unknown;
       ReplyError(peer, unknown, std::string("malformed message: ") + e.what());
     }
+    PollNorm();
     ServePending();
   }
 }
@@ -80,11 +81,11 @@ void ParamServer::Handle(Message& m) {
         break;
       case MsgType::kPush: {
         const int64_t before = shard_->version();
-        const int64_t stale = shard_->Push(h.sender_id, h.step, h.samples, m.floats(0));
+        const int64_t stale = shard_->Push(h.sender_id, h.step, h.samples, m.floats(0), h.norm);
         ++staleness_[stale];
         ++pushes_;
         Reply(m.peer, h, MsgType::kPushAck);
-        if (shard_->version() != before && on_version_) on_version_(shard_->version());
+        AfterPush(before);
         break;
       }
       case MsgType::kPull:
@@ -96,6 +97,23 @@ void ParamServer::Handle(Message& m) {
     }
   } catch (const std::invalid_argument& e) {
     ReplyError(m.peer, h, e.what());
+  }
+}
+
+void ParamServer::AfterPush(int64_t before) {
+  if (shard_->awaiting_norm()) {
+    if (!send_norm_) throw std::logic_error("clipping in sync mode needs a norm exchange");
+    send_norm_(shard_->version(), shard_->partial_squared_norm());
+  }
+  if (shard_->version() != before && on_version_) on_version_(shard_->version());
+}
+
+void ParamServer::PollNorm() {
+  if (!shard_->awaiting_norm()) return;
+  const int64_t before = shard_->version();
+  if (auto norm = take_norm_(before)) {
+    shard_->CompleteStep(*norm);
+    if (on_version_) on_version_(shard_->version());
   }
 }
 

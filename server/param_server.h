@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -23,6 +24,13 @@ class ParamServer {
   ParamServer(zmq::socket_t& socket, const ClusterMap& map, int id, Shard* shard, double timeout_s);
   // Called after a push made a new version (checkpoints hang here).
   void OnNewVersion(std::function<void(int64_t version)> hook) { on_version_ = std::move(hook); }
+  // Clipping in sync mode: `send` hands this shard's squared norm of a completed aggregate to
+  // the scheduler; `take` returns the global norm once the scheduler has answered.
+  void SetNormExchange(std::function<void(int64_t version, double squared)> send,
+                       std::function<std::optional<double>(int64_t version)> take) {
+    send_norm_ = std::move(send);
+    take_norm_ = std::move(take);
+  }
   // Serves until `stop` returns true (checked every few milliseconds).
   void Run(const std::function<bool()>& stop);
   // Handles one received message (exposed for tests).
@@ -50,7 +58,12 @@ class ParamServer {
   int id_;
   Shard* shard_;
   double timeout_s_;
+  void AfterPush(int64_t version_before);
+  void PollNorm();
+
   std::function<void(int64_t)> on_version_;
+  std::function<void(int64_t, double)> send_norm_;
+  std::function<std::optional<double>(int64_t)> take_norm_;
   std::vector<PendingPull> pending_;
   std::map<int64_t, int64_t> staleness_;  // staleness -> pushes
   int64_t pushes_ = 0, pulls_ = 0, errors_ = 0;

@@ -13,6 +13,7 @@ DECLARE_double(lr);
 DECLARE_double(momentum);
 DECLARE_int64(staleness);
 DECLARE_int64(checkpoint_every);
+DECLARE_double(clip_norm);
 DECLARE_string(checkpoint_dir);
 DECLARE_string(resume);
 

@@ -45,6 +45,12 @@ int Serve(Bootstrap& boot) {
               << shard.version();
   }
   ParamServer server(socket, map, id, &shard, TimeoutSeconds());
+  shard.set_clip_norm(FLAGS_clip_norm);
+  server.SetNormExchange(
+      [&](int64_t version, double squared) {
+        control.Send(MsgType::kNormPartial, version, "", 0, squared);
+      },
+      [&](int64_t version) { return control.TakeNorm(version); });
   if (FLAGS_checkpoint_every > 0) {
     server.OnNewVersion([&](int64_t version) {
       if (version % FLAGS_checkpoint_every == 0) SaveCheckpoint(FLAGS_checkpoint_dir, id, shard);

@@ -36,21 +36,33 @@ void Shard::Init(const float* values) {
   initialized_ = true;
 }
 
-void Shard::Apply(const float* grad_sum, int64_t samples) {
+void Shard::Mean(const float* grad_sum, int64_t samples) {
   // Sum -> mean, multiplying by the reciprocal in float like the local trainer does.
   const float scale = static_cast<float>(1.0 / static_cast<double>(samples));
   const size_t n = grad_.size();
   for (size_t i = 0; i < n; ++i) grad_[i] = grad_sum[i] * scale;
+}
+
+void Shard::Step(double global_norm) {
+  if (clip_norm_ > 0) ClipByGlobalNorm(grad_.data(), grad_.size(), global_norm, clip_norm_);
   if (values_.use_count() > 1) values_ = std::make_shared<std::vector<float>>(*values_);
   optimizer_->Step(values_->data(), grad_.data());
   ++version_;
 }
 
-int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const float* grad_sum) {
+void Shard::CompleteStep(double global_norm) {
+  if (!awaiting_norm_) throw std::invalid_argument("no step is waiting for a gradient norm");
+  awaiting_norm_ = false;
+  Step(global_norm);
+}
+
+int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const float* grad_sum,
+                    double mean_grad_norm) {
   if (worker < 0 || worker >= num_workers_) {
     throw std::invalid_argument("push from unknown worker " + std::to_string(worker));
   }
   if (!initialized_) throw std::invalid_argument("push before the shard was initialised");
+  if (awaiting_norm_) throw std::invalid_argument("push while the last step waits for its norm");
   // A worker whose slice of a small last batch is empty pushes zero samples: it still counts.
   if (samples < 0) throw std::invalid_argument("push with " + std::to_string(samples) + " samples");
   if (grad_version > version_) {
@@ -59,7 +71,13 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const flo
   }
   const int64_t staleness = version_ - grad_version;
   if (mode_ != Consistency::kSync) {
-    if (samples > 0) Apply(grad_sum, samples);
+    if (clip_norm_ > 0 && !(mean_grad_norm >= 0)) {
+      throw std::invalid_argument("push without its gradient norm while clipping is on");
+    }
+    if (samples > 0) {
+      Mean(grad_sum, samples);
+      Step(mean_grad_norm);
+    }
     ++clocks_[worker];
     return staleness;
   }
@@ -77,7 +95,13 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const flo
   ++clocks_[worker];
   if (++pushes_ == num_workers_) {
     if (sum_samples_ > 0) {
-      Apply(sum_.data(), sum_samples_);
+      Mean(sum_.data(), sum_samples_);
+      if (clip_norm_ > 0) {
+        awaiting_norm_ = true;  // the server fetches the global norm, then CompleteStep
+        partial_sq_ = SquaredNorm(grad_.data(), grad_.size());
+      } else {
+        Step(-1);
+      }
     } else {
       ++version_;  // nothing to learn from, but the version advances for every worker alike
     }

@@ -31,7 +31,19 @@ class Shard {
   // async / ssp: applied at once with sum / samples.
   // Returns the push's staleness (version at arrival - grad_version). Throws
   // std::invalid_argument for a push the model forbids (sync: wrong version or a second push).
-  int64_t Push(int worker, int64_t grad_version, int64_t samples, const float* grad_sum);
+  // With clipping on (set_clip_norm): async / ssp pushes carry `mean_grad_norm`, the global
+  // norm of sum / samples computed by the worker; a sync step first needs the global norm of
+  // the aggregate from all shards (awaiting_norm(), then CompleteStep).
+  int64_t Push(int worker, int64_t grad_version, int64_t samples, const float* grad_sum,
+               double mean_grad_norm = -1);
+
+  // Clipping by global norm (0: off).
+  void set_clip_norm(double max_norm) { clip_norm_ = max_norm; }
+  // sync with clipping: the aggregate of the current version is complete and waits for the
+  // global norm; partial_squared_norm() is this shard's share of it.
+  bool awaiting_norm() const { return awaiting_norm_; }
+  double partial_squared_norm() const { return partial_sq_; }
+  void CompleteStep(double global_norm);
 
   // Whether a pull may be answered now. `want`: sync, the version; ssp, the worker's clock
   // (pushes it has made); async: ignored.
@@ -53,7 +65,9 @@ class Shard {
   void Restore(std::vector<float> values, int64_t version, std::vector<int64_t> clocks);
 
  private:
-  void Apply(const float* grad_sum, int64_t samples);
+  // grad_ = grad_sum / samples; then clip (when on) and step the optimizer.
+  void Mean(const float* grad_sum, int64_t samples);
+  void Step(double global_norm);
   int64_t MinClock() const;
 
   KeyRange range_;
@@ -71,6 +85,9 @@ class Shard {
   int64_t sum_samples_ = 0;
   std::vector<bool> pushed_;
   int pushes_ = 0;
+  double clip_norm_ = 0;
+  bool awaiting_norm_ = false;
+  double partial_sq_ = 0;
 };
 
 }  // namespace tteps::server

@@ -65,6 +65,9 @@ TrainResult LocalTrainer::Run() {
       optimizer->zero_grad();
       auto s = AccumulateGradients(*model_, train_, batch);
       ScaleGradients(*model_, 1.0 / s.trips);
+      if (opts_.clip_norm > 0) {
+        torch::nn::utils::clip_grad_norm_(model_->parameters(), opts_.clip_norm);
+      }
       optimizer->step();
       const double dt = Since(t0);
       ++res.steps;

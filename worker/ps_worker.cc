@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "common/json_writer.h"
@@ -45,6 +46,14 @@ class SliceStream {
   size_t next_ = 0;
   int64_t epoch_ = -1;
 };
+
+// L2 norm of sum / trips, for servers that clip each push by its global norm.
+double MeanGradNorm(const std::vector<float>& sum, int64_t trips) {
+  if (trips == 0) return 0;
+  double sq = 0;
+  for (float g : sum) sq += static_cast<double>(g) * g;
+  return std::sqrt(sq) / static_cast<double>(trips);
+}
 
 }  // namespace
 
@@ -100,7 +109,7 @@ void PsWorker::Run() {
     }
 
     t = Clock::now();
-    kv_->Push(grad, pulled.version, sum.trips);
+    kv_->Push(grad, pulled.version, sum.trips, MeanGradNorm(*grad, sum.trips));
     const double push = Since(t);
 
     win.loss += sum.loss_sum;

@@ -18,6 +18,7 @@ struct TrainOptions {
   int64_t eval_every = 0;  // steps between evaluations; 0 = once per epoch
   int64_t eval_batch_size = 256;
   double progress_s = 5;  // seconds between progress lines
+  double clip_norm = 0;   // clip each step's gradient to this global L2 norm (0: off)
 
   void Validate() const;  // throws std::invalid_argument naming the bad option
 };

@@ -87,6 +87,7 @@ TrainOptions TrainOptionsFromFlags() {
   o.eval_every = FLAGS_eval_every;
   o.eval_batch_size = FLAGS_eval_batch_size;
   o.progress_s = FLAGS_progress_s;
+  o.clip_norm = FLAGS_clip_norm;
   o.Validate();
   return o;
 }

@@ -44,6 +44,15 @@ TEST(PsCluster, SyncWithMomentumEqualsLocalTraining) {
   EXPECT_LT(diff, 1e-5);
 }
 
+TEST(PsCluster, SyncWithClippingEqualsLocalTraining) {
+  // The global norm of each aggregate is gathered from both shards through the scheduler; the
+  // local run clips with torch::nn::utils::clip_grad_norm_. A norm of 0.05 clips every step.
+  const double diff =
+      SyncVersusLocal("sync_clip", "--optimizer momentum --lr 0.01 --clip_norm 0.05");
+  std::printf("sync vs local, momentum + clipping: max |diff| = %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+}
+
 TEST(PsCluster, SyncWithAdamEqualsLocalTraining) {
   // Adam divides by sqrt(v), so where a gradient is near zero the rounding noise of summing
   // the workers' halves in another order than the local backward is magnified up to a full
