@@ -142,7 +142,9 @@ void ValidatePayloads(const Header& h, const std::vector<size_t>& frame_sizes) {
   for (size_t i = 0; i < h.ranges.size(); ++i) {
     const KeyRange& r = h.ranges[i];
     if (r.begin < 0 || r.end <= r.begin) throw CodecError("bad key range " + r.ToString());
-    if (frame_sizes[i] != static_cast<size_t>(r.size()) * sizeof(float)) {
+    // Compared in floats, not bytes: a huge range must not wrap around into a match.
+    if (frame_sizes[i] % sizeof(float) != 0 ||
+        frame_sizes[i] / sizeof(float) != static_cast<size_t>(r.size())) {
       throw CodecError("payload " + std::to_string(i) + " has " + std::to_string(frame_sizes[i]) +
                        " bytes, range " + r.ToString() + " needs " +
                        std::to_string(r.size() * sizeof(float)));

@@ -95,8 +95,8 @@ void ParamServer::Handle(Message& m) {
       default:
         break;
     }
-  } catch (const std::invalid_argument& e) {
-    ReplyError(m.peer, h, e.what());
+  } catch (const std::exception& e) {
+    ReplyError(m.peer, h, e.what());  // refused; the server keeps serving
   }
 }
 
@@ -144,9 +144,8 @@ void ParamServer::ServePending() {
       }
       if (!shard_->initialized()) who = "the initial values from worker 0";
       ReplyError(p.peer, p.header,
-                 "pull for " + std::to_string(p.header.step) + " waited " +
-                     std::to_string(static_cast<int>(timeout_s_)) + " s (--timeout_s) for " +
-                     (who.empty() ? "pushes" : who));
+                 "pull for " + std::to_string(p.header.step) + " waited " + JsonNumber(timeout_s_) +
+                     " s (--timeout_s) for " + (who.empty() ? "pushes" : who));
     } else {
       ++i;
       continue;

@@ -132,7 +132,8 @@ std::vector<int> Shard::Blockers(int worker, int64_t want) const {
   std::vector<int> out;
   if (!initialized_ || PullReady(worker, want)) return out;
   for (int w = 0; w < num_workers_; ++w) {
-    const bool waiting_on = mode_ == Consistency::kSync ? !pushed_[w] && version_ < want
+    // sync: a pull more than one version ahead waits for every worker's next push too.
+    const bool waiting_on = mode_ == Consistency::kSync ? (want > version_ + 1 || !pushed_[w])
                                                         : clocks_[w] < want - staleness_;
     if (waiting_on) out.push_back(w);
   }

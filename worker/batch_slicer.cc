@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace tteps {
 
@@ -26,6 +27,9 @@ std::vector<int64_t> SliceSizes(int64_t batch, int workers, int64_t first_worker
 
 std::vector<size_t> SliceFor(const std::vector<size_t>& batch, int workers, int worker,
                              int64_t first_worker_batch) {
+  if (worker < 0 || worker >= workers) {
+    throw std::out_of_range("worker " + std::to_string(worker) + " of " + std::to_string(workers));
+  }
   const auto sizes = SliceSizes(static_cast<int64_t>(batch.size()), workers, first_worker_batch);
   int64_t begin = 0;
   for (int w = 0; w < worker; ++w) begin += sizes[w];

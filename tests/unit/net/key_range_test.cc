@@ -1,0 +1,103 @@
+// Key ranges: the partition of the flat parameter vector over servers, and intersections.
+#include "common/key_range.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+namespace tteps {
+namespace {
+
+void ExpectContiguousBalancedPartition(int64_t total, int parts) {
+  SCOPED_TRACE("total " + std::to_string(total) + ", parts " + std::to_string(parts));
+  const std::vector<KeyRange> ranges = PartitionKeys(total, parts);
+  ASSERT_EQ(ranges.size(), static_cast<size_t>(parts));
+  int64_t expect_begin = 0, smallest = INT64_MAX, largest = 0;
+  for (const KeyRange& r : ranges) {
+    EXPECT_EQ(r.begin, expect_begin);
+    EXPECT_GT(r.size(), 0);
+    smallest = std::min(smallest, r.size());
+    largest = std::max(largest, r.size());
+    expect_begin = r.end;
+  }
+  EXPECT_EQ(expect_begin, total);
+  EXPECT_LE(largest - smallest, 1);
+  EXPECT_EQ(smallest, total / parts);
+}
+
+TEST(PartitionKeys, CoversAllKeysContiguouslyWithSizesWithinOne) {
+  for (int64_t total : {1, 2, 3, 5, 7, 8, 10, 64, 99, 100, 1000, 4097, 710923}) {
+    for (int parts = 1; parts <= 7; ++parts) {
+      if (total >= parts) ExpectContiguousBalancedPartition(total, parts);
+    }
+  }
+  for (int parts = 1; parts <= 64; ++parts) ExpectContiguousBalancedPartition(parts, parts);
+  ExpectContiguousBalancedPartition((int64_t{1} << 40) + 3, 7);
+}
+
+TEST(PartitionKeys, TotalEqualToPartsGivesOneKeyEach) {
+  const auto ranges = PartitionKeys(5, 5);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(ranges[i], (KeyRange{i, i + 1}));
+}
+
+TEST(PartitionKeys, DeepTteSizeOverSevenServers) {
+  // 710923 = 7 * 101560 + 3: three ranges of 101561 keys and four of 101560.
+  const auto ranges = PartitionKeys(710923, 7);
+  std::vector<int64_t> sizes;
+  for (const auto& r : ranges) sizes.push_back(r.size());
+  std::sort(sizes.begin(), sizes.end());
+  EXPECT_EQ(sizes, (std::vector<int64_t>{101560, 101560, 101560, 101560, 101561, 101561, 101561}));
+  EXPECT_EQ(PartitionKeys(710923, 1), (std::vector<KeyRange>{{0, 710923}}));
+}
+
+TEST(PartitionKeys, RejectsInvalidArguments) {
+  EXPECT_THROW(PartitionKeys(10, 0), std::invalid_argument);
+  EXPECT_THROW(PartitionKeys(10, -1), std::invalid_argument);
+  EXPECT_THROW(PartitionKeys(3, 4), std::invalid_argument);
+  EXPECT_THROW(PartitionKeys(0, 1), std::invalid_argument);
+  EXPECT_THROW(PartitionKeys(-5, 1), std::invalid_argument);
+}
+
+TEST(KeyRange, ToStringIsHalfOpenInterval) {
+  EXPECT_EQ((KeyRange{3, 7}).ToString(), "[3, 7)");
+  EXPECT_EQ((KeyRange{3, 7}).size(), 4);
+}
+
+TEST(Intersect, OverlappingRanges) {
+  EXPECT_EQ(Intersect({0, 10}, {5, 20}), (KeyRange{5, 10}));
+  EXPECT_EQ(Intersect({5, 20}, {0, 10}), (KeyRange{5, 10}));
+  EXPECT_EQ(Intersect({2, 4}, {0, 10}), (KeyRange{2, 4}));   // inside
+  EXPECT_EQ(Intersect({0, 10}, {2, 4}), (KeyRange{2, 4}));   // around
+  EXPECT_EQ(Intersect({3, 9}, {3, 9}), (KeyRange{3, 9}));    // identical
+  EXPECT_EQ(Intersect({3, 9}, {8, 100}), (KeyRange{8, 9}));  // one key
+}
+
+TEST(Intersect, DisjointOrTouchingRangesAreEmpty) {
+  EXPECT_EQ(Intersect({0, 5}, {5, 10}).size(), 0);
+  EXPECT_EQ(Intersect({5, 10}, {0, 5}).size(), 0);
+  EXPECT_EQ(Intersect({0, 3}, {7, 10}).size(), 0);
+  EXPECT_EQ(Intersect({7, 10}, {0, 3}).size(), 0);
+  EXPECT_EQ(Intersect({4, 4}, {0, 10}).size(), 0);
+}
+
+TEST(Intersect, PiecesOverAPartitionRebuildTheRange) {
+  const auto parts = PartitionKeys(1000, 7);
+  for (const KeyRange& tensor : {KeyRange{0, 1000}, KeyRange{140, 145}, KeyRange{141, 999}}) {
+    int64_t covered = 0, next = tensor.begin;
+    for (const KeyRange& part : parts) {
+      const KeyRange piece = Intersect(tensor, part);
+      if (piece.size() == 0) continue;
+      EXPECT_EQ(piece.begin, next);
+      next = piece.end;
+      covered += piece.size();
+    }
+    EXPECT_EQ(next, tensor.end);
+    EXPECT_EQ(covered, tensor.size());
+  }
+}
+
+}  // namespace
+}  // namespace tteps

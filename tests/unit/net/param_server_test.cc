@@ -1,0 +1,321 @@
+// The parameter server end to end in one process: a ParamServer on a ROUTER socket served by a
+// thread, and KVClients (workers 0 and 1) talking to it over tcp loopback.
+#include "server/param_server.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/codec.h"
+#include "common/kv_client.h"
+#include "server/optimizer.h"
+
+namespace tteps::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr int64_t kN = 1031;  // not a multiple of a vector width
+constexpr uint64_t kFingerprint = 0x5EED5EEDF00DULL;
+constexpr double kLr = 0.5;
+constexpr double kClientTimeoutS = 5.0;  // longer than the server's, so its errors come first
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Values that are small dyadic rationals, so that every sum and step below is exact in float.
+std::vector<float> InitValues() {
+  std::vector<float> v(kN);
+  for (int64_t i = 0; i < kN; ++i) v[i] = static_cast<float>(i % 13 - 6) * 0.25f;
+  return v;
+}
+
+std::shared_ptr<const std::vector<float>> Grad(int seed) {
+  auto g = std::make_shared<std::vector<float>>(kN);
+  for (int64_t i = 0; i < kN; ++i) {
+    (*g)[i] = static_cast<float>((i * (seed + 3)) % 11 - 5) * 0.125f;
+  }
+  return g;
+}
+
+std::string Tail(const std::string& text, const std::string& from) {
+  const size_t at = text.find(from);
+  return at == std::string::npos ? std::string() : text.substr(at);
+}
+
+class ParamServerTest : public ::testing::Test {
+ protected:
+  void StartServer(double timeout_s) {
+    const std::string endpoint = BindEphemeral(router_, "127.0.0.1");
+    map_.mode = "sync";
+    map_.param_count = kN;
+    map_.fingerprint = kFingerprint;
+    map_.ranges = {{0, kN}};
+    NodeInfo server;
+    server.role = Role::kServer;
+    server.id = 0;
+    server.host = "testhost";
+    server.endpoint = endpoint;
+    map_.servers = {server};
+    for (int w = 0; w < 2; ++w) {
+      NodeInfo worker;
+      worker.role = Role::kWorker;
+      worker.id = w;
+      worker.host = "testhost";
+      worker.pid = 100 + w;
+      map_.workers.push_back(worker);
+    }
+    OptimizerConfig sgd;
+    sgd.name = "sgd";
+    sgd.lr = kLr;
+    shard_ =
+        std::make_unique<Shard>(KeyRange{0, kN}, Consistency::kSync, 2, 0, MakeOptimizer(sgd, kN));
+    server_ = std::make_unique<ParamServer>(router_, map_, 0, shard_.get(), timeout_s);
+    thread_ = std::thread([this] {
+      try {
+        server_->Run([this] { return stop_.load(); });
+      } catch (const std::exception& e) {
+        server_failure_ = e.what();
+      }
+    });
+  }
+
+  // Stops and joins the server thread; afterwards the server and shard may be read safely.
+  void StopServer() {
+    if (!thread_.joinable()) return;
+    stop_ = true;
+    thread_.join();
+    EXPECT_EQ(server_failure_, "") << "ParamServer::Run threw";
+  }
+
+  void TearDown() override { StopServer(); }
+
+  std::unique_ptr<KVClient> Client(int worker, uint64_t fingerprint = kFingerprint) {
+    ClusterMap map = map_;
+    map.fingerprint = fingerprint;
+    return std::make_unique<KVClient>(ctx_, map, map_.workers[worker], kClientTimeoutS);
+  }
+
+  zmq::context_t ctx_;
+  zmq::socket_t router_ = MakeSocket(ctx_, zmq::socket_type::router);
+  ClusterMap map_;
+  std::unique_ptr<Shard> shard_;
+  std::unique_ptr<ParamServer> server_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::string server_failure_;
+};
+
+TEST_F(ParamServerTest, InitThenPullReturnsTheInitialValues) {
+  StartServer(1.0);
+  auto w0 = Client(0), w1 = Client(1);
+  const std::vector<float> init = InitValues();
+  w0->Init(init.data());
+  for (auto* w : {w0.get(), w1.get()}) {
+    std::vector<float> out(kN, -99.0f);
+    const PullResult r = w->Pull(0, out.data());
+    EXPECT_EQ(r.version, 0);
+    EXPECT_EQ(out, init);
+  }
+  // A second init (e.g. a restarted worker 0) does not overwrite the values.
+  std::vector<float> other(kN, 42.0f);
+  w0->Init(other.data());
+  std::vector<float> out(kN);
+  w1->Pull(0, out.data());
+  EXPECT_EQ(out, init);
+  StopServer();
+  EXPECT_EQ(server_->errors(), 0);
+}
+
+TEST_F(ParamServerTest, SyncStepAveragesPushesWeightedBySamples) {
+  StartServer(1.0);
+  auto w0 = Client(0), w1 = Client(1);
+  const std::vector<float> init = InitValues();
+  w0->Init(init.data());
+  const auto g0 = Grad(0), g1 = Grad(1);
+  const int64_t n0 = 1, n1 = 3;
+  w0->Push(g0, 0, n0);
+
+  // Worker 0's pull for version 1 is held until worker 1 has pushed.
+  std::vector<float> out0(kN);
+  PullResult r0;
+  std::string pull_error;
+  std::thread puller([&] {
+    try {
+      r0 = w0->Pull(1, out0.data());
+    } catch (const std::exception& e) {
+      pull_error = e.what();
+    }
+  });
+  std::this_thread::sleep_for(milliseconds(200));
+  w1->Push(g1, 0, n1);
+  puller.join();
+  ASSERT_EQ(pull_error, "");
+
+  std::vector<float> expected(kN);
+  for (int64_t i = 0; i < kN; ++i) {
+    // Exact: sums of small dyadic rationals, / 4 and * 0.5 are exact in float.
+    const double mean = (static_cast<double>((*g0)[i]) + (*g1)[i]) / static_cast<double>(n0 + n1);
+    expected[i] = static_cast<float>(init[i] - kLr * mean);
+  }
+  EXPECT_EQ(r0.version, 1);
+  EXPECT_GE(r0.held_s, 0.05);  // it waited for worker 1's push
+  EXPECT_EQ(out0, expected);
+
+  std::vector<float> out1(kN);
+  const PullResult r1 = w1->Pull(1, out1.data());
+  EXPECT_EQ(r1.version, 1);
+  EXPECT_LT(r1.held_s, 0.05);  // ready at once
+  EXPECT_EQ(out1, expected);
+  StopServer();
+  EXPECT_EQ(shard_->version(), 1);
+  EXPECT_EQ(server_->errors(), 0);
+  EXPECT_NE(server_->StatsJson().find("\"pushes\":2"), std::string::npos) << server_->StatsJson();
+}
+
+TEST_F(ParamServerTest, PullForAFutureVersionTimesOutNamingTheMissingWorkers) {
+  StartServer(1.0);
+  auto w0 = Client(0);
+  const std::vector<float> init = InitValues();
+  w0->Init(init.data());
+  std::vector<float> out(kN);
+  const auto start = Clock::now();
+  try {
+    w0->Pull(2, out.data());
+    ADD_FAILURE() << "the pull for version 2 was answered";
+  } catch (const std::runtime_error& e) {
+    const std::string text = e.what();
+    const std::string why = Tail(text, "waited");
+    EXPECT_NE(why, "") << text;
+    EXPECT_NE(why.find("worker 0"), std::string::npos) << text;
+    EXPECT_NE(why.find("worker 1"), std::string::npos) << text;
+    EXPECT_NE(text.find("pull for 2"), std::string::npos) << text;
+  }
+  const double waited = Seconds(start);
+  EXPECT_GE(waited, 0.95);
+  EXPECT_LT(waited, 2.5);
+  // The server is still serving.
+  EXPECT_EQ(w0->Pull(0, out.data()).version, 0);
+  EXPECT_EQ(out, init);
+  StopServer();
+  EXPECT_EQ(server_->errors(), 1);
+}
+
+TEST_F(ParamServerTest, PullBeforeInitTimesOutWaitingForTheInitialValues) {
+  StartServer(0.2);
+  auto w1 = Client(1);
+  std::vector<float> out(kN);
+  try {
+    w1->Pull(0, out.data());
+    ADD_FAILURE() << "a pull before init was answered";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("initial values from worker 0"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(ParamServerTest, WrongFingerprintIsRefusedAndTheServerKeepsServing) {
+  StartServer(1.0);
+  auto w0 = Client(0), bad = Client(1, kFingerprint + 1);
+  const std::vector<float> init = InitValues();
+  w0->Init(init.data());
+  try {
+    bad->Push(Grad(1), 0, 3);
+    ADD_FAILURE() << "a push with a wrong fingerprint was accepted";
+  } catch (const std::runtime_error& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("fingerprint " + std::to_string(kFingerprint + 1)), std::string::npos)
+        << text;
+    EXPECT_NE(text.find(std::to_string(kFingerprint)), std::string::npos) << text;
+  }
+  std::vector<float> out(kN);
+  EXPECT_THROW(bad->Pull(0, out.data()), std::runtime_error);
+  EXPECT_EQ(w0->Pull(0, out.data()).version, 0);
+  EXPECT_EQ(out, init);
+  StopServer();
+  EXPECT_EQ(server_->errors(), 2);
+  EXPECT_EQ(shard_->version(), 0);
+  EXPECT_EQ(shard_->clock(1), 0);  // the refused push was not counted
+}
+
+TEST_F(ParamServerTest, MalformedAndMisdirectedMessagesGetErrorRepliesAndServingContinues) {
+  StartServer(1.0);
+  auto w0 = Client(0);
+  const std::vector<float> init = InitValues();
+  w0->Init(init.data());
+
+  auto raw = MakeSocket(ctx_, zmq::socket_type::dealer);
+  raw.connect(map_.servers[0].endpoint);
+  auto expect_error = [&](const std::string& needle) {
+    Message reply;
+    ASSERT_TRUE(ReceiveMessage(raw, false, 2000, &reply));
+    EXPECT_EQ(reply.header.type, MsgType::kError);
+    EXPECT_EQ(reply.header.sender_role, Role::kServer);
+    EXPECT_NE(reply.header.text.find(needle), std::string::npos) << reply.header.text;
+  };
+
+  // Garbage that is not a tteps header.
+  raw.send(zmq::buffer(std::string("definitely not a header")), zmq::send_flags::none);
+  expect_error("malformed message");
+
+  // A well-formed push whose payload is shorter than its range.
+  Header push;
+  push.type = MsgType::kPush;
+  push.sender_id = 0;
+  push.request_id = 77;
+  push.fingerprint = kFingerprint;
+  push.ranges = {{0, kN}};
+  auto short_payload = std::make_shared<std::vector<float>>(kN - 1, 1.0f);
+  ASSERT_TRUE(SendMessage(raw, push, {{short_payload, short_payload->data(), kN - 1}}));
+  expect_error("malformed message");
+
+  // Keys this server does not hold.
+  Header pull;
+  pull.type = MsgType::kPull;
+  pull.sender_id = 0;
+  pull.request_id = 78;
+  pull.fingerprint = kFingerprint;
+  pull.ranges = {{0, kN - 1}};
+  ASSERT_TRUE(SendMessage(raw, pull));
+  expect_error("holds [0, " + std::to_string(kN) + ")");
+
+  // A message type a server does not take; the reply echoes the request id.
+  Header heartbeat;
+  heartbeat.type = MsgType::kHeartbeat;
+  heartbeat.request_id = 79;
+  ASSERT_TRUE(SendMessage(raw, heartbeat));
+  {
+    Message reply;
+    ASSERT_TRUE(ReceiveMessage(raw, false, 2000, &reply));
+    EXPECT_EQ(reply.header.type, MsgType::kError);
+    EXPECT_EQ(reply.header.request_id, 79u);
+    EXPECT_NE(reply.header.text.find("unexpected heartbeat"), std::string::npos);
+  }
+
+  // A push from a worker id outside the job.
+  Header stranger = push;
+  stranger.sender_id = 5;
+  stranger.request_id = 80;
+  auto full = std::make_shared<std::vector<float>>(kN, 1.0f);
+  ASSERT_TRUE(SendMessage(raw, stranger, {{full, full->data(), kN}}));
+  expect_error("unknown worker 5");
+
+  std::vector<float> out(kN);
+  EXPECT_EQ(w0->Pull(0, out.data()).version, 0);
+  EXPECT_EQ(out, init);
+  StopServer();
+  EXPECT_EQ(server_->errors(), 5);
+  EXPECT_EQ(shard_->version(), 0);
+}
+
+}  // namespace
+}  // namespace tteps::server

@@ -1,0 +1,406 @@
+// The shard's consistency models: sync aggregation, async staleness, SSP gating, pull readiness,
+// blockers and copy-on-write values. Values are small dyadic rationals so that the SGD steps
+// (lr 0.5) are exact in float and can be compared with ==.
+#include "server/shard.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "server/optimizer.h"
+
+namespace tteps::server {
+namespace {
+
+constexpr double kLr = 0.5;
+constexpr int64_t kN = 37;
+
+std::unique_ptr<Optimizer> Sgd(size_t n) {
+  OptimizerConfig c;
+  c.name = "sgd";
+  c.lr = kLr;
+  return MakeOptimizer(c, n);
+}
+
+std::unique_ptr<Shard> MakeShard(Consistency mode, int workers, int64_t staleness = 0,
+                                 KeyRange range = {100, 100 + kN}) {
+  return std::make_unique<Shard>(range, mode, workers, staleness, Sgd(range.size()));
+}
+
+std::vector<float> Init() {
+  std::vector<float> v(kN);
+  for (int64_t i = 0; i < kN; ++i) v[i] = static_cast<float>(i % 9 - 4) * 0.5f;
+  return v;
+}
+
+std::vector<float> Grad(int seed) {
+  std::vector<float> g(kN);
+  for (int64_t i = 0; i < kN; ++i) g[i] = static_cast<float>((i * (seed + 2) + seed) % 7 - 3);
+  return g;
+}
+
+// values - lr * sum / samples, computed in double (exact for these inputs).
+std::vector<float> Stepped(const std::vector<float>& values, const std::vector<float>& sum,
+                           int64_t samples) {
+  std::vector<float> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    out[i] = static_cast<float>(values[i] - kLr * (static_cast<double>(sum[i]) / samples));
+  }
+  return out;
+}
+
+std::vector<float> Add(const std::vector<float>& a, const std::vector<float>& b) {
+  std::vector<float> out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) out[i] = a[i] + b[i];
+  return out;
+}
+
+TEST(ParseConsistency, KnowsTheThreeModes) {
+  EXPECT_EQ(ParseConsistency("sync"), Consistency::kSync);
+  EXPECT_EQ(ParseConsistency("async"), Consistency::kAsync);
+  EXPECT_EQ(ParseConsistency("ssp"), Consistency::kSsp);
+  EXPECT_THROW(ParseConsistency("SSP"), std::invalid_argument);
+  EXPECT_THROW(ParseConsistency(""), std::invalid_argument);
+}
+
+TEST(Shard, RejectsBadConstruction) {
+  EXPECT_THROW(Shard({0, 10}, Consistency::kSync, 0, 0, Sgd(10)), std::invalid_argument);
+  EXPECT_THROW(Shard({0, 10}, Consistency::kSync, 2, 0, Sgd(9)), std::invalid_argument);
+}
+
+TEST(Shard, InitSetsValuesAndPushBeforeInitIsRefused) {
+  auto shard = MakeShard(Consistency::kSync, 2);
+  EXPECT_FALSE(shard->initialized());
+  const auto g = Grad(0);
+  EXPECT_THROW(shard->Push(0, 0, 1, g.data()), std::invalid_argument);
+  const auto init = Init();
+  shard->Init(init.data());
+  EXPECT_TRUE(shard->initialized());
+  EXPECT_EQ(*shard->values(), init);
+  EXPECT_EQ(shard->version(), 0);
+  EXPECT_EQ(shard->range(), (KeyRange{100, 100 + kN}));
+}
+
+TEST(Shard, RejectsPushesFromUnknownWorkersOrWithNegativeSamples) {
+  for (Consistency mode : {Consistency::kSync, Consistency::kAsync, Consistency::kSsp}) {
+    auto shard = MakeShard(mode, 2, 1);
+    const auto init = Init(), g = Grad(0);
+    shard->Init(init.data());
+    EXPECT_THROW(shard->Push(-1, 0, 1, g.data()), std::invalid_argument);
+    EXPECT_THROW(shard->Push(2, 0, 1, g.data()), std::invalid_argument);
+    EXPECT_THROW(shard->Push(0, 0, -1, g.data()), std::invalid_argument);
+    EXPECT_EQ(*shard->values(), init);
+    EXPECT_EQ(shard->version(), 0);
+    EXPECT_EQ(shard->clock(0), 0);
+  }
+}
+
+TEST(ShardSync, AggregatesUnequalSampleCountsIntoOneStep) {
+  auto shard = MakeShard(Consistency::kSync, 3);
+  const auto init = Init(), g0 = Grad(0), g1 = Grad(1), g2 = Grad(2);
+  shard->Init(init.data());
+  // n = 1 + 3 + 4 = 8: the step uses (g0 + g1 + g2) / 8, not the mean of the per-worker means.
+  EXPECT_EQ(shard->Push(0, 0, 1, g0.data()), 0);
+  EXPECT_EQ(shard->version(), 0);
+  EXPECT_EQ(*shard->values(), init);
+  EXPECT_EQ(shard->Push(2, 0, 4, g2.data()), 0);
+  EXPECT_EQ(shard->version(), 0);
+  EXPECT_EQ(*shard->values(), init);
+  EXPECT_EQ(shard->Push(1, 0, 3, g1.data()), 0);
+  EXPECT_EQ(shard->version(), 1);
+  const auto v1 = Stepped(init, Add(Add(g0, g1), g2), 8);
+  EXPECT_EQ(*shard->values(), v1);
+  EXPECT_EQ(shard->optimizer().steps(), 1);
+  for (int w = 0; w < 3; ++w) EXPECT_EQ(shard->clock(w), 1);
+
+  // The aggregate starts afresh for version 1.
+  shard->Push(1, 1, 2, g0.data());
+  shard->Push(0, 1, 1, g1.data());
+  EXPECT_EQ(shard->version(), 1);
+  shard->Push(2, 1, 1, g2.data());
+  EXPECT_EQ(shard->version(), 2);
+  EXPECT_EQ(*shard->values(), Stepped(v1, Add(Add(g0, g1), g2), 4));
+  EXPECT_EQ(shard->optimizer().steps(), 2);
+}
+
+TEST(ShardSync, SecondPushOfAWorkerIsRefusedAndNotCounted) {
+  auto shard = MakeShard(Consistency::kSync, 2);
+  const auto init = Init(), g0 = Grad(0), g1 = Grad(1);
+  shard->Init(init.data());
+  shard->Push(0, 0, 2, g0.data());
+  EXPECT_THROW(shard->Push(0, 0, 2, g0.data()), std::invalid_argument);
+  EXPECT_EQ(shard->clock(0), 1);
+  EXPECT_EQ(shard->version(), 0);
+  shard->Push(1, 0, 2, g1.data());
+  EXPECT_EQ(shard->version(), 1);
+  EXPECT_EQ(*shard->values(), Stepped(init, Add(g0, g1), 4));  // g0 summed once
+}
+
+TEST(ShardSync, PushForAnotherVersionIsRefused) {
+  auto shard = MakeShard(Consistency::kSync, 2);
+  const auto init = Init(), g = Grad(0);
+  shard->Init(init.data());
+  EXPECT_THROW(shard->Push(0, 1, 1, g.data()), std::invalid_argument);  // future
+  shard->Push(0, 0, 1, g.data());
+  shard->Push(1, 0, 1, g.data());
+  ASSERT_EQ(shard->version(), 1);
+  const auto v1 = *shard->values();
+  EXPECT_THROW(shard->Push(0, 0, 1, g.data()), std::invalid_argument);  // old
+  EXPECT_THROW(shard->Push(1, 2, 1, g.data()), std::invalid_argument);  // future
+  EXPECT_EQ(shard->version(), 1);
+  EXPECT_EQ(*shard->values(), v1);
+  EXPECT_EQ(shard->clock(0), 1);
+  EXPECT_EQ(shard->clock(1), 1);
+}
+
+TEST(ShardSync, ZeroSamplePushesCountAndTheVersionAdvances) {
+  auto shard = MakeShard(Consistency::kSync, 2);
+  const auto init = Init(), g0 = Grad(0), zero = std::vector<float>(kN, 0.0f);
+  shard->Init(init.data());
+  // One worker's slice of a small last batch is empty.
+  shard->Push(0, 0, 4, g0.data());
+  shard->Push(1, 0, 0, zero.data());
+  EXPECT_EQ(shard->version(), 1);
+  EXPECT_EQ(*shard->values(), Stepped(init, g0, 4));
+  // Nobody has samples: no step, but the version still advances.
+  const auto v1 = *shard->values();
+  shard->Push(0, 1, 0, zero.data());
+  EXPECT_EQ(shard->version(), 1);
+  shard->Push(1, 1, 0, zero.data());
+  EXPECT_EQ(shard->version(), 2);
+  EXPECT_EQ(*shard->values(), v1);
+  EXPECT_EQ(shard->optimizer().steps(), 1);
+}
+
+TEST(ShardSync, PullReadyOnceTheVersionIsReached) {
+  auto shard = MakeShard(Consistency::kSync, 2);
+  EXPECT_FALSE(shard->PullReady(0, 0));  // before init nothing is served
+  const auto init = Init(), g = Grad(0);
+  shard->Init(init.data());
+  EXPECT_TRUE(shard->PullReady(0, 0));
+  EXPECT_FALSE(shard->PullReady(0, 1));
+  shard->Push(0, 0, 1, g.data());
+  EXPECT_FALSE(shard->PullReady(0, 1));
+  EXPECT_FALSE(shard->PullReady(1, 1));
+  shard->Push(1, 0, 1, g.data());
+  EXPECT_TRUE(shard->PullReady(0, 1));
+  EXPECT_TRUE(shard->PullReady(1, 1));
+  EXPECT_TRUE(shard->PullReady(1, 0));  // older versions: the current one is served
+  EXPECT_FALSE(shard->PullReady(0, 2));
+}
+
+TEST(ShardSync, BlockersAreTheWorkersThatHaveNotPushed) {
+  auto shard = MakeShard(Consistency::kSync, 3);
+  EXPECT_EQ(shard->Blockers(0, 1), std::vector<int>{});  // before init: nobody's push helps
+  const auto init = Init(), g = Grad(0);
+  shard->Init(init.data());
+  EXPECT_EQ(shard->Blockers(0, 0), std::vector<int>{});  // ready
+  EXPECT_EQ(shard->Blockers(0, 1), (std::vector<int>{0, 1, 2}));
+  shard->Push(1, 0, 1, g.data());
+  EXPECT_EQ(shard->Blockers(1, 1), (std::vector<int>{0, 2}));
+  shard->Push(0, 0, 1, g.data());
+  EXPECT_EQ(shard->Blockers(0, 1), (std::vector<int>{2}));
+  shard->Push(2, 0, 1, g.data());
+  EXPECT_EQ(shard->Blockers(0, 1), std::vector<int>{});
+  EXPECT_EQ(shard->Blockers(0, 2), (std::vector<int>{0, 1, 2}));
+}
+
+TEST(ShardAsync, AppliesEachPushAtOnceAndReportsStaleness) {
+  auto shard = MakeShard(Consistency::kAsync, 2);
+  const auto init = Init(), g0 = Grad(0), g1 = Grad(1);
+  shard->Init(init.data());
+  EXPECT_EQ(shard->Push(0, 0, 2, g0.data()), 0);
+  EXPECT_EQ(shard->version(), 1);
+  const auto v1 = Stepped(init, g0, 2);
+  EXPECT_EQ(*shard->values(), v1);
+  EXPECT_EQ(shard->Push(1, 0, 4, g1.data()), 1);  // computed on version 0, arrives at 1
+  EXPECT_EQ(shard->version(), 2);
+  const auto v2 = Stepped(v1, g1, 4);
+  EXPECT_EQ(*shard->values(), v2);
+  EXPECT_EQ(shard->Push(1, 0, 1, g0.data()), 2);
+  EXPECT_EQ(shard->Push(0, 3, 1, g1.data()), 0);
+  EXPECT_EQ(shard->version(), 4);
+  EXPECT_EQ(shard->clock(0), 2);
+  EXPECT_EQ(shard->clock(1), 2);
+  // A push computed on a version the shard has not made yet is refused.
+  EXPECT_THROW(shard->Push(0, 5, 1, g0.data()), std::invalid_argument);
+  EXPECT_EQ(shard->version(), 4);
+  EXPECT_EQ(shard->clock(0), 2);
+}
+
+TEST(ShardAsync, ZeroSamplePushChangesNoValues) {
+  auto shard = MakeShard(Consistency::kAsync, 2);
+  const auto init = Init(), g0 = Grad(0);
+  shard->Init(init.data());
+  EXPECT_EQ(shard->Push(0, 0, 0, g0.data()), 0);
+  EXPECT_EQ(*shard->values(), init);
+  EXPECT_EQ(shard->version(), 0);  // nothing applied: no new version
+  EXPECT_EQ(shard->clock(0), 1);   // but the push counts for the worker's clock
+  EXPECT_EQ(shard->optimizer().steps(), 0);
+}
+
+TEST(ShardAsync, PullAlwaysReadyAfterInitNeverBefore) {
+  auto shard = MakeShard(Consistency::kAsync, 2);
+  for (int64_t want : {0, 1, 100}) EXPECT_FALSE(shard->PullReady(0, want));
+  const auto init = Init();
+  shard->Init(init.data());
+  for (int64_t want : {0, 1, 100}) {
+    EXPECT_TRUE(shard->PullReady(0, want));
+    EXPECT_TRUE(shard->PullReady(1, want));
+    EXPECT_EQ(shard->Blockers(1, want), std::vector<int>{});
+  }
+}
+
+TEST(ShardSsp, PullsAreGatedByTheSlowestWorkersClock) {
+  // Staleness 1, three workers: a worker at clock c may pull once min clock >= c - 1.
+  auto shard = MakeShard(Consistency::kSsp, 3, /*staleness=*/1);
+  EXPECT_FALSE(shard->PullReady(0, 0));
+  const auto init = Init(), g = Grad(0);
+  shard->Init(init.data());
+  EXPECT_TRUE(shard->PullReady(0, 0));
+  EXPECT_TRUE(shard->PullReady(0, 1));
+  EXPECT_FALSE(shard->PullReady(0, 2));
+
+  EXPECT_EQ(shard->Push(0, 0, 1, g.data()), 0);  // clocks 1 0 0
+  EXPECT_TRUE(shard->PullReady(0, 1));
+  EXPECT_EQ(shard->Push(0, 1, 1, g.data()), 0);  // clocks 2 0 0
+  EXPECT_FALSE(shard->PullReady(0, 2));          // min 0 < 2 - 1
+  EXPECT_EQ(shard->Blockers(0, 2), (std::vector<int>{1, 2}));
+  EXPECT_TRUE(shard->PullReady(1, 0));  // the slow workers may go on
+
+  EXPECT_EQ(shard->Push(1, 0, 1, g.data()), 2);  // clocks 2 1 0; computed on 0, arrives at 2
+  EXPECT_FALSE(shard->PullReady(0, 2));
+  EXPECT_TRUE(shard->PullReady(1, 1));
+  EXPECT_EQ(shard->Blockers(0, 2), (std::vector<int>{2}));
+
+  EXPECT_EQ(shard->Push(2, 0, 1, g.data()), 3);  // clocks 2 1 1
+  EXPECT_TRUE(shard->PullReady(0, 2));
+  EXPECT_EQ(shard->Blockers(0, 2), std::vector<int>{});
+  EXPECT_FALSE(shard->PullReady(0, 3));
+  EXPECT_EQ(shard->Blockers(0, 3), (std::vector<int>{1, 2}));
+
+  EXPECT_EQ(shard->Push(0, 4, 1, g.data()), 0);  // clocks 3 1 1
+  EXPECT_EQ(shard->Push(1, 4, 1, g.data()), 1);  // clocks 3 2 1
+  EXPECT_FALSE(shard->PullReady(0, 3));
+  EXPECT_EQ(shard->Blockers(0, 3), (std::vector<int>{2}));
+  EXPECT_EQ(shard->Push(2, 5, 1, g.data()), 1);  // clocks 3 2 2
+  EXPECT_TRUE(shard->PullReady(0, 3));
+  EXPECT_TRUE(shard->PullReady(1, 2));
+  EXPECT_TRUE(shard->PullReady(2, 2));
+  EXPECT_EQ(shard->version(), 7);
+  EXPECT_EQ(shard->clock(0), 3);
+  EXPECT_EQ(shard->clock(1), 2);
+  EXPECT_EQ(shard->clock(2), 2);
+}
+
+TEST(ShardSsp, StalenessZeroIsLockstep) {
+  auto shard = MakeShard(Consistency::kSsp, 2, /*staleness=*/0);
+  const auto init = Init(), g = Grad(0);
+  shard->Init(init.data());
+  EXPECT_TRUE(shard->PullReady(0, 0));
+  shard->Push(0, 0, 1, g.data());
+  EXPECT_FALSE(shard->PullReady(0, 1));
+  EXPECT_EQ(shard->Blockers(0, 1), std::vector<int>{1});
+  shard->Push(1, 0, 1, g.data());
+  EXPECT_TRUE(shard->PullReady(0, 1));
+}
+
+TEST(Shard, ValuesAreCopyOnWrite) {
+  auto shard = MakeShard(Consistency::kAsync, 1);
+  const auto init = Init(), g = Grad(0);
+  shard->Init(init.data());
+  const auto held = shard->values();  // e.g. a pull reply in flight
+  shard->Push(0, 0, 1, g.data());
+  EXPECT_EQ(*held, init);  // unchanged
+  const auto v1 = Stepped(init, g, 1);
+  EXPECT_EQ(*shard->values(), v1);
+  EXPECT_NE(held.get(), shard->values().get());
+
+  // Nobody holds the buffer: the step writes in place.
+  const std::vector<float>* before = shard->values().get();
+  shard->Push(0, 1, 1, g.data());
+  EXPECT_EQ(shard->values().get(), before);
+  EXPECT_EQ(*shard->values(), Stepped(v1, g, 1));
+
+  // Init (a late duplicate) and sync steps copy too.
+  const auto held2 = shard->values();
+  const auto snapshot = *held2;
+  const std::vector<float> other(kN, 3.0f);
+  shard->Init(other.data());
+  EXPECT_EQ(*held2, snapshot);
+  EXPECT_EQ(*shard->values(), other);
+
+  auto sync = MakeShard(Consistency::kSync, 2);
+  sync->Init(init.data());
+  const auto held3 = sync->values();
+  sync->Push(0, 0, 1, g.data());
+  sync->Push(1, 0, 1, g.data());
+  EXPECT_EQ(*held3, init);
+  EXPECT_EQ(*sync->values(), Stepped(init, Add(g, g), 2));
+}
+
+TEST(Shard, RestoreSetsValuesVersionAndClocks) {
+  auto shard = MakeShard(Consistency::kSsp, 2, 1);
+  const auto init = Init();
+  shard->Restore(init, 9, {4, 5});
+  EXPECT_TRUE(shard->initialized());
+  EXPECT_EQ(*shard->values(), init);
+  EXPECT_EQ(shard->version(), 9);
+  EXPECT_EQ(shard->clock(0), 4);
+  EXPECT_EQ(shard->clock(1), 5);
+  EXPECT_TRUE(shard->PullReady(0, 5));
+  EXPECT_FALSE(shard->PullReady(0, 6));
+  EXPECT_THROW(shard->Restore(std::vector<float>(kN - 1), 0, {0, 0}), std::invalid_argument);
+  EXPECT_THROW(shard->Restore(init, 0, {0}), std::invalid_argument);
+}
+
+TEST(ShardClipping, SyncWaitsForTheGlobalNormThenClips) {
+  auto shard = MakeShard(Consistency::kSync, 2);
+  shard->set_clip_norm(1.0);
+  const auto init = Init();
+  shard->Init(init.data());
+  const auto g = Grad(1);
+  shard->Push(0, 0, 1, g.data());
+  shard->Push(1, 0, 1, g.data());
+  // The aggregate (mean = g) is complete but not applied: it waits for the global norm.
+  ASSERT_TRUE(shard->awaiting_norm());
+  EXPECT_EQ(shard->version(), 0);
+  EXPECT_FALSE(shard->PullReady(0, 1));
+  double sq = 0;
+  for (float x : g) sq += double(x) * x;
+  EXPECT_DOUBLE_EQ(shard->partial_squared_norm(), sq);
+  EXPECT_THROW(shard->Push(0, 0, 1, g.data()), std::invalid_argument);
+  // A global norm of 4 (other shards included) scales the gradient by 1 / (4 + 1e-6).
+  shard->CompleteStep(4.0);
+  EXPECT_FALSE(shard->awaiting_norm());
+  EXPECT_EQ(shard->version(), 1);
+  const float scale = static_cast<float>(1.0 / (4.0 + 1e-6));
+  for (int64_t i = 0; i < kN; ++i) {
+    EXPECT_FLOAT_EQ((*shard->values())[i], init[i] - static_cast<float>(kLr) * (g[i] * scale));
+  }
+  EXPECT_THROW(shard->CompleteStep(4.0), std::invalid_argument);
+}
+
+TEST(ShardClipping, AsyncClipsEachPushByItsOwnNorm) {
+  auto shard = MakeShard(Consistency::kAsync, 2);
+  shard->set_clip_norm(2.0);
+  const auto init = Init();
+  shard->Init(init.data());
+  const auto g = Grad(2);
+  EXPECT_THROW(shard->Push(0, 0, 1, g.data()), std::invalid_argument);  // no norm given
+  // Below the bound: unchanged SGD step.
+  shard->Push(0, 0, 1, g.data(), /*mean_grad_norm=*/1.0);
+  EXPECT_EQ(*shard->values(), Stepped(init, g, 1));
+  // Above: scaled by 2 / (8 + 1e-6).
+  const auto before = *shard->values();
+  shard->Push(1, 0, 1, g.data(), /*mean_grad_norm=*/8.0);
+  const float scale = static_cast<float>(2.0 / (8.0 + 1e-6));
+  for (int64_t i = 0; i < kN; ++i) {
+    EXPECT_FLOAT_EQ((*shard->values())[i], before[i] - static_cast<float>(kLr) * (g[i] * scale));
+  }
+}
+
+}  // namespace
+}  // namespace tteps::server
