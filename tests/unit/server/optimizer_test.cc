@@ -239,16 +239,18 @@ TEST(Optimizer, SetLrAppliesToTheNextStep) {
 }
 
 TEST(ClipByGlobalNorm, ScalesEveryShardByTheGlobalNorm) {
+  // torch::nn::utils::clip_grad_norm_'s rule: scale by max / (norm + 1e-6) when that is < 1.
   std::vector<float> a = {3.0f}, b = {4.0f, 12.0f};  // two shards of one gradient
   const double norm = std::sqrt(SquaredNorm(a.data(), a.size()) + SquaredNorm(b.data(), b.size()));
   EXPECT_EQ(norm, 13.0);
   ClipByGlobalNorm(a.data(), a.size(), norm, 6.5);
   ClipByGlobalNorm(b.data(), b.size(), norm, 6.5);
-  EXPECT_EQ(a, std::vector<float>({1.5f}));
-  EXPECT_EQ(b, std::vector<float>({2.0f, 6.0f}));
+  const float half = static_cast<float>(6.5 / (13.0 + 1e-6));
+  EXPECT_EQ(a, std::vector<float>({3.0f * half}));
+  EXPECT_EQ(b, std::vector<float>({4.0f * half, 12.0f * half}));
 
   const std::vector<float> g = {3.0f, -4.0f};
-  for (double max_norm : {0.0, -1.0, 5.0, 7.0}) {  // off, off, norm == max, norm < max
+  for (double max_norm : {0.0, -1.0, 5.1, 7.0}) {  // off, off, norm < max
     std::vector<float> c = g;
     ClipByGlobalNorm(c.data(), c.size(), 5.0, max_norm);
     EXPECT_EQ(c, g) << max_norm;
@@ -259,6 +261,15 @@ TEST(ClipByGlobalNorm, ScalesEveryShardByTheGlobalNorm) {
   ClipByGlobalNorm(c.data(), c.size(), 5.0, 1.0);
   EXPECT_FLOAT_EQ(c[0], 0.6f);
   EXPECT_FLOAT_EQ(c[1], -0.8f);
+
+  // Against LibTorch itself, on a norm right at the bound (the 1e-6 makes it clip slightly).
+  auto t = torch::tensor({3.0f, -4.0f});
+  t.mutable_grad() = t.detach().clone();
+  torch::nn::utils::clip_grad_norm_(std::vector<torch::Tensor>{t}, 5.0);
+  std::vector<float> d = g;
+  ClipByGlobalNorm(d.data(), d.size(), 5.0, 5.0);
+  EXPECT_EQ(d[0], t.grad()[0].item<float>());
+  EXPECT_EQ(d[1], t.grad()[1].item<float>());
 }
 
 TEST(SquaredNorm, SumsInDouble) {
