@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <mpi.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <stdexcept>
@@ -80,6 +81,30 @@ void ShareSchedulerEndpoint(Bootstrap* b, const std::string& endpoint_if_schedul
   MPI_Bcast(buf, kHostLen, MPI_CHAR, 0, MPI_COMM_WORLD);
   b->scheduler_endpoint = buf;
   b->endpoint_shared = true;
+}
+
+int RunNode(Role role, const std::function<int(Bootstrap&)>& body) {
+  Bootstrap boot;
+  int rc = 1;
+  try {
+    boot = StartNode(role);
+    rc = body(boot);
+  } catch (const std::exception& e) {
+    LOG(ERROR) << e.what();
+    rc = 1;
+  }
+  EndNode(boot, rc == 0);
+  return rc;
+}
+
+NodeInfo SelfInfo(Role role, const Bootstrap& boot) {
+  NodeInfo self;
+  self.role = role;
+  self.id = boot.role_id;
+  self.mpi_rank = boot.rank;
+  self.host = HostName();
+  self.pid = getpid();
+  return self;
 }
 
 void EndNode(const Bootstrap& b, bool ok) {

@@ -4,8 +4,10 @@
 // endpoint comes from the flag and the scheduler assigns ids in order of registration.
 #pragma once
 
+#include <functional>
 #include <string>
 
+#include "common/cluster_map.h"
 #include "common/message.h"
 
 namespace tteps {
@@ -30,6 +32,13 @@ void ShareSchedulerEndpoint(Bootstrap* boot, const std::string& endpoint_if_sche
 // wait for them) is skipped and the process just exits with its error status; a failure before
 // the endpoint was shared aborts the job, since the other ranks wait for it in a collective.
 void EndNode(const Bootstrap& boot, bool ok);
+
+// The body of a node program: StartNode, then `body`, then EndNode with its verdict. An
+// exception is logged and makes the exit status 1.
+int RunNode(Role role, const std::function<int(Bootstrap&)>& body);
+
+// This node's registration: role, id (MPI) and rank, host, pid.
+NodeInfo SelfInfo(Role role, const Bootstrap& boot);
 
 // Cluster-wide flags every node program links.
 double TimeoutSeconds();    // --timeout_s: bound of every blocking wait

@@ -101,15 +101,5 @@ int main(int argc, char** argv) {
                      "tteps-scheduler: coordinates a tteps parameter-server job (MPI rank 0).\n"
                      "  launch/tteps --mode sync --workers 2 --servers 1 -- [training flags]");
   torch::set_num_threads(FLAGS_threads);
-  tteps::Bootstrap boot;
-  int rc = 1;
-  try {
-    boot = tteps::StartNode(tteps::Role::kScheduler);
-    rc = tteps::scheduler::Schedule(boot);
-  } catch (const std::exception& e) {
-    LOG(ERROR) << e.what();
-    rc = 1;
-  }
-  tteps::EndNode(boot, rc == 0);
-  return rc;
+  return tteps::RunNode(tteps::Role::kScheduler, tteps::scheduler::Schedule);
 }

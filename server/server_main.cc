@@ -19,12 +19,7 @@ namespace {
 int Serve(Bootstrap& boot) {
   zmq::context_t ctx;
   auto socket = MakeSocket(ctx, zmq::socket_type::router);
-  NodeInfo self;
-  self.role = Role::kServer;
-  self.id = boot.role_id;
-  self.mpi_rank = boot.rank;
-  self.host = HostName();
-  self.pid = getpid();
+  NodeInfo self = SelfInfo(Role::kServer, boot);
   self.endpoint = BindEphemeral(socket, boot.advertise_host);
   ShareSchedulerEndpoint(&boot, "");
 
@@ -79,15 +74,5 @@ int main(int argc, char** argv) {
                      "tteps-server: a parameter server holding one key range of the model.\n"
                      "Started by launch/tteps (mpirun); its configuration comes from the "
                      "scheduler.");
-  tteps::Bootstrap boot;
-  int rc = 1;
-  try {
-    boot = tteps::StartNode(tteps::Role::kServer);
-    rc = tteps::server::Serve(boot);
-  } catch (const std::exception& e) {
-    LOG(ERROR) << e.what();
-    rc = 1;
-  }
-  tteps::EndNode(boot, rc == 0);
-  return rc;
+  return tteps::RunNode(tteps::Role::kServer, tteps::server::Serve);
 }

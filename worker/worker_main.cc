@@ -78,13 +78,8 @@ int RunLocal() {
 int RunDistributed(Bootstrap& boot) {
   ShareSchedulerEndpoint(&boot, "");
   zmq::context_t ctx;
-  NodeInfo self;
-  self.role = Role::kWorker;
-  self.id = boot.role_id;
-  self.mpi_rank = boot.rank;
-  self.host = HostName();
-  self.pid = getpid();
-  ControlChannel control(ctx, boot.scheduler_endpoint, self, TimeoutSeconds(), HeartbeatSeconds());
+  ControlChannel control(ctx, boot.scheduler_endpoint, SelfInfo(Role::kWorker, boot),
+                         TimeoutSeconds(), HeartbeatSeconds());
   const ClusterMap map = control.Register();
   ApplyJobFlags(map.flags);
   control.Start();
@@ -153,15 +148,5 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  tteps::Bootstrap boot;
-  int rc = 1;
-  try {
-    boot = tteps::StartNode(tteps::Role::kWorker);
-    rc = tteps::RunDistributed(boot);
-  } catch (const std::exception& e) {
-    LOG(ERROR) << e.what();
-    rc = 1;
-  }
-  tteps::EndNode(boot, rc == 0);
-  return rc;
+  return tteps::RunNode(tteps::Role::kWorker, tteps::RunDistributed);
 }

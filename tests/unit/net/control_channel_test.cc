@@ -1,0 +1,140 @@
+// A node's control channel against a scripted scheduler (a ROUTER socket in the test): the
+// registration handshake, heartbeats, run-time alpha, shutdown, and a scheduler gone silent.
+#include "common/control_channel.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/transport.h"
+
+namespace tteps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class ControlChannelTest : public ::testing::Test {
+ protected:
+  ControlChannelTest() : scheduler_(MakeSocket(ctx_, zmq::socket_type::router)) {
+    endpoint_ = BindEphemeral(scheduler_, "127.0.0.1");
+  }
+
+  NodeInfo Worker() {
+    NodeInfo n;
+    n.role = Role::kWorker;
+    n.host = "test";
+    return n;
+  }
+
+  // Receives the next message of `type` at the scheduler (others are skipped), or fails.
+  Message Expect(MsgType type, double within_s = 2) {
+    const auto start = Clock::now();
+    Message m;
+    while (std::chrono::duration<double>(Clock::now() - start).count() < within_s) {
+      if (ReceiveMessage(scheduler_, true, 20, &m) && m.header.type == type) return m;
+    }
+    ADD_FAILURE() << "no " << TypeName(type) << " within " << within_s << " s";
+    return m;
+  }
+
+  void Answer(const std::string& peer, MsgType type, int64_t samples = 0,
+              const std::string& text = "") {
+    Header h;
+    h.type = type;
+    h.sender_role = Role::kScheduler;
+    h.samples = samples;
+    h.text = text;
+    ASSERT_TRUE(SendMessage(scheduler_, h, {}, peer));
+  }
+
+  // Registers the channel: the scheduler answers with a map assigning id 3.
+  std::string Register(ControlChannel& channel) {
+    std::string peer;
+    std::thread scheduler([&] {
+      Message m = Expect(MsgType::kRegister);
+      peer = m.peer;
+      ClusterMap map;
+      map.mode = "sync";
+      map.your_id = 3;
+      Header h;
+      h.type = MsgType::kClusterMap;
+      h.text = EncodeBody(map);
+      SendMessage(scheduler_, h, {}, m.peer);
+    });
+    const ClusterMap map = channel.Register();
+    scheduler.join();
+    EXPECT_EQ(map.your_id, 3);
+    EXPECT_EQ(channel.self().id, 3);
+    return peer;
+  }
+
+  zmq::context_t ctx_;
+  zmq::socket_t scheduler_;
+  std::string endpoint_;
+};
+
+TEST_F(ControlChannelTest, HeartbeatsAlphaAndShutdown) {
+  ControlChannel channel(ctx_, endpoint_, Worker(), /*timeout_s=*/5, /*heartbeat_s=*/0.05);
+  const std::string peer = Register(channel);
+  channel.Start();
+  Message hb = Expect(MsgType::kHeartbeat);
+  EXPECT_EQ(hb.header.sender_id, 3);
+  EXPECT_EQ(channel.alpha(), 0);
+
+  Answer(peer, MsgType::kSetAlpha, 4);
+  const auto start = Clock::now();
+  while (channel.alpha() != 4 && Clock::now() - start < std::chrono::seconds(2)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(channel.alpha(), 4);
+
+  channel.Send(MsgType::kMetrics, 7, "{\"x\":1}");
+  Message metrics = Expect(MsgType::kMetrics);
+  EXPECT_EQ(metrics.header.step, 7);
+  EXPECT_EQ(metrics.header.text, "{\"x\":1}");
+
+  EXPECT_FALSE(channel.ShutdownRequested());
+  Answer(peer, MsgType::kShutdown, 0, "worker 1 has been silent");
+  std::string reason;
+  bool failed = false;
+  while (!channel.ShutdownRequested(&reason, &failed) &&
+         Clock::now() - start < std::chrono::seconds(4)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(failed);
+  EXPECT_EQ(reason, "worker 1 has been silent");
+}
+
+TEST_F(ControlChannelTest, ASilentSchedulerStopsTheNodeWithinTheTimeout) {
+  ControlChannel channel(ctx_, endpoint_, Worker(), /*timeout_s=*/0.5, /*heartbeat_s=*/0.05);
+  Register(channel);
+  const auto start = Clock::now();
+  channel.Start();  // nobody answers the heartbeats
+  std::string reason;
+  bool failed = false;
+  while (!channel.ShutdownRequested(&reason, &failed) &&
+         Clock::now() - start < std::chrono::seconds(3)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_TRUE(failed);
+  EXPECT_NE(reason.find("scheduler at " + endpoint_ + " has been silent"), std::string::npos)
+      << reason;
+  EXPECT_GT(took, 0.4);
+  EXPECT_LT(took, 1.5);
+}
+
+TEST_F(ControlChannelTest, RegistrationWithoutAnswerNamesTheScheduler) {
+  ControlChannel channel(ctx_, endpoint_, Worker(), /*timeout_s=*/0.3, /*heartbeat_s=*/1);
+  try {
+    channel.Register();
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("scheduler at " + endpoint_), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tteps
