@@ -47,8 +47,8 @@ TTEPS_ALWAYS_INLINE float MulAdd(float a, float b, float c) {
 template <bool kFused>
 struct SgdKernel {
   static TTEPS_ALWAYS_INLINE void Run(size_t n, float neg_lr, float* __restrict p,
-                                      const float* __restrict g) {
-    for (size_t i = 0; i < n; ++i) p[i] = MulAdd<kFused>(g[i], neg_lr, p[i]);
+                                      const float* __restrict g, float scale) {
+    for (size_t i = 0; i < n; ++i) p[i] = MulAdd<kFused>(g[i] * scale, neg_lr, p[i]);
   }
 };
 
@@ -57,9 +57,10 @@ struct SgdKernel {
 template <bool kFused>
 struct MomentumKernel {
   static TTEPS_ALWAYS_INLINE void Run(size_t n, float momentum, float neg_lr, float* __restrict p,
-                                      const float* __restrict g, float* __restrict buf) {
+                                      const float* __restrict g, float scale,
+                                      float* __restrict buf) {
     for (size_t i = 0; i < n; ++i) {
-      const float b = buf[i] * momentum + g[i];
+      const float b = buf[i] * momentum + g[i] * scale;
       buf[i] = b;
       p[i] = MulAdd<kFused>(b, neg_lr, p[i]);
     }
@@ -79,13 +80,13 @@ struct AdamScalars {
 template <bool kFused>
 struct AdamKernel {
   static TTEPS_ALWAYS_INLINE void Run(size_t n, AdamScalars s, float* __restrict p,
-                                      const float* __restrict g, float* __restrict exp_avg,
-                                      float* __restrict exp_avg_sq) {
+                                      const float* __restrict g, float scale,
+                                      float* __restrict exp_avg, float* __restrict exp_avg_sq) {
     const float beta1 = s.beta1, one_minus_beta1 = s.one_minus_beta1;
     const float beta2 = s.beta2, one_minus_beta2 = s.one_minus_beta2;
     const float sqrt_bc2 = s.sqrt_bias_correction2, eps = s.eps, neg_step = s.neg_step_size;
     for (size_t i = 0; i < n; ++i) {
-      const float gi = g[i];
+      const float gi = g[i] * scale;
       const float m = MulAdd<kFused>(gi, one_minus_beta1, exp_avg[i] * beta1);
       const float v = MulAdd<kFused>(one_minus_beta2 * gi, gi, exp_avg_sq[i] * beta2);
       exp_avg[i] = m;
@@ -164,8 +165,8 @@ class Sgd final : public Optimizer {
  public:
   Sgd(double lr, size_t n) : Optimizer(lr), n_(n) {}
 
-  void Step(float* params, const float* grad) override {
-    Run<SgdKernel>(n_, static_cast<float>(-lr()), params, grad);
+  void Step(float* params, const float* grad, float scale) override {
+    Run<SgdKernel>(n_, static_cast<float>(-lr()), params, grad, scale);
     ++steps_;
   }
   size_t size() const override { return n_; }
@@ -186,15 +187,16 @@ class Momentum final : public Optimizer {
   Momentum(double lr, double momentum, size_t n)
       : Optimizer(lr), momentum_(momentum), buffer_(n, 0.0f) {}
 
-  void Step(float* params, const float* grad) override {
+  void Step(float* params, const float* grad, float scale) override {
     const size_t n = buffer_.size();
     const float neg_lr = static_cast<float>(-lr());
     if (steps_ == 0) {
       // torch's first step starts the buffer as a copy of the gradient.
-      std::copy(grad, grad + n, buffer_.begin());
-      Run<SgdKernel>(n, neg_lr, params, static_cast<const float*>(buffer_.data()));
+      for (size_t i = 0; i < n; ++i) buffer_[i] = grad[i] * scale;
+      Run<SgdKernel>(n, neg_lr, params, static_cast<const float*>(buffer_.data()), 1.0f);
     } else {
-      Run<MomentumKernel>(n, static_cast<float>(momentum_), neg_lr, params, grad, buffer_.data());
+      Run<MomentumKernel>(n, static_cast<float>(momentum_), neg_lr, params, grad, scale,
+                          buffer_.data());
     }
     ++steps_;
   }
@@ -223,7 +225,7 @@ class Adam final : public Optimizer {
         exp_avg_(n, 0.0f),
         exp_avg_sq_(n, 0.0f) {}
 
-  void Step(float* params, const float* grad) override {
+  void Step(float* params, const float* grad, float scale) override {
     ++steps_;
     // The scalars in double, as torch computes them, then cast to float.
     const double bias_correction1 = 1 - std::pow(beta1_, static_cast<double>(steps_));
@@ -236,7 +238,7 @@ class Adam final : public Optimizer {
     s.sqrt_bias_correction2 = static_cast<float>(std::sqrt(bias_correction2));
     s.eps = static_cast<float>(eps_);
     s.neg_step_size = static_cast<float>(-(lr() / bias_correction1));
-    Run<AdamKernel>(exp_avg_.size(), s, params, grad, exp_avg_.data(), exp_avg_sq_.data());
+    Run<AdamKernel>(exp_avg_.size(), s, params, grad, scale, exp_avg_.data(), exp_avg_sq_.data());
   }
   size_t size() const override { return exp_avg_.size(); }
   int64_t steps() const override { return steps_; }

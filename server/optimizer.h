@@ -29,9 +29,11 @@ struct OptimizerConfig {
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
-  // grad is the already-averaged gradient (the server divides the sample-weighted sum first).
-  // Both spans hold size() floats and must not overlap.
-  virtual void Step(float* params, const float* grad) = 0;
+  // The gradient is grad[i] * grad_scale, rounded to float: the server passes a sample-weighted
+  // sum with scale 1 / samples, so averaging costs no pass of its own (and gives the bits of
+  // the local trainer's g * (1 / n)). Both spans hold size() floats and must not overlap.
+  virtual void Step(float* params, const float* grad, float grad_scale) = 0;
+  void Step(float* params, const float* grad) { Step(params, grad, 1.0f); }
   virtual size_t size() const = 0;
   virtual int64_t steps() const = 0;
   // For checkpoints: the state as named float buffers ("exp_avg" and "exp_avg_sq" for adam,

@@ -37,17 +37,33 @@ void Shard::Init(const float* values) {
 }
 
 void Shard::Mean(const float* grad_sum, int64_t samples) {
-  // Sum -> mean, multiplying by the reciprocal in float like the local trainer does.
-  const float scale = static_cast<float>(1.0 / static_cast<double>(samples));
+  const float scale = MeanScale(samples);
   const size_t n = grad_.size();
   for (size_t i = 0; i < n; ++i) grad_[i] = grad_sum[i] * scale;
 }
 
 void Shard::Step(double global_norm) {
   if (clip_norm_ > 0) ClipByGlobalNorm(grad_.data(), grad_.size(), global_norm, clip_norm_);
+  StepWith(grad_.data(), 1.0f);
+}
+
+void Shard::StepWith(const float* grad, float scale) {
   if (values_.use_count() > 1) values_ = std::make_shared<std::vector<float>>(*values_);
-  optimizer_->Step(values_->data(), grad_.data());
+  optimizer_->Step(values_->data(), grad, scale);
   ++version_;
+}
+
+// Apply sum / samples. Without clipping the optimizer scales as it reads (one pass over the
+// gradient); with clipping the mean is needed first, for its norm.
+void Shard::ApplySum(const float* grad_sum, int64_t samples, double mean_grad_norm) {
+  if (clip_norm_ <= 0) return StepWith(grad_sum, MeanScale(samples));
+  Mean(grad_sum, samples);
+  if (mode_ == Consistency::kSync) {
+    awaiting_norm_ = true;  // the server fetches the global norm, then CompleteStep
+    partial_sq_ = SquaredNorm(grad_.data(), grad_.size());
+  } else {
+    Step(mean_grad_norm);
+  }
 }
 
 void Shard::CompleteStep(double global_norm) {
@@ -74,10 +90,7 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const flo
     if (clip_norm_ > 0 && !(mean_grad_norm >= 0)) {
       throw std::invalid_argument("push without its gradient norm while clipping is on");
     }
-    if (samples > 0) {
-      Mean(grad_sum, samples);
-      Step(mean_grad_norm);
-    }
+    if (samples > 0) ApplySum(grad_sum, samples, mean_grad_norm);
     ++clocks_[worker];
     return staleness;
   }
@@ -89,26 +102,30 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const flo
     throw std::invalid_argument("second push of worker " + std::to_string(worker) +
                                 " for version " + std::to_string(version_));
   }
-  for (size_t i = 0; i < sum_.size(); ++i) sum_[i] += grad_sum[i];
-  sum_samples_ += samples;
+  ++pushes_;
   pushed_[worker] = true;
   ++clocks_[worker];
-  if (++pushes_ == num_workers_) {
-    if (sum_samples_ > 0) {
-      Mean(sum_.data(), sum_samples_);
-      if (clip_norm_ > 0) {
-        awaiting_norm_ = true;  // the server fetches the global norm, then CompleteStep
-        partial_sq_ = SquaredNorm(grad_.data(), grad_.size());
-      } else {
-        Step(-1);
-      }
+  sum_samples_ += samples;
+  const float* sum = grad_sum;  // a single worker's push is the whole sum: no copy
+  if (num_workers_ > 1) {
+    // The first push of a version overwrites the aggregate, so it is never cleared.
+    if (pushes_ == 1) {
+      std::copy(grad_sum, grad_sum + sum_.size(), sum_.begin());
     } else {
-      ++version_;  // nothing to learn from, but the version advances for every worker alike
+      for (size_t i = 0; i < sum_.size(); ++i) sum_[i] += grad_sum[i];
     }
-    std::fill(sum_.begin(), sum_.end(), 0.f);
+    sum = sum_.data();
+  }
+  if (pushes_ == num_workers_) {
+    const int64_t samples_total = sum_samples_;
     std::fill(pushed_.begin(), pushed_.end(), false);
     sum_samples_ = 0;
     pushes_ = 0;
+    if (samples_total > 0) {
+      ApplySum(sum, samples_total, -1);
+    } else {
+      ++version_;  // nothing to learn from, but the version advances for every worker alike
+    }
   }
   return 0;
 }

@@ -66,8 +66,13 @@ class Shard {
 
  private:
   // grad_ = grad_sum / samples; then clip (when on) and step the optimizer.
-  void Mean(const float* grad_sum, int64_t samples);
-  void Step(double global_norm);
+  static float MeanScale(int64_t samples) {
+    return static_cast<float>(1.0 / static_cast<double>(samples));  // as the local trainer
+  }
+  void Mean(const float* grad_sum, int64_t samples);  // into grad_
+  void Step(double global_norm);                      // clip grad_ if on, then step with it
+  void StepWith(const float* grad, float scale);
+  void ApplySum(const float* grad_sum, int64_t samples, double mean_grad_norm);
   int64_t MinClock() const;
 
   KeyRange range_;
