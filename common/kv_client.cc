@@ -9,9 +9,13 @@
 
 namespace tteps {
 
-struct KVClient::Reply {
-  bool done = false;
-  Message message;
+using Clock = std::chrono::steady_clock;
+
+// answers[k][s]: the reply of server s to request k; seconds[k]: when the last server answered
+// request k, from the start of the exchange.
+struct KVClient::Replies {
+  std::vector<std::vector<Message>> answers;
+  std::vector<double> seconds;
 };
 
 KVClient::KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& self,
@@ -23,111 +27,95 @@ KVClient::KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& s
   }
 }
 
-std::vector<KVClient::Reply> KVClient::RoundTrip(
-    const std::function<void(size_t, zmq::socket_t&)>& make, const char* what) {
-  const size_t n = sockets_.size();
-  for (size_t s = 0; s < n; ++s) make(s, sockets_[s]);
-  const uint64_t request = next_request_++;
-  std::vector<Reply> replies(n);
+KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const char* what) {
+  const size_t n = sockets_.size(), k = requests.size();
+  const uint64_t first_id = next_request_;
+  next_request_ += k;
+  const auto start = Clock::now();
+  for (size_t s = 0; s < n; ++s) {
+    const KeyRange& r = map_.ranges[s];
+    for (size_t i = 0; i < k; ++i) {
+      const Request& q = requests[i];
+      Header h;
+      h.type = q.type;
+      h.sender_role = self_.role;
+      h.sender_id = self_.id;
+      h.request_id = first_id + i;
+      h.fingerprint = map_.fingerprint;
+      h.ranges = {r};
+      h.step = q.step;
+      h.samples = q.samples;
+      h.norm = q.norm;
+      if (q.payload) {
+        SendMessage(sockets_[s], h,
+                    {{q.payload, q.payload->data() + r.begin, static_cast<size_t>(r.size())}});
+      } else {
+        SendMessage(sockets_[s], h);
+      }
+    }
+  }
+  Replies out;
+  out.answers.resize(k);
+  for (auto& a : out.answers) a.resize(n);  // Message is move-only
+  out.seconds.assign(k, 0);
+  std::vector<std::vector<bool>> done(k, std::vector<bool>(n, false));
+  std::vector<size_t> missing_of(k, n);
+  size_t pending = n * k;
   std::vector<zmq::pollitem_t> items(n);
   for (size_t s = 0; s < n; ++s) items[s] = {sockets_[s].handle(), 0, ZMQ_POLLIN, 0};
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s_);
-  size_t pending = n;
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(timeout_s_));
   while (pending > 0) {
     if (abort_ && abort_()) throw std::runtime_error(std::string(what) + " aborted: shutdown");
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (Clock::now() > deadline) {
       std::string missing;
       for (size_t s = 0; s < n; ++s) {
-        if (!replies[s].done) missing += (missing.empty() ? "" : ", ") + map_.servers[s].Name();
+        bool all = true;
+        for (size_t i = 0; i < k; ++i) all = all && done[i][s];
+        if (!all) missing += (missing.empty() ? "" : ", ") + map_.servers[s].Name();
       }
       throw std::runtime_error(std::string(what) + " by " + self_.Name() + ": no answer within " +
                                std::to_string(timeout_s_) + " s (--timeout_s) from " + missing);
     }
     zmq::poll(items.data(), n, std::chrono::milliseconds(50));
     for (size_t s = 0; s < n; ++s) {
-      if (replies[s].done || !(items[s].revents & ZMQ_POLLIN)) continue;
+      if (!(items[s].revents & ZMQ_POLLIN)) continue;
       Message m;
       try {
-        if (!ReceiveMessage(sockets_[s], false, 0, &m)) continue;
+        while (ReceiveMessage(sockets_[s], false, 0, &m)) {
+          const uint64_t id = m.header.request_id;
+          if (id < first_id || id >= first_id + k) continue;  // late reply to an abandoned one
+          const size_t i = id - first_id;
+          if (m.header.type == MsgType::kError) {
+            throw std::runtime_error(map_.servers[s].Name() + " refused the " + what + " of " +
+                                     self_.Name() + ": " + m.header.text);
+          }
+          if (done[i][s]) continue;
+          done[i][s] = true;
+          out.answers[i][s] = std::move(m);
+          --pending;
+          if (--missing_of[i] == 0) {
+            out.seconds[i] = std::chrono::duration<double>(Clock::now() - start).count();
+          }
+        }
       } catch (const CodecError& e) {
         throw std::runtime_error(std::string(what) + ": malformed reply from " +
                                  map_.servers[s].Name() + ": " + e.what());
       }
-      if (m.header.request_id != request) continue;  // a late reply to an abandoned request
-      if (m.header.type == MsgType::kError) {
-        throw std::runtime_error(map_.servers[s].Name() + " refused the " + what + " of " +
-                                 self_.Name() + ": " + m.header.text);
-      }
-      replies[s].done = true;
-      replies[s].message = std::move(m);
-      --pending;
     }
   }
-  return replies;
+  return out;
 }
 
-namespace {
-
-Header DataHeader(MsgType type, const NodeInfo& self, uint64_t request, uint64_t fingerprint,
-                  const KeyRange& range) {
-  Header h;
-  h.type = type;
-  h.sender_role = self.role;
-  h.sender_id = self.id;
-  h.request_id = request;
-  h.fingerprint = fingerprint;
-  h.ranges = {range};
-  return h;
-}
-
-}  // namespace
-
-void KVClient::Init(const float* values) {
-  // Init happens once: a copy keeps the zero-copy send independent of the caller's buffer.
-  auto copy = std::make_shared<std::vector<float>>(values, values + map_.param_count);
-  RoundTrip(
-      [&](size_t s, zmq::socket_t& sock) {
-        const KeyRange& r = map_.ranges[s];
-        Header h = DataHeader(MsgType::kInit, self_, next_request_, map_.fingerprint, r);
-        SendMessage(sock, h, {{copy, copy->data() + r.begin, static_cast<size_t>(r.size())}});
-      },
-      "init");
-}
-
-void KVClient::Push(std::shared_ptr<const std::vector<float>> grad, int64_t version,
-                    int64_t samples, double mean_grad_norm) {
-  if (static_cast<int64_t>(grad->size()) != map_.param_count) {
-    throw std::invalid_argument("push of " + std::to_string(grad->size()) + " floats, expected " +
-                                std::to_string(map_.param_count));
-  }
-  RoundTrip(
-      [&](size_t s, zmq::socket_t& sock) {
-        const KeyRange& r = map_.ranges[s];
-        Header h = DataHeader(MsgType::kPush, self_, next_request_, map_.fingerprint, r);
-        h.step = version;
-        h.samples = samples;
-        h.norm = mean_grad_norm;
-        SendMessage(sock, h, {{grad, grad->data() + r.begin, static_cast<size_t>(r.size())}});
-      },
-      "push");
-}
-
-PullResult KVClient::Pull(int64_t want, float* out) {
-  auto replies = RoundTrip(
-      [&](size_t s, zmq::socket_t& sock) {
-        Header h =
-            DataHeader(MsgType::kPull, self_, next_request_, map_.fingerprint, map_.ranges[s]);
-        h.step = want;
-        SendMessage(sock, h);
-      },
-      "pull");
+PullResult KVClient::ReadPull(const Replies& replies, size_t index, float* out) const {
   PullResult r;
   r.version = INT64_MAX;
-  for (size_t s = 0; s < replies.size(); ++s) {
-    const Message& m = replies[s].message;
+  const auto& answers = replies.answers[index];
+  for (size_t s = 0; s < answers.size(); ++s) {
+    const Message& m = answers[s];
     const KeyRange& range = map_.ranges[s];
-    if (m.payloads.size() != 1 || !(m.header.ranges[0] == range)) {
+    if (m.header.type != MsgType::kPullReply || m.payloads.size() != 1 ||
+        !(m.header.ranges[0] == range)) {
       throw std::runtime_error("pull reply from " + map_.servers[s].Name() +
                                " does not hold the range " + range.ToString());
     }
@@ -135,6 +123,63 @@ PullResult KVClient::Pull(int64_t want, float* out) {
     r.version = std::min(r.version, m.header.step);
     r.held_s = std::max(r.held_s, m.header.held_s);
   }
+  return r;
+}
+
+namespace {
+
+void CheckSize(const std::vector<float>& grad, int64_t expected) {
+  if (static_cast<int64_t>(grad.size()) != expected) {
+    throw std::invalid_argument("push of " + std::to_string(grad.size()) + " floats, expected " +
+                                std::to_string(expected));
+  }
+}
+
+}  // namespace
+
+KVClient::Request KVClient::PushRequest(std::shared_ptr<const std::vector<float>> grad,
+                                        int64_t version, int64_t samples, double norm) const {
+  CheckSize(*grad, map_.param_count);
+  Request q;
+  q.type = MsgType::kPush;
+  q.step = version;
+  q.samples = samples;
+  q.norm = norm;
+  q.payload = std::move(grad);
+  return q;
+}
+
+KVClient::Request KVClient::PullRequest(int64_t want) {
+  Request q;
+  q.type = MsgType::kPull;
+  q.step = want;
+  return q;
+}
+
+void KVClient::Init(const float* values) {
+  // Init happens once: a copy keeps the zero-copy send independent of the caller's buffer.
+  Request init;
+  init.type = MsgType::kInit;
+  init.payload = std::make_shared<std::vector<float>>(values, values + map_.param_count);
+  Exchange({init}, "init");
+}
+
+void KVClient::Push(std::shared_ptr<const std::vector<float>> grad, int64_t version,
+                    int64_t samples, double mean_grad_norm) {
+  Exchange({PushRequest(std::move(grad), version, samples, mean_grad_norm)}, "push");
+}
+
+PullResult KVClient::Pull(int64_t want, float* out) {
+  return ReadPull(Exchange({PullRequest(want)}, "pull"), 0, out);
+}
+
+PullResult KVClient::PushPull(std::shared_ptr<const std::vector<float>> grad, int64_t version,
+                              int64_t samples, double mean_grad_norm, int64_t want, float* out) {
+  const Replies replies =
+      Exchange({PushRequest(std::move(grad), version, samples, mean_grad_norm), PullRequest(want)},
+               "push and pull");
+  PullResult r = ReadPull(replies, 1, out);
+  r.push_s = replies.seconds[0];
   return r;
 }
 

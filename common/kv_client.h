@@ -16,6 +16,7 @@ namespace tteps {
 struct PullResult {
   int64_t version = 0;  // lowest version served across shards
   double held_s = 0;    // longest time a server held the pull (waiting for other workers)
+  double push_s = 0;    // PushPull: until every server acknowledged the push
 };
 
 class KVClient {
@@ -34,14 +35,27 @@ class KVClient {
   // Fills `out` (the whole flat vector) once each server can serve `want` (a version in sync
   // mode, the worker's clock in SSP, ignored in async).
   PullResult Pull(int64_t want, float* out);
+  // Push, then at once (without waiting for the acknowledgements) the pull of `want`: a
+  // server handles a connection's messages in order, so the pull sees the push.
+  PullResult PushPull(std::shared_ptr<const std::vector<float>> grad_sum, int64_t version,
+                      int64_t samples, double mean_grad_norm, int64_t want, float* out);
 
   int64_t total() const { return map_.param_count; }
 
  private:
-  struct Reply;
-  // Sends one request per server (built by `make`) and waits for every reply.
-  std::vector<Reply> RoundTrip(const std::function<void(size_t server, zmq::socket_t&)>& make,
-                               const char* what);
+  struct Request {
+    MsgType type = MsgType::kPull;
+    int64_t step = 0, samples = 0;
+    double norm = -1;
+    std::shared_ptr<const std::vector<float>> payload;  // whole flat vector, sliced per shard
+  };
+  struct Replies;
+  Request PushRequest(std::shared_ptr<const std::vector<float>> grad, int64_t version,
+                      int64_t samples, double norm) const;
+  static Request PullRequest(int64_t want);
+  // Sends `requests` to every server, in order, and waits (deadline) for every answer.
+  Replies Exchange(const std::vector<Request>& requests, const char* what);
+  PullResult ReadPull(const Replies& replies, size_t index, float* out) const;
 
   ClusterMap map_;
   NodeInfo self_;

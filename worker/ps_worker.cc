@@ -80,15 +80,16 @@ void PsWorker::Run() {
     double loss = 0, compute = 0, push = 0, pull = 0, wait = 0, wall = 0;
     int64_t trips = 0, steps = 0;
   } win;
+  // What a pull before step t waits for: sync, version t; SSP, the slowest clock >= t - s.
+  auto want = [&](int64_t t) { return ps_.mode == "async" ? 0 : t; };
   const auto start = Clock::now();
+  auto t = Clock::now();
+  PullResult pulled = kv_->Pull(want(ps_.start_step), params.data());
+  // The first pull is counted in the first step; later pulls in the exchange that ends a step.
+  double carry_wait = pulled.held_s, carry_pull = std::max(0.0, Since(t) - pulled.held_s);
   for (int64_t step = ps_.start_step; step < total_steps; ++step) {
     const auto step_start = Clock::now();
     if (control_->alpha() > 0) alpha = control_->alpha();
-
-    // Pull: sync waits for version `step`; SSP for the slowest clock >= step - s.
-    auto t = Clock::now();
-    const PullResult pulled = kv_->Pull(ps_.mode == "async" ? 0 : step, params.data());
-    const double pull_total = Since(t);
     CopyParamsIn(*model_, layout, params.data());
 
     t = Clock::now();
@@ -108,19 +109,30 @@ void PsWorker::Run() {
           std::chrono::duration<double>(compute * ps_.slowdown_percent / 100.0));
     }
 
+    // Push this step's gradient and pull the next step's parameters in one exchange: the pull
+    // goes out right behind the push instead of after its acknowledgement.
+    const bool last = step + 1 == total_steps;
+    const double norm = MeanGradNorm(*grad, sum.trips);
     t = Clock::now();
-    kv_->Push(grad, pulled.version, sum.trips, MeanGradNorm(*grad, sum.trips));
-    const double push = Since(t);
+    PullResult next;
+    if (last) {
+      kv_->Push(grad, pulled.version, sum.trips, norm);
+      next.push_s = Since(t);
+    } else {
+      next = kv_->PushPull(grad, pulled.version, sum.trips, norm, want(step + 1), params.data());
+    }
+    const double exchange = Since(t);
 
     win.loss += sum.loss_sum;
     win.trips += sum.trips;
     win.compute += compute;
-    win.push += push;
-    win.wait += pulled.held_s;
-    win.pull += std::max(0.0, pull_total - pulled.held_s);
+    win.push += next.push_s;
+    win.wait += carry_wait + next.held_s;
+    win.pull += carry_pull + std::max(0.0, exchange - next.push_s - next.held_s);
+    carry_wait = carry_pull = 0;
+    pulled = next;
     win.wall += Since(step_start);
     ++win.steps;
-    const bool last = step + 1 == total_steps;
     if ((step + 1) % opts_.log_every == 0 || last) {
       control_->Send(MsgType::kMetrics, step + 1,
                      JsonObject()

@@ -182,6 +182,32 @@ TEST_F(ParamServerTest, SyncStepAveragesPushesWeightedBySamples) {
   EXPECT_NE(server_->StatsJson().find("\"pushes\":2"), std::string::npos) << server_->StatsJson();
 }
 
+TEST_F(ParamServerTest, PushPullSendsThePullBehindThePushAndGetsTheNextVersion) {
+  StartServer(1.0);
+  auto w0 = Client(0), w1 = Client(1);
+  const std::vector<float> init = InitValues();
+  w0->Init(init.data());
+  const auto g0 = Grad(0), g1 = Grad(1);
+  // Both workers push version 0 and pull version 1 in one exchange each.
+  std::vector<float> out0(kN), out1(kN);
+  PullResult r0;
+  std::thread other([&] { r0 = w0->PushPull(g0, 0, 1, -1, 1, out0.data()); });
+  const PullResult r1 = w1->PushPull(g1, 0, 1, -1, 1, out1.data());
+  other.join();
+  std::vector<float> expected(kN);
+  for (int64_t i = 0; i < kN; ++i) {
+    const double mean = (static_cast<double>((*g0)[i]) + (*g1)[i]) / 2.0;
+    expected[i] = static_cast<float>(init[i] - kLr * mean);
+  }
+  EXPECT_EQ(r0.version, 1);
+  EXPECT_EQ(r1.version, 1);
+  EXPECT_EQ(out0, expected);
+  EXPECT_EQ(out1, expected);
+  EXPECT_GT(r0.push_s, 0);
+  StopServer();
+  EXPECT_EQ(server_->errors(), 0);
+}
+
 TEST_F(ParamServerTest, PullForAFutureVersionTimesOutNamingTheMissingWorkers) {
   StartServer(1.0);
   auto w0 = Client(0);
