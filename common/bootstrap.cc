@@ -5,8 +5,13 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "common/cluster_map.h"
@@ -27,6 +32,45 @@ namespace {
 
 constexpr int kHostLen = 256;
 
+// MPI's start-up and collectives have no deadline: if a rank of the job never starts (a bad
+// flag, a missing file), the others would wait in them forever. The watchdog bounds the whole
+// bootstrap, from before MPI_Init until the scheduler's endpoint is shared, by --timeout_s.
+class BootstrapWatchdog {
+ public:
+  void Arm(double timeout_s) {
+    thread_ = std::thread([this, timeout_s] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [this] { return done_; })) {
+        return;
+      }
+      LOG(ERROR) << "bootstrap did not complete within " << timeout_s
+                 << " s (--timeout_s): another process of the job did not start or failed "
+                    "early (see its error above)";
+      google::FlushLogFiles(google::GLOG_ERROR);
+      std::_Exit(1);
+    });
+  }
+  void Disarm() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+
+BootstrapWatchdog& Watchdog() {
+  static BootstrapWatchdog* w = new BootstrapWatchdog();
+  return *w;
+}
+
 }  // namespace
 
 double TimeoutSeconds() { return FLAGS_timeout_s; }
@@ -41,6 +85,7 @@ Bootstrap StartNode(Role role) {
     return b;
   }
   b.mpi = true;
+  Watchdog().Arm(FLAGS_timeout_s);
   MPI_Init(nullptr, nullptr);
   MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &b.size);
@@ -81,6 +126,10 @@ void ShareSchedulerEndpoint(Bootstrap* b, const std::string& endpoint_if_schedul
   MPI_Bcast(buf, kHostLen, MPI_CHAR, 0, MPI_COMM_WORLD);
   b->scheduler_endpoint = buf;
   b->endpoint_shared = true;
+  Watchdog().Disarm();
+  if (b->rank != 0 && b->scheduler_endpoint.empty()) {
+    throw std::runtime_error("the scheduler failed before the job started (see its error)");
+  }
 }
 
 int RunNode(Role role, const std::function<int(Bootstrap&)>& body) {
@@ -109,9 +158,17 @@ NodeInfo SelfInfo(Role role, const Bootstrap& boot) {
 
 void EndNode(const Bootstrap& b, bool ok) {
   if (!b.mpi) return;
+  if (!ok && !b.endpoint_shared && b.rank == 0) {
+    // The scheduler failed before sharing its endpoint: an empty one tells every rank waiting
+    // in the broadcast to stop at once (MPI_Abort does not end them under --enable-recovery).
+    Bootstrap copy = b;
+    ShareSchedulerEndpoint(&copy, "");
+    return;
+  }
   if (ok) {
     MPI_Finalize();
   } else if (!b.endpoint_shared) {
+    Watchdog().Disarm();
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 }

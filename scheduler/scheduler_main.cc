@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 #include <torch/torch.h>
 
+#include <fstream>
 #include <zmq.hpp>
 
 #include "common/bootstrap.h"
@@ -25,9 +26,31 @@ DEFINE_string(out_dir, "out", "output directory: metrics.jsonl, summary.json, mo
 DEFINE_int32(num_servers, 0, "started without MPI: how many servers will register");
 DEFINE_int32(num_workers, 0, "started without MPI: how many workers will register");
 DEFINE_double(silence_s, 0, "a node silent this long fails the job (0: 5 x --heartbeat_s)");
+DEFINE_bool(check, false,
+            "only check the configuration (flags, data and stats files) and exit: launch/tteps "
+            "runs this before mpirun, so a mistake fails at once instead of at the deadline");
 
 namespace tteps::scheduler {
 namespace {
+
+// Validates every option and opens the input files, without starting anything.
+int CheckConfig() {
+  server::ParseConsistency(FLAGS_mode);
+  server::OptimizerConfigFromFlags();
+  TrainOptionsFromFlags();
+  ModelConfigFromFlags();
+  auto data = DatasetOptionsFromFlags();
+  std::vector<std::string> files = data.train_files;
+  if (!data.eval_file.empty()) files.push_back(data.eval_file);
+  files.push_back(FLAGS_stats);
+  for (const auto& f : files) {
+    if (!std::ifstream(f)) throw std::invalid_argument("cannot open " + f);
+  }
+  if (!FLAGS_resume.empty() && !std::ifstream(FLAGS_resume)) {
+    throw std::invalid_argument("cannot open the checkpoint directory " + FLAGS_resume);
+  }
+  return 0;
+}
 
 int Schedule(Bootstrap& boot) {
   server::ParseConsistency(FLAGS_mode);  // validates
@@ -101,5 +124,13 @@ int main(int argc, char** argv) {
                      "tteps-scheduler: coordinates a tteps parameter-server job (MPI rank 0).\n"
                      "  launch/tteps --mode sync --workers 2 --servers 1 -- [training flags]");
   torch::set_num_threads(FLAGS_threads);
+  if (FLAGS_check) {
+    try {
+      return tteps::scheduler::CheckConfig();
+    } catch (const std::exception& e) {
+      LOG(ERROR) << e.what();
+      return 1;
+    }
+  }
   return tteps::RunNode(tteps::Role::kScheduler, tteps::scheduler::Schedule);
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 #include <zmq.hpp>
@@ -207,6 +208,41 @@ TEST(PsCluster, CheckpointAndResumeContinueFromTheSavedStep) {
   const double diff = MaxAbsDiff(dir + "/straight/model.pt", dir + "/resumed/model.pt");
   std::printf("straight vs resumed: max |diff| = %g\n", diff);
   EXPECT_EQ(diff, 0.0);
+}
+
+}  // namespace
+}  // namespace tteps
+
+namespace tteps {
+namespace {
+
+using namespace testing_util;
+
+TEST(PsCluster, BadInputEndsTheJobAtOnceNamingIt) {
+  const std::string dir = FreshDir("bad_input");
+  const std::string job = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir;
+  // A wrong flag never reaches mpirun.
+  EXPECT_EQ(RunCommand(job + "/a -- --no_such_flag", 60, dir + "/a.log"), 2);
+  EXPECT_NE(ReadFile(dir + "/a.log").find("unknown command line flag 'no_such_flag'"),
+            std::string::npos)
+      << ReadFile(dir + "/a.log");
+  // A bad record stops the scheduler before the job starts; every rank stops with it.
+  std::ifstream in(kData);
+  std::ofstream bad(dir + "/bad.jsonl");
+  std::string line;
+  for (int i = 1; i <= 5 && std::getline(in, line); ++i) {
+    if (i == 3) line = std::regex_replace(line, std::regex("\"weekID\":\\d+"), "\"weekID\":9");
+    bad << line << "\n";
+  }
+  bad.close();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_NE(RunCommand(job + "/b -- --train_data " + dir + "/bad.jsonl", 60, dir + "/b.log"), 0);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string log = ReadFile(dir + "/b.log");
+  EXPECT_NE(log.find("bad.jsonl:3: field 'weekID': 9 is out of range"), std::string::npos) << log;
+  EXPECT_NE(log.find("the scheduler failed before the job started"), std::string::npos) << log;
+  EXPECT_LT(took, 20) << log;  // well before the 30 s bootstrap deadline
 }
 
 }  // namespace
