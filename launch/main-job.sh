@@ -5,6 +5,6 @@
 # summary.json,model.pt} and prints the final evaluation. Extra arguments are training flags.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/launch/build.sh"
+"$root/launch/build.sh" --target tteps-scheduler tteps-server tteps-worker tteps-eval
 exec "$root/launch/tteps" --mode sync --workers 2 --servers 2 --out_dir "$root/out/main" \
   -- --epochs 10 "$@"

@@ -1,0 +1,143 @@
+// Ring allreduce. With N ranks the buffer is cut into N chunks (balanced; some are empty when
+// the buffer has fewer than N floats). Rank r sends to r+1 and receives from r-1:
+//   scatter-reduce, step s = 0..N-2: send chunk (r - s), receive chunk (r - s - 1) and add it
+//     into ours; after N-1 steps rank r holds the full sum of chunk (r + 1).
+//   allgather, step s = 0..N-2: send chunk (r + 1 - s), receive chunk (r - s) and copy it.
+// Each rank sends and receives 2 (N-1)/N of the buffer in all. Every final chunk is summed on
+// one rank and copied to the others, so all ranks end with the same bits.
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "worker/collectives/allreduce.h"
+
+namespace tteps::collectives {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kTag = 0x7e57;
+
+class RingAllreduce : public Allreduce {
+ public:
+  RingAllreduce(MPI_Comm comm, size_t segment_bytes)
+      : comm_(comm), segment_(std::max<size_t>(1, segment_bytes / sizeof(float))) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+
+  std::string name() const override { return "ring"; }
+
+  void Sum(float* data, size_t n, double timeout_s) override {
+    if (size_ == 1 || n == 0) return;
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(timeout_s));
+    const int right = (rank_ + 1) % size_, left = (rank_ + size_ - 1) % size_;
+    auto chunk_begin = [&](int c) { return n * static_cast<size_t>(c) / size_; };
+    auto chunk = [&](int c) {
+      c = ((c % size_) + size_) % size_;
+      return std::make_pair(chunk_begin(c), chunk_begin(c + 1));
+    };
+    recv_.resize(n / size_ + 1);
+    for (int phase = 0; phase < 2; ++phase) {
+      const bool reduce = phase == 0;
+      for (int s = 0; s < size_ - 1; ++s) {
+        const auto [send_b, send_e] = reduce ? chunk(rank_ - s) : chunk(rank_ + 1 - s);
+        const auto [recv_b, recv_e] = reduce ? chunk(rank_ - s - 1) : chunk(rank_ - s);
+        Step(data + send_b, send_e - send_b, data + recv_b, recv_e - recv_b, reduce, right, left,
+             deadline, reduce ? "scatter-reduce" : "allgather", s);
+      }
+    }
+  }
+
+ private:
+  // One ring step: the send chunk goes right in segments; the receive chunk comes from the
+  // left in segments, each reduced (or copied) as soon as it has arrived.
+  void Step(const float* send, size_t send_n, float* dst, size_t recv_n, bool reduce, int right,
+            int left, Clock::time_point deadline, const char* phase, int step) {
+    const size_t send_segments = (send_n + segment_ - 1) / segment_;
+    const size_t recv_segments = (recv_n + segment_ - 1) / segment_;
+    std::vector<MPI_Request> requests(send_segments + recv_segments, MPI_REQUEST_NULL);
+    // Receive straight into place when copying (allgather); into a scratch buffer to reduce.
+    float* landing = reduce ? recv_.data() : dst;
+    for (size_t i = 0; i < recv_segments; ++i) {
+      const size_t b = i * segment_, len = std::min(segment_, recv_n - b);
+      MPI_Irecv(landing + b, static_cast<int>(len), MPI_FLOAT, left, kTag, comm_, &requests[i]);
+    }
+    for (size_t i = 0; i < send_segments; ++i) {
+      const size_t b = i * segment_, len = std::min(segment_, send_n - b);
+      MPI_Isend(send + b, static_cast<int>(len), MPI_FLOAT, right, kTag, comm_,
+                &requests[recv_segments + i]);
+    }
+    size_t pending = requests.size();
+    while (pending > 0) {
+      int index = MPI_UNDEFINED, done = 0;
+      MPI_Testany(static_cast<int>(requests.size()), requests.data(), &index, &done,
+                  MPI_STATUS_IGNORE);
+      if (done && index != MPI_UNDEFINED) {
+        --pending;
+        if (reduce && static_cast<size_t>(index) < recv_segments) {
+          const size_t b = index * segment_, len = std::min(segment_, recv_n - b);
+          float* out = dst + b;
+          const float* in = recv_.data() + b;
+          for (size_t k = 0; k < len; ++k) out[k] += in[k];
+        }
+        continue;
+      }
+      if (done && index == MPI_UNDEFINED) break;  // all requests were null
+      if (Clock::now() > deadline) {
+        throw CollectiveTimeout("ring allreduce on rank " + std::to_string(rank_) + ", " + phase +
+                                " step " + std::to_string(step) + ": no data from rank " +
+                                std::to_string(left) + " (left neighbour) or no receipt by rank " +
+                                std::to_string(right) + " within the timeout");
+      }
+    }
+  }
+
+  MPI_Comm comm_;
+  size_t segment_;  // floats
+  int rank_ = 0, size_ = 1;
+  std::vector<float> recv_;
+};
+
+class MpiAllreduce : public Allreduce {
+ public:
+  explicit MpiAllreduce(MPI_Comm comm) : comm_(comm) { MPI_Comm_rank(comm_, &rank_); }
+  std::string name() const override { return "mpi"; }
+
+  void Sum(float* data, size_t n, double timeout_s) override {
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(timeout_s));
+    MPI_Request request;
+    MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, comm_, &request);
+    int done = 0;
+    while (!done) {
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (!done && Clock::now() > deadline) {
+        throw CollectiveTimeout("MPI_Allreduce on rank " + std::to_string(rank_) +
+                                " did not complete within the timeout (a peer is missing)");
+      }
+    }
+  }
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Allreduce> MakeRingAllreduce(MPI_Comm comm, size_t segment_bytes) {
+  return std::make_unique<RingAllreduce>(comm, segment_bytes);
+}
+
+std::unique_ptr<Allreduce> MakeMpiAllreduce(MPI_Comm comm) {
+  return std::make_unique<MpiAllreduce>(comm);
+}
+
+std::unique_ptr<Allreduce> MakeAllreduce(const std::string& kind, MPI_Comm comm) {
+  if (kind == "ring") return MakeRingAllreduce(comm);
+  if (kind == "mpi") return MakeMpiAllreduce(comm);
+  throw std::invalid_argument("--allreduce must be ring or mpi, not '" + kind + "'");
+}
+
+}  // namespace tteps::collectives
