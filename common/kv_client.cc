@@ -10,6 +10,7 @@
 namespace tteps {
 
 using Clock = std::chrono::steady_clock;
+constexpr double kReplyMarginS = 2.0;
 
 // answers[k][s]: the reply of server s to request k; seconds[k]: when the last server answered
 // request k, from the start of the exchange.
@@ -63,8 +64,10 @@ KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const
   size_t pending = n * k;
   std::vector<zmq::pollitem_t> items(n);
   for (size_t s = 0; s < n; ++s) items[s] = {sockets_[s].handle(), 0, ZMQ_POLLIN, 0};
+  // A server holds a pull for up to timeout_s from its arrival, then answers with an error
+  // naming the workers it waits for; the margin lets that answer arrive before we give up.
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(timeout_s_));
+                                    std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
   while (pending > 0) {
     if (abort_ && abort_()) throw std::runtime_error(std::string(what) + " aborted: shutdown");
     if (Clock::now() > deadline) {
@@ -75,7 +78,8 @@ KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const
         if (!all) missing += (missing.empty() ? "" : ", ") + map_.servers[s].Name();
       }
       throw std::runtime_error(std::string(what) + " by " + self_.Name() + ": no answer within " +
-                               std::to_string(timeout_s_) + " s (--timeout_s) from " + missing);
+                               std::to_string(timeout_s_ + kReplyMarginS) +
+                               " s (--timeout_s + 2) from " + missing);
     }
     zmq::poll(items.data(), n, std::chrono::milliseconds(50));
     for (size_t s = 0; s < n; ++s) {

@@ -87,7 +87,8 @@ void Coordinator::SendMaps() {
   for (const auto& n : nodes_) {
     (n.info.role == Role::kServer ? map_.servers : map_.workers).at(n.info.id) = n.info;
   }
-  for (const auto& n : nodes_) {
+  for (auto& n : nodes_) {
+    n.last_seen = Clock::now();  // heartbeats start once a node has its map
     ClusterMap m = map_;
     m.your_id = n.info.id;
     Header h;
@@ -230,7 +231,12 @@ int Coordinator::Run() {
                  << " s (--timeout_s): " << servers << " of " << opts_.num_servers
                  << " servers and " << workers << " of " << opts_.num_workers
                  << " workers registered";
-      Broadcast("registration timed out");
+      failure_ = "registration timed out after " + std::to_string(opts_.timeout_s) +
+                 " s: " + std::to_string(servers) + " of " + std::to_string(opts_.num_servers) +
+                 " servers and " + std::to_string(workers) + " of " +
+                 std::to_string(opts_.num_workers) + " workers registered";
+      Broadcast(failure_);
+      WriteSummary("", failure_);
       return 1;
     }
     Message m;

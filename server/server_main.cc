@@ -48,7 +48,14 @@ int Serve(Bootstrap& boot) {
       [&](int64_t version) { return control.TakeNorm(version); });
   if (FLAGS_checkpoint_every > 0) {
     server.OnNewVersion([&](int64_t version) {
-      if (version % FLAGS_checkpoint_every == 0) SaveCheckpoint(FLAGS_checkpoint_dir, id, shard);
+      if (version % FLAGS_checkpoint_every != 0) return;
+      try {
+        SaveCheckpoint(FLAGS_checkpoint_dir, id, shard);
+      } catch (const std::exception& e) {
+        // Not the request's fault: the scheduler fails the job, naming this server.
+        LOG(ERROR) << "checkpoint failed: " << e.what();
+        control.Send(MsgType::kError, version, std::string("checkpoint failed: ") + e.what());
+      }
     });
   }
   server.Run([&] { return control.ShutdownRequested(); });
