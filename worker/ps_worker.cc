@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/json_writer.h"
+#include "server/optimizer.h"  // SquaredNorm
 #include "worker/batch_slicer.h"
 #include "worker/data/batcher.h"
 #include "worker/gradient_step.h"
@@ -50,9 +51,7 @@ class SliceStream {
 // L2 norm of sum / trips, for servers that clip each push by its global norm.
 double MeanGradNorm(const std::vector<float>& sum, int64_t trips) {
   if (trips == 0) return 0;
-  double sq = 0;
-  for (float g : sum) sq += static_cast<double>(g) * g;
-  return std::sqrt(sq) / static_cast<double>(trips);
+  return std::sqrt(server::SquaredNorm(sum.data(), sum.size())) / static_cast<double>(trips);
 }
 
 }  // namespace
@@ -112,7 +111,8 @@ void PsWorker::Run() {
     // Push this step's gradient and pull the next step's parameters in one exchange: the pull
     // goes out right behind the push instead of after its acknowledgement.
     const bool last = step + 1 == total_steps;
-    const double norm = MeanGradNorm(*grad, sum.trips);
+    // Only clipping servers read the norm: without clipping it is not computed (-1: none).
+    const double norm = opts_.clip_norm > 0 ? MeanGradNorm(*grad, sum.trips) : -1;
     t = Clock::now();
     PullResult next;
     if (last) {
