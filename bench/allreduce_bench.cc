@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/json_writer.h"
+#include "common/split_list.h"
 #include "worker/collectives/allreduce.h"
 
 DEFINE_string(sizes_kb, "4,16,64,256,1024,4096,16384,65536", "buffer sizes in KB");
@@ -52,26 +53,20 @@ int main(int argc, char** argv) {
     std::printf("%5s %9s %12s %12s %12s %12s %8s\n", "ranks", "size_kb", "ring_ms", "mpi_ms",
                 "ring_busbw", "mpi_busbw", "ring/mpi");
   }
-  size_t start = 0;
-  const std::string sizes = FLAGS_sizes_kb;
-  while (start < sizes.size()) {
-    size_t end = sizes.find(',', start);
-    if (end == std::string::npos) end = sizes.size();
-    const long kb = std::stol(sizes.substr(start, end - start));
-    start = end + 1;
+  for (const int64_t kb : tteps::SplitInts(FLAGS_sizes_kb)) {
     const double bytes = kb * 1024.0;
     std::vector<float> buf(static_cast<size_t>(bytes / sizeof(float)), 1.0f);
     const double t_ring = Time(*ring, buf), t_mpi = Time(*mpi, buf);
     const double factor = 2.0 * (n - 1) / n;  // bus bandwidth = algorithm bandwidth x this
     const double ring_bus = bytes / t_ring * factor / 1e6, mpi_bus = bytes / t_mpi * factor / 1e6;
     if (rank == 0) {
-      std::printf("%5d %9ld %12.3f %12.3f %12.1f %12.1f %8.2f\n", n, kb, 1e3 * t_ring, 1e3 * t_mpi,
-                  ring_bus, mpi_bus, ring_bus / mpi_bus);
+      std::printf("%5d %9lld %12.3f %12.3f %12.1f %12.1f %8.2f\n", n, static_cast<long long>(kb),
+                  1e3 * t_ring, 1e3 * t_mpi, ring_bus, mpi_bus, ring_bus / mpi_bus);
       std::fprintf(stderr, "%s\n",
                    tteps::JsonObject()
                        .Add("bench", "allreduce")
                        .Add("ranks", n)
-                       .Add("size_kb", static_cast<int64_t>(kb))
+                       .Add("size_kb", kb)
                        .Add("ring_ms", 1e3 * t_ring)
                        .Add("mpi_ms", 1e3 * t_mpi)
                        .Add("ring_algbw_mb_s", bytes / t_ring / 1e6)

@@ -13,6 +13,7 @@
 #include "common/init.h"
 #include "common/json_writer.h"
 #include "common/kv_client.h"
+#include "common/split_list.h"
 #include "common/transport.h"
 #include "server/param_server.h"
 
@@ -26,18 +27,6 @@ namespace tteps {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::vector<int64_t> List(const std::string& csv) {
-  std::vector<int64_t> out;
-  size_t start = 0;
-  while (start < csv.size()) {
-    size_t end = csv.find(',', start);
-    if (end == std::string::npos) end = csv.size();
-    out.push_back(std::stoll(csv.substr(start, end - start)));
-    start = end + 1;
-  }
-  return out;
-}
 
 NodeInfo Node(Role role, int id) {
   NodeInfo n;
@@ -177,7 +166,7 @@ int main(int argc, char** argv) {
   zmq::context_t ctx;
   std::printf("%-9s %-10s %3s %3s %10s %10s %8s\n", "size_kb", "what", "S", "W", "round_ms", "MB/s",
               "x_raw");
-  for (int64_t kb : List(FLAGS_sizes_kb)) {
+  for (int64_t kb : SplitInts(FLAGS_sizes_kb)) {
     const size_t bytes = static_cast<size_t>(kb) * 1024;
     const Result raw = RawRoundTrip(ctx, bytes);
     std::printf("%-9lld %-10s %3s %3s %10.3f %10.1f %8s\n", static_cast<long long>(kb), "zmq-raw",
@@ -191,8 +180,8 @@ int main(int argc, char** argv) {
                      .Add("mb_per_s", raw.mb_per_s)
                      .str()
                      .c_str());
-    for (int64_t s : List(FLAGS_servers)) {
-      for (int64_t w : List(FLAGS_workers)) {
+    for (int64_t s : SplitInts(FLAGS_servers)) {
+      for (int64_t w : SplitInts(FLAGS_workers)) {
         const Result r =
             PushPull(ctx, bytes / sizeof(float), static_cast<int>(s), static_cast<int>(w));
         std::printf("%-9lld %-10s %3lld %3lld %10.3f %10.1f %8.2f\n", static_cast<long long>(kb),

@@ -34,16 +34,6 @@ std::vector<data::Trip> Take(std::vector<data::Trip>& all, const std::vector<siz
 
 }  // namespace
 
-std::vector<std::string> SplitList(const std::string& csv) {
-  std::vector<std::string> out;
-  std::stringstream ss(csv);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 Dataset LoadDataset(const DatasetOptions& opts) {
   if (opts.train_files.empty()) throw std::invalid_argument("no training data (--train_data)");
   Dataset ds;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/split_list.h"  // SplitList, used with --train_data
 #include "worker/data/trip.h"
 #include "worker/data/trip_reader.h"
 
@@ -25,8 +26,5 @@ struct Dataset {
 
 // Throws data::DataError (bad records, unreadable files) or std::invalid_argument (options).
 Dataset LoadDataset(const DatasetOptions& opts);
-
-// "a,b,,c" -> {"a", "b", "c"}
-std::vector<std::string> SplitList(const std::string& csv);
 
 }  // namespace tteps

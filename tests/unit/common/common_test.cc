@@ -7,6 +7,7 @@
 #include "common/json_writer.h"
 #include "common/progress.h"
 #include "common/run_output.h"
+#include "common/split_list.h"
 #include "worker/param_layout.h"
 
 namespace tteps {
@@ -55,6 +56,13 @@ TEST(ParamLayout, OffsetsAndFingerprint) {
   EXPECT_NE(ParamLayout({{"w", {3, 2}}, {"b", {3}}}).fingerprint(), a.fingerprint());
   EXPECT_NE(ParamLayout({{"w", {2, 3}}, {"c", {3}}}).fingerprint(), a.fingerprint());
   EXPECT_NE(ParamLayout({{"b", {3}}, {"w", {2, 3}}}).fingerprint(), a.fingerprint());
+}
+
+TEST(SplitList, SplitsOnCommasAndDropsEmptyItems) {
+  EXPECT_EQ(SplitList("a,b,,c"), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(SplitList("").empty());
+  EXPECT_EQ(SplitInts("4,64,2844"), (std::vector<int64_t>{4, 64, 2844}));
+  EXPECT_THROW(SplitInts("4,6x"), std::invalid_argument);
 }
 
 }  // namespace
