@@ -86,7 +86,12 @@ Bootstrap StartNode(Role role) {
   }
   b.mpi = true;
   Watchdog().Arm(FLAGS_timeout_s);
-  MPI_Init(nullptr, nullptr);
+  // The ring backend calls MPI from its communication thread, one thread at a time.
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  if (provided < MPI_THREAD_SERIALIZED) {
+    throw std::runtime_error("the MPI library does not support MPI_THREAD_SERIALIZED");
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &b.size);
 
@@ -109,6 +114,9 @@ Bootstrap StartNode(Role role) {
     if (std::strncmp(&hosts[r * kHostLen], my_host, kHostLen) != 0) one_host = false;
   }
   ++b.role_id;  // count of earlier same-role ranks -> this rank's index
+  // Collective over all ranks; ordered by world rank, so a worker's rank in it is its id.
+  MPI_Comm_split(MPI_COMM_WORLD, role == Role::kWorker ? 1 : MPI_UNDEFINED, b.rank,
+                 &b.workers_comm);
   if (schedulers != 1 || roles[0] != static_cast<int>(Role::kScheduler)) {
     throw std::runtime_error("the job needs exactly one tteps-scheduler, as MPI rank 0 (found " +
                              std::to_string(schedulers) + ")");

@@ -4,6 +4,8 @@
 // endpoint comes from the flag and the scheduler assigns ids in order of registration.
 #pragma once
 
+#include <mpi.h>
+
 #include <functional>
 #include <string>
 
@@ -21,6 +23,9 @@ struct Bootstrap {
   std::string advertise_host;            // the address others use to reach this node
   std::string scheduler_endpoint;
   bool endpoint_shared = false;  // past the collective that peers would otherwise wait in
+  // The workers' own communicator (ring modes; MPI only; MPI_COMM_NULL on other roles). Its
+  // rank of a worker equals the worker's id.
+  MPI_Comm workers_comm = MPI_COMM_NULL;
 };
 
 // Flags: --scheduler, --advertise_host. Throws std::runtime_error on an inconsistent job

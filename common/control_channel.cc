@@ -88,7 +88,20 @@ void ControlChannel::Send(MsgType type, int64_t step, std::string text, int64_t 
   h.norm = norm;
   h.text = std::move(text);
   std::lock_guard<std::mutex> lock(mu_);
-  outbox_.push_back(std::move(h));
+  outbox_.push_back({std::move(h), {}});
+  ++queued_;
+}
+
+void ControlChannel::SendWithPayloads(MsgType type, int64_t step, int64_t samples,
+                                      std::vector<Payload> payloads) {
+  Header h;
+  h.type = type;
+  h.sender_role = self_.role;
+  h.sender_id = self_.id;
+  h.step = step;
+  h.samples = samples;
+  std::lock_guard<std::mutex> lock(mu_);
+  outbox_.push_back({std::move(h), std::move(payloads)});
   ++queued_;
 }
 
@@ -118,13 +131,13 @@ void ControlChannel::Loop() {
   auto last_heartbeat = Clock::now() - std::chrono::hours(1);
   auto last_heard = Clock::now();
   while (running_) {
-    std::deque<Header> out;
+    std::deque<Outgoing> out;
     {
       std::lock_guard<std::mutex> lock(mu_);
       out.swap(outbox_);
     }
-    for (auto& h : out) {
-      SendMessage(socket_, h);
+    for (auto& o : out) {
+      SendMessage(socket_, o.header, o.payloads);
       --queued_;
     }
     if (SecondsSince(last_heartbeat) >= heartbeat_s_) {

@@ -15,6 +15,7 @@
 
 #include "common/cluster_map.h"
 #include "common/message.h"
+#include "common/transport.h"
 
 namespace tteps {
 
@@ -33,6 +34,8 @@ class ControlChannel {
   void Start();
   // Thread-safe: queues a message to the scheduler.
   void Send(MsgType type, int64_t step, std::string text, int64_t samples = 0, double norm = -1);
+  // Thread-safe: queues a message with float payloads (a parameter snapshot).
+  void SendWithPayloads(MsgType type, int64_t step, int64_t samples, std::vector<Payload> payloads);
   // The global gradient norm of `version` once the scheduler has sent it (servers, clipping).
   std::optional<double> TakeNorm(int64_t version);
   // Sends everything queued (waits up to timeout_s); used before a clean exit.
@@ -59,7 +62,11 @@ class ControlChannel {
   std::atomic<size_t> queued_{0};
 
   mutable std::mutex mu_;
-  std::deque<Header> outbox_;
+  struct Outgoing {
+    Header header;
+    std::vector<Payload> payloads;
+  };
+  std::deque<Outgoing> outbox_;
   std::map<int64_t, double> norms_;
   bool shutdown_ = false, failed_ = false;
   std::string reason_;

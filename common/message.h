@@ -11,7 +11,7 @@
 namespace tteps {
 
 inline constexpr uint32_t kMagic = 0x54544550;  // "TTEP"
-inline constexpr uint16_t kProtocolVersion = 2;
+inline constexpr uint16_t kProtocolVersion = 3;
 
 enum class Role : uint8_t { kScheduler = 0, kServer = 1, kWorker = 2 };
 const char* RoleName(Role role);
@@ -35,6 +35,8 @@ enum class MsgType : uint8_t {
   kShutdown,     // scheduler -> node: exit; text non-empty means the job failed
   kNormPartial,  // server -> scheduler: squared norm of its part of version `step`'s gradient
   kNormTotal,    // scheduler -> servers: the global gradient norm of version `step`
+  kSnapshot,     // worker 0 -> scheduler (ring modes): the parameters after `step` steps, one
+                 // payload; samples = 1 for the final snapshot
   kTypeCount     // not a type: the number of types
 };
 const char* TypeName(MsgType type);

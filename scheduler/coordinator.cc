@@ -81,7 +81,7 @@ void Coordinator::SendMaps() {
   map_.resume_version = opts_.resume_version;
   map_.start_steps = opts_.start_steps;
   for (size_t w = 0; w < opts_.start_steps.size(); ++w) progress_[w].step = opts_.start_steps[w];
-  map_.ranges = PartitionKeys(opts_.param_count, opts_.num_servers);
+  if (opts_.num_servers > 0) map_.ranges = PartitionKeys(opts_.param_count, opts_.num_servers);
   map_.servers.assign(opts_.num_servers, {});
   map_.workers.assign(opts_.num_workers, {});
   for (const auto& n : nodes_) {
@@ -136,6 +136,7 @@ void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
   p.push_s += Number(o, "push_s") * steps;
   p.pull_s += Number(o, "pull_s") * steps;
   p.wait_s += Number(o, "wait_s") * steps;
+  p.allreduce_s += Number(o, "allreduce_s") * steps;
   p.steps_timed += steps;
 
   int64_t min_step = INT64_MAX;
@@ -146,6 +147,7 @@ void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
     tps += wp.trips_per_s;
   }
   progress_line_.Update(p.epoch, min_step, loss, tps);
+  if (opts_.WorkersOnly()) return;  // worker 0 sends snapshots on the same schedule
   if (opts_.eval_every > 0 && min_step >= next_eval_ && min_step < opts_.total_steps) {
     eval_->Request(min_step, false);
     next_eval_ = (min_step / opts_.eval_every + 1) * opts_.eval_every;
@@ -153,6 +155,22 @@ void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
     eval_->Request(p.step, false);
     last_epoch_ = p.epoch;
   }
+}
+
+void Coordinator::OnSnapshot(const Node& node, const Message& m) {
+  if (!opts_.WorkersOnly() || node.info.role != Role::kWorker || node.info.id != 0) {
+    LOG(ERROR) << "unexpected snapshot from " << node.info.Name() << " ignored";
+    return;
+  }
+  if (m.payloads.size() != 1 || m.num_floats(0) != static_cast<size_t>(opts_.param_count)) {
+    LOG(ERROR) << "malformed snapshot from " << node.info.Name() << " ignored ("
+               << m.payloads.size() << " payloads, not one of " << opts_.param_count << " floats)";
+    return;
+  }
+  const bool final = m.header.samples == 1;
+  if (final) final_offered_ = true;
+  eval_->Offer(m.header.step, final,
+               std::vector<float>(m.floats(0), m.floats(0) + opts_.param_count));
 }
 
 void Coordinator::HandleMessage(const Message& m) {
@@ -195,6 +213,9 @@ void Coordinator::HandleMessage(const Message& m) {
       }
       break;
     }
+    case MsgType::kSnapshot:
+      OnSnapshot(*node, m);
+      break;
     case MsgType::kDone:
       node->done = true;
       LOG(INFO) << node->info.Name() << " finished its " << m.header.step << " steps";
@@ -305,7 +326,12 @@ int Coordinator::Run() {
     if (workers_done && !final_requested_) {
       train_end_ = Clock::now();
       final_requested_ = true;
-      eval_->Request(opts_.total_steps, true);
+      if (!opts_.WorkersOnly()) {
+        eval_->Request(opts_.total_steps, true);
+      } else if (!final_offered_) {
+        // Worker 0 sends its final snapshot before it reports done, on the same socket.
+        Fail("worker 0 finished without sending its final parameters (see its log)");
+      }
     }
     if (final_done_ && (static_cast<int>(server_stats_.size()) == opts_.num_servers ||
                         Clock::now() > server_stats_deadline)) {
@@ -328,8 +354,9 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
       std::chrono::duration<double>((final_requested_ ? train_end_ : Clock::now()) - train_start_)
           .count();
   int64_t trips = 0, epochs = 0, steps_timed = 0;
-  double compute = 0, push = 0, pull = 0, wait = 0;
+  double compute = 0, push = 0, pull = 0, wait = 0, allreduce = 0;
   for (const auto& [w, p] : progress_) {
+    allreduce += p.allreduce_s;
     trips += p.trips;
     epochs = std::max(epochs, p.epoch + 1);
     compute += p.compute_s;
@@ -351,11 +378,15 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
       .Add("train_seconds", train_s)
       .Add("wall_seconds", Since(start_))
       .Add("parameters", opts_.param_count)
-      .Add("step_time_s", JsonObject()
-                              .Add("compute", compute * per)
-                              .Add("push", push * per)
-                              .Add("pull", pull * per)
-                              .Add("wait", wait * per));
+      .Add("step_time_s", opts_.WorkersOnly() ? JsonObject()
+                                                    .Add("compute", compute * per)
+                                                    .Add("allreduce", allreduce * per)
+                                                    .Add("wait", wait * per)
+                                              : JsonObject()
+                                                    .Add("compute", compute * per)
+                                                    .Add("push", push * per)
+                                                    .Add("pull", pull * per)
+                                                    .Add("wait", wait * per));
   // Every server sees every push, so server 0's staleness histogram describes the job.
   if (server_stats_.count(0)) s.AddRaw("server_stats", server_stats_[0]);
   if (!final_eval.empty()) s.AddRaw("final_eval", final_eval);

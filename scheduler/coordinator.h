@@ -20,7 +20,7 @@
 namespace tteps::scheduler {
 
 struct CoordinatorOptions {
-  std::string mode;  // sync | async | ssp
+  std::string mode;  // sync | async | ssp, or ring | average (no servers)
   int num_servers = 1, num_workers = 1;
   int64_t param_count = 0;
   uint64_t fingerprint = 0;
@@ -33,6 +33,10 @@ struct CoordinatorOptions {
   std::vector<std::pair<std::string, std::string>> flags;  // the job's configuration
   int64_t resume_version = -1;       // >= 0: the servers restore this checkpoint version
   std::vector<int64_t> start_steps;  // resuming: each worker's first step
+
+  // The workers exchange gradients (or parameters) among themselves; worker 0 sends snapshots
+  // of the parameters for evaluation.
+  bool WorkersOnly() const { return mode == "ring" || mode == "average"; }
 };
 
 class Coordinator {
@@ -52,6 +56,7 @@ class Coordinator {
     int64_t step = 0, epoch = 0, trips = 0;
     double loss = 0, trips_per_s = 0;
     double compute_s = 0, push_s = 0, pull_s = 0, wait_s = 0;  // sums over steps
+    double allreduce_s = 0;                                    // ring modes
     int64_t steps_timed = 0;
   };
 
@@ -59,6 +64,7 @@ class Coordinator {
   void SendMaps();
   void HandleMessage(const Message& m);
   void OnWorkerMetrics(Node& node, const std::string& json);
+  void OnSnapshot(const Node& node, const Message& m);
   void CheckSilence();
   void Fail(const std::string& reason);
   void Broadcast(const std::string& shutdown_reason);
@@ -78,7 +84,7 @@ class Coordinator {
   ProgressLine progress_line_;
   std::chrono::steady_clock::time_point start_, train_start_, train_end_;
   int64_t next_eval_ = 0, last_epoch_ = 0;
-  bool final_requested_ = false, final_done_ = false;
+  bool final_requested_ = false, final_done_ = false, final_offered_ = false;
   std::string final_eval_;
 };
 

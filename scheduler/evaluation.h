@@ -1,11 +1,13 @@
-// Evaluation of the current server weights, off the coordination loop's thread (the
-// coordinator never waits for it). Interface here; the LibTorch implementation is in
+// Evaluation of the model, off the coordination loop's thread (the coordinator never waits for
+// it): of the servers' current weights in the parameter-server modes, of the snapshots worker 0
+// sends in the ring modes. Interface here; the LibTorch implementation is in
 // evaluation.cc so the coordinator itself stays free of LibTorch.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/cluster_map.h"
 
@@ -13,7 +15,7 @@ namespace tteps::scheduler {
 
 struct EvalOutcome {
   int64_t step = 0;     // the training step that asked for it
-  int64_t version = 0;  // server version evaluated
+  int64_t version = 0;  // server version evaluated (ring modes: the snapshot's step)
   bool final = false;
   std::string json;   // {"mape":..,"rmse":..,"mae":..,"n":..}
   std::string error;  // non-empty if the evaluation failed
@@ -27,6 +29,8 @@ class Evaluation {
   // Asks for an evaluation at `step`; ignored while one is running, unless `final` (then
   // queued; the final one also writes model.pt).
   virtual void Request(int64_t step, bool final) = 0;
+  // Evaluates these flat parameters (the modes without servers); same queueing rule.
+  virtual void Offer(int64_t step, bool final, std::vector<float> params) = 0;
   virtual std::optional<EvalOutcome> Poll() = 0;
 };
 

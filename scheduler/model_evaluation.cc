@@ -40,11 +40,10 @@ class ModelEvaluation : public Evaluation {
     thread_ = std::thread([this] { Loop(); });
   }
 
-  void Request(int64_t step, bool final) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!final && (busy_ || !requests_.empty())) return;
-    requests_.push_back({step, final});
-    cv_.notify_all();
+  void Request(int64_t step, bool final) override { Queue({step, final, {}}); }
+
+  void Offer(int64_t step, bool final, std::vector<float> params) override {
+    Queue({step, final, std::move(params)});
   }
 
   std::optional<EvalOutcome> Poll() override {
@@ -60,28 +59,39 @@ class ModelEvaluation : public Evaluation {
     NodeInfo self;
     self.role = Role::kScheduler;
     self.host = HostName();
-    KVClient kv(ctx_, map_, self, timeout_s_, [this] {
-      std::lock_guard<std::mutex> lock(mu_);
-      return stop_;
-    });
+    // Without servers (ring modes) parameters only come with offered snapshots.
+    std::unique_ptr<KVClient> kv;
+    if (!map_.servers.empty()) {
+      kv = std::make_unique<KVClient>(ctx_, map_, self, timeout_s_, [this] {
+        std::lock_guard<std::mutex> lock(mu_);
+        return stop_;
+      });
+    }
     const ParamLayout layout = LayoutOf(*model_);
-    std::vector<float> params(layout.total());
+    std::vector<float> pulled(layout.total());
     while (true) {
-      std::pair<int64_t, bool> req;
+      Job req;
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [this] { return stop_ || !requests_.empty(); });
         if (stop_) return;
-        req = requests_.front();
+        req = std::move(requests_.front());
         requests_.pop_front();
         busy_ = true;
       }
       EvalOutcome out;
-      out.step = req.first;
-      out.final = req.second;
+      out.step = req.step;
+      out.final = req.final;
       try {
-        out.version = kv.Pull(0, params.data()).version;
-        CopyParamsIn(*model_, layout, params.data());
+        if (!req.params.empty()) {
+          out.version = req.step;
+          CopyParamsIn(*model_, layout, req.params.data());
+        } else {
+          if (!kv)
+            throw std::logic_error("an evaluation without parameters in a job without servers");
+          out.version = kv->Pull(0, pulled.data()).version;
+          CopyParamsIn(*model_, layout, pulled.data());
+        }
         out.json = Evaluate(*model_, trips_, batch_size_).ToJson().str();
         if (out.final) deeptte::SaveModel(model_, model_path_);
       } catch (const std::exception& e) {
@@ -91,6 +101,20 @@ class ModelEvaluation : public Evaluation {
       busy_ = false;
       results_.push_back(out);
     }
+  }
+
+  struct Job {
+    int64_t step = 0;
+    bool final = false;
+    std::vector<float> params;  // empty: pull from the servers
+  };
+
+  // An evaluation that is not final is dropped while another is running or queued.
+  void Queue(Job job) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!job.final && (busy_ || !requests_.empty())) return;
+    requests_.push_back(std::move(job));
+    cv_.notify_all();
   }
 
   zmq::context_t& ctx_;
@@ -103,7 +127,7 @@ class ModelEvaluation : public Evaluation {
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::pair<int64_t, bool>> requests_;
+  std::deque<Job> requests_;
   std::deque<EvalOutcome> results_;
   bool busy_ = false, stop_ = false;
 };

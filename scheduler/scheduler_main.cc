@@ -1,4 +1,4 @@
-// tteps-scheduler: coordinates a parameter-server job (rank 0 of the mpirun). It holds the
+// tteps-scheduler: coordinates a job (rank 0 of the mpirun), with or without servers. It holds the
 // job's configuration (all training flags are given to it and sent to every node), registers
 // servers and workers, watches heartbeats, gathers metrics, evaluates and writes the outputs.
 #include <gflags/gflags.h>
@@ -16,12 +16,13 @@
 #include "scheduler/model_evaluation.h"
 #include "server/checkpoint.h"
 #include "server/server_flags.h"
-#include "server/shard.h"
 #include "worker/dataset.h"
 #include "worker/model_params.h"
 #include "worker/worker_flags.h"
 
-DEFINE_string(mode, "sync", "consistency model: sync (BSP), async (ASP) or ssp (--staleness)");
+DEFINE_string(mode, "sync",
+              "sync (BSP), async (ASP) or ssp (--staleness) through parameter servers; ring "
+              "(gradient allreduce) or average (parameter averaging) between workers only");
 DEFINE_string(out_dir, "out", "output directory: metrics.jsonl, summary.json, model.pt");
 DEFINE_int32(num_servers, 0, "started without MPI: how many servers will register");
 DEFINE_int32(num_workers, 0, "started without MPI: how many workers will register");
@@ -33,9 +34,29 @@ DEFINE_bool(check, false,
 namespace tteps::scheduler {
 namespace {
 
+bool WorkersOnly() { return FLAGS_mode == "ring" || FLAGS_mode == "average"; }
+
+// The mode and the options that depend on it.
+void CheckMode() {
+  if (!WorkersOnly()) {
+    if (FLAGS_mode != "sync" && FLAGS_mode != "async" && FLAGS_mode != "ssp") {
+      throw std::invalid_argument("--mode must be sync, async, ssp, ring or average, not '" +
+                                  FLAGS_mode + "'");
+    }
+    return;
+  }
+  RingOptionsFromFlags(FLAGS_mode);
+  if (!FLAGS_resume.empty() || FLAGS_checkpoint_every > 0) {
+    throw std::invalid_argument(
+        "--resume and --checkpoint_every: checkpoints are kept by the "
+        "parameter servers, and --mode " +
+        FLAGS_mode + " has none");
+  }
+}
+
 // Validates every option and opens the input files, without starting anything.
 int CheckConfig() {
-  server::ParseConsistency(FLAGS_mode);
+  CheckMode();
   server::OptimizerConfigFromFlags();
   TrainOptionsFromFlags();
   ModelConfigFromFlags();
@@ -53,7 +74,7 @@ int CheckConfig() {
 }
 
 int Schedule(Bootstrap& boot) {
-  server::ParseConsistency(FLAGS_mode);  // validates
+  CheckMode();
   server::OptimizerConfigFromFlags();
   auto train_opts = TrainOptionsFromFlags();
   auto dataset = LoadDataset(DatasetOptionsFromFlags());
@@ -80,7 +101,13 @@ int Schedule(Bootstrap& boot) {
   o.mode = FLAGS_mode;
   o.num_servers = boot.mpi ? boot.num_servers : FLAGS_num_servers;
   o.num_workers = boot.mpi ? boot.num_workers : FLAGS_num_workers;
-  if (o.num_servers < 1 || o.num_workers < 1) {
+  if (WorkersOnly() && (o.num_servers != 0 || o.num_workers < 1 || !boot.mpi)) {
+    throw std::invalid_argument("--mode " + FLAGS_mode +
+                                " runs one or more workers and no servers, under mpirun (found " +
+                                std::to_string(o.num_servers) + " servers and " +
+                                std::to_string(o.num_workers) + " workers)");
+  }
+  if (!WorkersOnly() && (o.num_servers < 1 || o.num_workers < 1)) {
     throw std::invalid_argument("the job needs at least one server and one worker (found " +
                                 std::to_string(o.num_servers) + " and " +
                                 std::to_string(o.num_workers) + ")");
@@ -93,7 +120,8 @@ int Schedule(Bootstrap& boot) {
   o.timeout_s = TimeoutSeconds();
   o.silence_s = FLAGS_silence_s > 0 ? FLAGS_silence_s : 5 * HeartbeatSeconds();
   o.progress_s = train_opts.progress_s;
-  if (FLAGS_checkpoint_dir.empty()) FLAGS_checkpoint_dir = FLAGS_out_dir + "/checkpoints";
+  if (FLAGS_checkpoint_dir.empty() && !WorkersOnly())
+    FLAGS_checkpoint_dir = FLAGS_out_dir + "/checkpoints";
   if (!FLAGS_resume.empty()) {
     const auto point = server::ChooseResumePoint(FLAGS_resume, o.num_servers);
     if (static_cast<int>(point.clocks.size()) != o.num_workers) {
@@ -121,7 +149,7 @@ int Schedule(Bootstrap& boot) {
 
 int main(int argc, char** argv) {
   tteps::InitProgram(&argc, &argv,
-                     "tteps-scheduler: coordinates a tteps parameter-server job (MPI rank 0).\n"
+                     "tteps-scheduler: coordinates a tteps job (MPI rank 0).\n"
                      "  launch/tteps --mode sync --workers 2 --servers 1 -- [training flags]");
   torch::set_num_threads(FLAGS_threads);
   if (FLAGS_check) {

@@ -8,10 +8,9 @@
 
 #include "common/json_writer.h"
 #include "server/optimizer.h"  // SquaredNorm
-#include "worker/batch_slicer.h"
-#include "worker/data/batcher.h"
 #include "worker/gradient_step.h"
 #include "worker/model_params.h"
+#include "worker/slice_stream.h"
 
 namespace tteps {
 namespace {
@@ -20,33 +19,6 @@ using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
-
-// This worker's slices of the global batches, epoch after epoch (every worker walks the same
-// global order, so the slices of one epoch are disjoint and cover it).
-class SliceStream {
- public:
-  SliceStream(const std::vector<data::Trip>& trips, const TrainOptions& opts,
-              const PsWorkerOptions& ps)
-      : opts_(opts), ps_(ps) {
-    for (const auto& t : trips) lengths_.push_back(t.length());
-  }
-  std::vector<size_t> Next() {
-    if (next_ == batches_.size()) {
-      batches_ = data::EpochBatches(lengths_, opts_.batch_size, opts_.seed, ++epoch_);
-      next_ = 0;
-    }
-    return SliceFor(batches_[next_++], ps_.num_workers, ps_.worker, ps_.first_worker_batch);
-  }
-  int64_t epoch() const { return epoch_; }
-
- private:
-  const TrainOptions& opts_;
-  const PsWorkerOptions& ps_;
-  std::vector<size_t> lengths_;
-  std::vector<std::vector<size_t>> batches_;
-  size_t next_ = 0;
-  int64_t epoch_ = -1;
-};
 
 // L2 norm of sum / trips, for servers that clip each push by its global norm.
 double MeanGradNorm(const std::vector<float>& sum, int64_t trips) {
@@ -69,7 +41,7 @@ void PsWorker::Run() {
     kv_->Init(params.data());
   }
   const int64_t total_steps = TotalSteps(opts_, train_.size());
-  SliceStream stream(train_, opts_, ps_);
+  SliceStream stream(train_, opts_, ps_.num_workers, ps_.worker, ps_.first_worker_batch);
   std::shared_ptr<std::vector<float>> grad;
   int64_t alpha = ps_.accumulation;
   // Resuming: skip the data the first start_step steps consumed (same accumulation assumed).

@@ -48,6 +48,17 @@ DEFINE_int64(slowdown, 0,
              "after each step, to emulate a slower machine");
 DEFINE_int32(slowdown_worker, -1, "the worker slowed by --slowdown (-1: none)");
 
+// Ring modes
+DEFINE_string(allreduce, "ring",
+              "ring modes: ring (our ring allreduce) or mpi (MPI_Allreduce, the vendor baseline)");
+DEFINE_double(bucket_mb, 25,
+              "ring mode: gradient bucket size in MB; a bucket is reduced while backward computes "
+              "the rest (<= 0: one bucket)");
+DEFINE_int64(check_every, 20,
+             "ring modes: steps between checks that all workers hold bitwise-identical "
+             "parameters (a mismatch fails the job)");
+DEFINE_int64(average_every, 10, "average mode: local optimizer steps between parameter averages");
+
 namespace tteps {
 
 DatasetOptions DatasetOptionsFromFlags() {
@@ -88,6 +99,17 @@ TrainOptions TrainOptionsFromFlags() {
   o.eval_batch_size = FLAGS_eval_batch_size;
   o.progress_s = FLAGS_progress_s;
   o.clip_norm = FLAGS_clip_norm;
+  o.Validate();
+  return o;
+}
+
+RingOptions RingOptionsFromFlags(const std::string& mode) {
+  RingOptions o;
+  o.mode = mode;
+  o.allreduce = FLAGS_allreduce;
+  o.bucket_mb = FLAGS_bucket_mb;
+  o.check_every = FLAGS_check_every;
+  o.average_every = FLAGS_average_every;
   o.Validate();
   return o;
 }

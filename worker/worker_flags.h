@@ -5,6 +5,7 @@
 
 #include "worker/dataset.h"
 #include "worker/deeptte/model_config.h"
+#include "worker/ring_options.h"
 #include "worker/train_options.h"
 
 DECLARE_string(stats);
@@ -19,5 +20,7 @@ namespace tteps {
 DatasetOptions DatasetOptionsFromFlags();
 deeptte::ModelConfig ModelConfigFromFlags();
 TrainOptions TrainOptionsFromFlags();
+// `mode`: ring or average (the job's mode).
+RingOptions RingOptionsFromFlags(const std::string& mode);
 
 }  // namespace tteps

@@ -18,6 +18,7 @@
 #include "worker/local_trainer.h"
 #include "worker/model_params.h"
 #include "worker/ps_worker.h"
+#include "worker/ring_worker.h"
 #include "worker/worker_flags.h"
 
 DEFINE_string(mode, "local",
@@ -73,7 +74,34 @@ int RunLocal() {
   return 0;
 }
 
-// Under mpirun (or with --scheduler): a worker of a parameter-server job. Its configuration
+// A worker of the ring modes: gradients (or parameters) are summed over the workers'
+// communicator with the chosen allreduce.
+void RunRing(const Bootstrap& boot, const ClusterMap& map, ControlChannel* control,
+             deeptte::DeepTTE model, const std::vector<data::Trip>& train,
+             const TrainOptions& train_opts, int64_t slowdown) {
+  if (boot.workers_comm == MPI_COMM_NULL) {
+    throw std::runtime_error("--mode " + map.mode + " needs mpirun (launch/tteps)");
+  }
+  int comm_rank = -1;
+  MPI_Comm_rank(boot.workers_comm, &comm_rank);
+  if (comm_rank != map.your_id) {
+    throw std::logic_error("worker id " + std::to_string(map.your_id) + " is rank " +
+                           std::to_string(comm_rank) + " of the workers' communicator");
+  }
+  RingWorkerOptions ro;
+  ro.ring = RingOptionsFromFlags(map.mode);
+  ro.worker = map.your_id;
+  ro.num_workers = static_cast<int>(map.workers.size());
+  ro.accumulation = FLAGS_accumulation;
+  ro.first_worker_batch = FLAGS_first_worker_batch;
+  ro.slowdown_percent = slowdown;
+  ro.timeout_s = TimeoutSeconds();
+  for (const auto& w : map.workers) ro.worker_names.push_back(w.Name());
+  auto allreduce = collectives::MakeAllreduce(ro.ring.allreduce, boot.workers_comm);
+  RingWorker(model, train, train_opts, ro, allreduce.get(), control).Run();
+}
+
+// Under mpirun (or with --scheduler): a worker of a parameter-server or ring job. Its configuration
 // comes from the scheduler with the cluster map.
 int RunDistributed(Bootstrap& boot) {
   ShareSchedulerEndpoint(&boot, "");
@@ -95,19 +123,25 @@ int RunDistributed(Bootstrap& boot) {
                                std::to_string(map.param_count) + " floats, fingerprint " +
                                std::to_string(map.fingerprint) + ")");
     }
-    PsWorkerOptions ps;
-    ps.mode = map.mode;
-    ps.worker = map.your_id;
-    ps.num_workers = static_cast<int>(map.workers.size());
-    ps.accumulation = FLAGS_accumulation;
-    ps.first_worker_batch = FLAGS_first_worker_batch;
-    ps.slowdown_percent = FLAGS_slowdown_worker == ps.worker ? FLAGS_slowdown : 0;
-    if (map.resume_version >= 0) ps.start_step = map.start_steps.at(ps.worker);
-    LOG(INFO) << "worker " << ps.worker << " of " << ps.num_workers << ", mode " << ps.mode << ", "
+    const int id = map.your_id, workers = static_cast<int>(map.workers.size());
+    const int64_t slowdown = FLAGS_slowdown_worker == id ? FLAGS_slowdown : 0;
+    LOG(INFO) << "worker " << id << " of " << workers << ", mode " << map.mode << ", "
               << dataset.train.size() << " training trips, " << layout.Describe();
-    KVClient kv(ctx, map, control.self(), TimeoutSeconds(),
-                [&] { return control.ShutdownRequested(); });
-    PsWorker(model, dataset.train, train_opts, ps, &kv, &control).Run();
+    if (map.mode == "ring" || map.mode == "average") {
+      RunRing(boot, map, &control, model, dataset.train, train_opts, slowdown);
+    } else {
+      PsWorkerOptions ps;
+      ps.mode = map.mode;
+      ps.worker = id;
+      ps.num_workers = workers;
+      ps.accumulation = FLAGS_accumulation;
+      ps.first_worker_batch = FLAGS_first_worker_batch;
+      ps.slowdown_percent = slowdown;
+      if (map.resume_version >= 0) ps.start_step = map.start_steps.at(ps.worker);
+      KVClient kv(ctx, map, control.self(), TimeoutSeconds(),
+                  [&] { return control.ShutdownRequested(); });
+      PsWorker(model, dataset.train, train_opts, ps, &kv, &control).Run();
+    }
     return 0;
   } catch (const std::exception& e) {
     std::string reason;

@@ -3,14 +3,19 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "worker/deeptte/checkpoint.h"
 #include "worker/model_params.h"
@@ -60,6 +65,59 @@ inline double JsonNumber(const std::string& json, const std::string& key) {
   const auto at = json.find("\"" + key + "\":");
   if (at == std::string::npos) return std::nan("");
   return std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+}
+
+// What happened to a job after one of its workers was killed.
+struct KillOutcome {
+  bool killed = false;  // a worker was found and killed
+  bool ended = false;   // the job ended within its limit (else it was killed too)
+  int status = 0;       // waitpid status of the launcher
+  double took_s = 0;    // from the kill to the job's end
+  std::string log;
+};
+
+// Starts `launch` (a launch/tteps command line, output to `log`) in its own process group,
+// waits until training runs, SIGKILLs worker `worker` (its pid from the scheduler's
+// registration line) and waits up to `limit_s` for the job to end.
+inline KillOutcome KillWorkerDuringTraining(const std::string& launch, const std::string& out_dir,
+                                            const std::string& log, int worker, int limit_s) {
+  KillOutcome k;
+  const std::string cmd = "TTEPS_BIN=" + Bin() + " " + launch + " >" + log + " 2>&1";
+  const pid_t job = fork();
+  if (job == 0) {
+    setpgid(0, 0);
+    execl("/bin/bash", "bash", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const std::regex registered("registered worker " + std::to_string(worker) +
+                              R"( \(rank \d+, host [^,]+, pid (\d+)\))");
+  pid_t victim = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (victim == 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
+    std::smatch m;
+    const std::string text = ReadFile(log);
+    if (std::regex_search(text, m, registered) &&
+        ReadFile(out_dir + "/metrics.jsonl").find("\"type\":\"train\"") != std::string::npos) {
+      victim = std::stoi(m[1]);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  if (victim > 0) k.killed = kill(victim, SIGKILL) == 0;
+  const auto killed = std::chrono::steady_clock::now();
+  k.ended = true;
+  while (waitpid(job, &k.status, WNOHANG) == 0) {
+    if (!k.killed || std::chrono::steady_clock::now() - killed > std::chrono::seconds(limit_s)) {
+      k.ended = false;
+      kill(-job, SIGKILL);
+      waitpid(job, &k.status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  k.took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  k.log = ReadFile(log);
+  return k;
 }
 
 }  // namespace tteps::testing_util

@@ -96,60 +96,22 @@ TEST(PsCluster, SspWithStalenessOneReachesMapeBelowPoint45) {
   EXPECT_LT(mape, 0.45);
 }
 
-// Starts `cmd` in the background; returns its pid.
-pid_t Spawn(const std::string& cmd) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    execl("/bin/bash", "bash", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
-}
-
 TEST(PsCluster, KilledWorkerIsNamedAndTheJobEndsNonZero) {
   const std::string dir = FreshDir("kill");
-  const double timeout_s = 20;
-  const pid_t job =
-      Spawn("TTEPS_BIN=" + Bin() + " " + Launcher() +
-            " --mode sync --workers 2 --servers 1 --out_dir " + dir + "/run -- --train_data " +
-            kData + " --epochs 50 --log_every 1 --heartbeat_s 0.5 --timeout_s " +
-            std::to_string(timeout_s) + " >" + dir + "/log 2>&1");
-  // Wait until training runs, then find worker 1's pid in the scheduler's log.
-  const std::regex registered(R"(registered worker 1 \(rank \d+, host [^,]+, pid (\d+)\))");
-  pid_t victim = 0;
-  const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
-    std::smatch m;
-    const std::string log = ReadFile(dir + "/log");
-    if (std::regex_search(log, m, registered) &&
-        ReadFile(dir + "/run/metrics.jsonl").find("\"type\":\"train\"") != std::string::npos) {
-      victim = std::stoi(m[1]);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  ASSERT_GT(victim, 0) << ReadFile(dir + "/log");
-  ASSERT_EQ(kill(victim, SIGKILL), 0);
-  const auto killed = std::chrono::steady_clock::now();
-  int status = 0;
-  while (waitpid(job, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() - killed > std::chrono::seconds(int(timeout_s) + 30)) {
-      kill(-job, SIGKILL);
-      waitpid(job, &status, 0);
-      FAIL() << "the job did not end after its worker was killed\n" << ReadFile(dir + "/log");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
-  const std::string log = ReadFile(dir + "/log");
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << log;
-  EXPECT_LT(took, timeout_s) << log;
-  EXPECT_NE(log.find("job failed: worker 1 (rank"), std::string::npos) << log;
+  const int timeout_s = 20;
+  const auto k = KillWorkerDuringTraining(
+      Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+          "/run -- --train_data " + kData + " --epochs 50 --log_every 1 --heartbeat_s 0.5 " +
+          "--timeout_s " + std::to_string(timeout_s),
+      dir + "/run", dir + "/log", 1, timeout_s + 30);
+  ASSERT_TRUE(k.killed) << k.log;
+  ASSERT_TRUE(k.ended) << "the job did not end after its worker was killed\n" << k.log;
+  EXPECT_TRUE(WIFEXITED(k.status) && WEXITSTATUS(k.status) != 0) << k.log;
+  EXPECT_LT(k.took_s, timeout_s) << k.log;
+  EXPECT_NE(k.log.find("job failed: worker 1 (rank"), std::string::npos) << k.log;
   const std::string summary = ReadFile(dir + "/run/summary.json");
   EXPECT_NE(summary.find("\"error\":\"worker 1"), std::string::npos) << summary;
-  std::printf("killed worker named after %.1f s\n", took);
+  std::printf("killed worker named after %.1f s\n", k.took_s);
 }
 
 TEST(PsCluster, StartsWithoutMpi) {

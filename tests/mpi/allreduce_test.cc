@@ -6,8 +6,13 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
+
+#include "worker/collectives/comm_thread.h"
+#include "worker/collectives/consistency.h"
 
 namespace tteps::collectives {
 namespace {
@@ -71,6 +76,96 @@ TEST(Allreduce, MpiMatchesAPlainSum) {
   for (size_t n : Sizes()) CheckSum(*mpi, n);
 }
 
+TEST(Allreduce, RingOnTheCommunicationThreadMatchesAPlainSum) {
+  // As the ring worker runs it: buckets submitted in order, reduced on one thread.
+  auto ring = MakeRingAllreduce(MPI_COMM_WORLD);
+  std::vector<float> data(100003), expected(data.size(), 0.0f);
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = Value(i, Rank());
+    for (int r = 0; r < Size(); ++r) expected[i] += Value(i, r);
+  }
+  CommThread comm;
+  for (size_t begin = 0; begin < data.size(); begin += 30000) {
+    const size_t n = std::min<size_t>(30000, data.size() - begin);
+    comm.Submit([&, begin, n] { ring->Sum(data.data() + begin, n, 60); });
+  }
+  comm.Drain(120);
+  EXPECT_TRUE(data == expected);
+  EXPECT_GT(comm.TakeBusySeconds(), 0.0);
+}
+
+TEST(Consistency, HashesAreGatheredAndADifferentRankIsNamed) {
+  auto ring = MakeRingAllreduce(MPI_COMM_WORLD);
+  std::vector<float> params(1000);
+  for (size_t i = 0; i < params.size(); ++i) params[i] = 0.001f * i;
+  // Identical everywhere.
+  auto hashes = GatherHashes(*ring, Rank(), Size(), BitHash(params.data(), params.size()), 60);
+  ASSERT_EQ(hashes.size(), static_cast<size_t>(Size()));
+  EXPECT_TRUE(Disagreeing(hashes).empty());
+  EXPECT_EQ(hashes[Rank()], BitHash(params.data(), params.size()));
+  // The last rank flips one bit of one parameter.
+  if (Size() > 1 && Rank() == Size() - 1) {
+    uint32_t bits;
+    std::memcpy(&bits, &params[500], 4);
+    bits ^= 1;
+    std::memcpy(&params[500], &bits, 4);
+  }
+  hashes = GatherHashes(*ring, Rank(), Size(), BitHash(params.data(), params.size()), 60);
+  if (Size() > 1) {
+    EXPECT_EQ(Disagreeing(hashes), std::vector<int>{Size() - 1});
+  } else {
+    EXPECT_TRUE(Disagreeing(hashes).empty());
+  }
+}
+
+TEST(Allreduce, AStalledRankIsNamedWithinTheTimeout) {
+  if (Size() < 2) GTEST_SKIP() << "needs a ring of at least 2 ranks";
+  // On a communicator of its own, so that the stalled round leaves nothing behind for others.
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  const int stalled = Size() - 1;
+  {
+    auto ring = MakeRingAllreduce(comm);
+    std::vector<float> data(4096, 1.0f);
+    if (Rank() != stalled) {
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        ring->Sum(data.data(), data.size(), /*timeout_s=*/1.0);
+        ADD_FAILURE() << "rank " << Rank() << ": the sum completed without rank " << stalled;
+      } catch (const CollectiveTimeout& e) {
+        const double took =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        EXPECT_LT(took, 5.0);
+        // Rank 0's left neighbour is the stalled rank: nothing arrives from it.
+        if (Rank() == 0) {
+          EXPECT_EQ(e.peer(), stalled) << e.what();
+          EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(stalled)),
+                    std::string::npos)
+              << e.what();
+        } else {
+          EXPECT_GE(e.peer(), 0) << e.what();
+        }
+      }
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(Allreduce, AnAbortCheckEndsTheWaitAtOnce) {
+  if (Size() < 2) GTEST_SKIP() << "needs a ring of at least 2 ranks";
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  if (Rank() == 0) {
+    auto ring = MakeRingAllreduce(comm);
+    ring->set_abort_check([] { return true; });
+    std::vector<float> data(4096, 1.0f);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW(ring->Sum(data.data(), data.size(), /*timeout_s=*/60), CollectiveAborted);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST(Allreduce, UnknownKindIsRefused) {
   EXPECT_THROW(MakeAllreduce("tree", MPI_COMM_WORLD), std::invalid_argument);
 }
@@ -79,7 +174,8 @@ TEST(Allreduce, UnknownKindIsRefused) {
 }  // namespace tteps::collectives
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   ::testing::InitGoogleTest(&argc, argv);
   // Only rank 0 prints; every rank runs every test, and the exit status is the worst of all.
   if (tteps::collectives::Rank() != 0) {

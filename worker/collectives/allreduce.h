@@ -5,14 +5,26 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 namespace tteps::collectives {
 
-// A peer did not answer within the deadline; the message names the rank waited for.
+// A peer did not answer within the deadline; the message names the rank waited for, and
+// peer() is that rank in the communicator (-1 when unknown, e.g. inside MPI_Allreduce).
 class CollectiveTimeout : public std::runtime_error {
+ public:
+  CollectiveTimeout(const std::string& what, int peer) : std::runtime_error(what), peer_(peer) {}
+  int peer() const { return peer_; }
+
+ private:
+  int peer_;
+};
+
+// The abort check said stop (the job failed elsewhere) while a collective was waiting.
+class CollectiveAborted : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
@@ -23,6 +35,15 @@ class Allreduce {
   // with the same bits. Throws CollectiveTimeout if the group does not complete in timeout_s.
   virtual void Sum(float* data, size_t n, double timeout_s) = 0;
   virtual std::string name() const = 0;
+  // Polled while waiting: when it returns true the collective gives up with CollectiveAborted,
+  // so that a worker stops at once when the scheduler ends a failed job.
+  void set_abort_check(std::function<bool()> check) { abort_check_ = std::move(check); }
+
+ protected:
+  bool ShouldAbort() const { return abort_check_ && abort_check_(); }
+
+ private:
+  std::function<bool()> abort_check_;
 };
 
 // Our ring (scatter-reduce, then allgather; N-1 steps each) over nonblocking point-to-point

@@ -7,6 +7,7 @@
 // one rank and copied to the others, so all ranks end with the same bits.
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "worker/collectives/allreduce.h"
@@ -68,28 +69,59 @@ class RingAllreduce : public Allreduce {
       MPI_Isend(send + b, static_cast<int>(len), MPI_FLOAT, right, kTag, comm_,
                 &requests[recv_segments + i]);
     }
-    size_t pending = requests.size();
+    size_t pending = requests.size(), recvs_pending = recv_segments;
+    int polls = 0;
     while (pending > 0) {
       int index = MPI_UNDEFINED, done = 0;
       MPI_Testany(static_cast<int>(requests.size()), requests.data(), &index, &done,
                   MPI_STATUS_IGNORE);
       if (done && index != MPI_UNDEFINED) {
         --pending;
-        if (reduce && static_cast<size_t>(index) < recv_segments) {
-          const size_t b = index * segment_, len = std::min(segment_, recv_n - b);
-          float* out = dst + b;
-          const float* in = recv_.data() + b;
-          for (size_t k = 0; k < len; ++k) out[k] += in[k];
+        if (static_cast<size_t>(index) < recv_segments) {
+          --recvs_pending;
+          if (reduce) {
+            const size_t b = index * segment_, len = std::min(segment_, recv_n - b);
+            float* out = dst + b;
+            const float* in = recv_.data() + b;
+            for (size_t k = 0; k < len; ++k) out[k] += in[k];
+          }
         }
+        polls = 0;
         continue;
       }
       if (done && index == MPI_UNDEFINED) break;  // all requests were null
-      if (Clock::now() > deadline) {
-        throw CollectiveTimeout("ring allreduce on rank " + std::to_string(rank_) + ", " + phase +
-                                " step " + std::to_string(step) + ": no data from rank " +
-                                std::to_string(left) + " (left neighbour) or no receipt by rank " +
-                                std::to_string(right) + " within the timeout");
+      if (++polls % 256 != 0) continue;           // the clock and the abort check are not free
+      // Nothing arrived for a while (the peer is still computing): give the core back to the
+      // training thread instead of spinning. Messages in flight progress only inside MPI
+      // calls, so the pause stays short.
+      if (polls >= 4096) std::this_thread::sleep_for(std::chrono::microseconds(20));
+      // Data still missing from the left means the left neighbour stalls; otherwise our sends
+      // are not being received on the right.
+      const int peer = recvs_pending > 0 ? left : right;
+      if (ShouldAbort()) {
+        Cancel(requests);
+        throw CollectiveAborted("ring allreduce on rank " + std::to_string(rank_) +
+                                " abandoned: the job is stopping");
       }
+      if (Clock::now() > deadline) {
+        Cancel(requests);
+        throw CollectiveTimeout("ring allreduce on rank " + std::to_string(rank_) + ", " + phase +
+                                    " step " + std::to_string(step) + ": waited in vain for rank " +
+                                    std::to_string(peer) +
+                                    (peer == left ? " (left neighbour: its data did not arrive)"
+                                                  : " (right neighbour: it did not take our data)"),
+                                peer);
+      }
+    }
+  }
+
+  // Abandons a failed step's outstanding requests so that MPI writes no more into our buffers
+  // (the process ends with an error soon after).
+  static void Cancel(std::vector<MPI_Request>& requests) {
+    for (auto& r : requests) {
+      if (r == MPI_REQUEST_NULL) continue;
+      MPI_Cancel(&r);
+      MPI_Request_free(&r);
     }
   }
 
@@ -112,9 +144,15 @@ class MpiAllreduce : public Allreduce {
     int done = 0;
     while (!done) {
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-      if (!done && Clock::now() > deadline) {
+      if (done) break;
+      if (ShouldAbort()) {
+        throw CollectiveAborted("MPI_Allreduce on rank " + std::to_string(rank_) +
+                                " abandoned: the job is stopping");
+      }
+      if (Clock::now() > deadline) {
         throw CollectiveTimeout("MPI_Allreduce on rank " + std::to_string(rank_) +
-                                " did not complete within the timeout (a peer is missing)");
+                                    " did not complete within the timeout (a peer is missing)",
+                                -1);
       }
     }
   }

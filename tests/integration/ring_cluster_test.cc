@@ -1,0 +1,145 @@
+// Ring-mode jobs run for real: mpirun, the workers' own ring over MPI, ZeroMQ to the scheduler,
+// the DeepTTE model.
+#include <regex>
+
+#include "tests/integration/cluster_test_util.h"
+
+namespace tteps {
+namespace {
+
+using namespace testing_util;
+
+const char* kData = TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl";
+
+std::string Common(const std::string& flags) {
+  return " --train_data " + std::string(kData) + " --max_steps 20 --batch_size 64 --log_every 5 " +
+         flags;
+}
+
+// Runs `mode` with `workers` workers (and 2 servers in the PS modes) into dir/name; returns the
+// model path.
+std::string RunJob(const std::string& dir, const std::string& name, const std::string& mode,
+                   int workers, const std::string& flags) {
+  const std::string launch = Launcher() + " --mode " + mode + " --workers " +
+                             std::to_string(workers) + (mode == "sync" ? " --servers 2" : "") +
+                             " --out_dir " + dir + "/" + name + " --";
+  EXPECT_EQ(RunCommand(launch + Common(flags), 300, dir + "/" + name + ".log"), 0)
+      << ReadFile(dir + "/" + name + ".log");
+  const std::string summary = ReadFile(dir + "/" + name + "/summary.json");
+  EXPECT_NE(summary.find("\"mode\":\"" + mode + "\""), std::string::npos) << summary;
+  EXPECT_EQ(JsonNumber(summary, "steps"), 20) << summary;
+  EXPECT_GT(JsonNumber(summary, "mape"), 0) << summary;
+  return dir + "/" + name + "/model.pt";
+}
+
+std::string RunLocal(const std::string& dir, const std::string& flags) {
+  EXPECT_EQ(
+      RunCommand(Bin() + "/tteps-worker --mode=local --out_dir " + dir + "/local" + Common(flags),
+                 300, dir + "/local.log"),
+      0)
+      << ReadFile(dir + "/local.log");
+  return dir + "/local/model.pt";
+}
+
+TEST(RingCluster, RingWithMomentumEqualsLocalAndSyncTraining) {
+  const std::string dir = FreshDir("ring_momentum");
+  const std::string flags = "--optimizer momentum --lr 0.01";
+  const std::string local = RunLocal(dir, flags);
+  // Small buckets: the gradient is reduced in several pieces while backward runs.
+  const std::string ring =
+      RunJob(dir, "ring", "ring", 2, flags + " --bucket_mb 0.25 --check_every 5");
+  const std::string sync = RunJob(dir, "sync", "sync", 2, flags);
+  const double vs_local = MaxAbsDiff(local, ring), vs_sync = MaxAbsDiff(sync, ring);
+  std::printf("ring vs local: %g, ring vs sync: %g\n", vs_local, vs_sync);
+  EXPECT_LT(vs_local, 1e-5);
+  EXPECT_LT(vs_sync, 1e-5);
+  // Several buckets were used, and the workers' parameters were compared and found identical
+  // at every check (steps 5, 10, 15, 20).
+  const std::string log = ReadFile(dir + "/ring.log");
+  EXPECT_TRUE(std::regex_search(log, std::regex(R"([2-9] gradient bucket\(s\) of up to 0.25 MB)")))
+      << log;
+  for (int step : {5, 10, 15, 20}) {
+    EXPECT_NE(log.find("step " + std::to_string(step) +
+                       ": parameters bitwise identical on all 2 workers"),
+              std::string::npos)
+        << log;
+  }
+}
+
+TEST(RingCluster, RingWithAdamAndMpiAllreduceEqualsLocalTraining) {
+  // The tolerance of the sync test, for the same reason: Adam's 1/sqrt(v) magnifies the
+  // rounding difference of summing two halves instead of one batch where a gradient is near
+  // zero, up to lr (1e-3) per step; 1e-4 = lr / 10.
+  const std::string dir = FreshDir("ring_adam");
+  const std::string flags = "--optimizer adam --lr 0.001";
+  const std::string local = RunLocal(dir, flags);
+  const std::string ring = RunJob(dir, "ring", "ring", 2, flags + " --allreduce mpi");
+  const double diff = MaxAbsDiff(local, ring);
+  std::printf("ring (MPI_Allreduce) vs local, Adam: %g\n", diff);
+  EXPECT_LT(diff, 1e-4);
+}
+
+TEST(RingCluster, AccumulationAndUnequalSlicesMatchSyncMode) {
+  // Two micro-batches per step and worker 0 taking 40 of each 64 trips: the sums are weighted
+  // by trip count in both backends. With clipping, every step's norm is global.
+  const std::string dir = FreshDir("ring_alpha");
+  const std::string flags =
+      "--optimizer momentum --lr 0.01 --accumulation 2 --first_worker_batch 40 --clip_norm 0.05";
+  const std::string sync = RunJob(dir, "sync", "sync", 2, flags);
+  const std::string ring = RunJob(dir, "ring", "ring", 2, flags + " --bucket_mb 0.5");
+  const double diff = MaxAbsDiff(sync, ring);
+  std::printf("ring vs sync, accumulation 2, clipping: %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+}
+
+TEST(RingCluster, AveragingEveryStepWithPlainSgdEqualsRing) {
+  // With plain SGD and equal slices, averaging the parameters after every local step is the
+  // same update as averaging the gradients: p - lr (g0 + g1) / 2.
+  const std::string dir = FreshDir("average1");
+  const std::string flags = "--optimizer sgd --lr 0.05";
+  const std::string ring = RunJob(dir, "ring", "ring", 2, flags);
+  const std::string avg = RunJob(dir, "average", "average", 2, flags + " --average_every 1");
+  const double diff = MaxAbsDiff(ring, avg);
+  std::printf("average (k=1) vs ring, SGD: %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+}
+
+TEST(RingCluster, AveragingEveryFiveStepsLearns) {
+  const std::string dir = FreshDir("average5");
+  const std::string cmd = Launcher() + " --mode average --workers 2 --out_dir " + dir +
+                          "/run -- --train_data " + kData +
+                          " --eval_fraction 0.1667 --split tail --epochs 10 --average_every 5";
+  ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  std::printf("average k=5: %s\n", summary.c_str());
+  EXPECT_EQ(JsonNumber(summary, "n"), 200) << summary;
+  EXPECT_LT(JsonNumber(summary, "mape"), 0.45) << summary;
+  // One evaluation per epoch, from worker 0's snapshots.
+  const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
+  size_t evals = 0;
+  for (size_t at = 0; (at = metrics.find("\"type\":\"eval\"", at)) != std::string::npos; ++at) {
+    ++evals;
+  }
+  EXPECT_GE(evals, 9u) << metrics;
+}
+
+TEST(RingCluster, KilledWorkerIsNamedAndTheRingEndsNonZero) {
+  // Three workers: the killed one's neighbours on both sides wait for it in the ring. The
+  // scheduler names it from its silence and stops the job; the ring does not wait it out.
+  const std::string dir = FreshDir("ring_kill");
+  const int timeout_s = 20;
+  const auto k = KillWorkerDuringTraining(
+      Launcher() + " --mode ring --workers 3 --out_dir " + dir + "/run -- --train_data " + kData +
+          " --epochs 50 --log_every 1 --heartbeat_s 0.5 --timeout_s " + std::to_string(timeout_s),
+      dir + "/run", dir + "/log", 2, timeout_s + 30);
+  ASSERT_TRUE(k.killed) << k.log;
+  ASSERT_TRUE(k.ended) << "the ring job did not end after its worker was killed\n" << k.log;
+  EXPECT_TRUE(WIFEXITED(k.status) && WEXITSTATUS(k.status) != 0) << k.log;
+  EXPECT_LT(k.took_s, timeout_s) << k.log;
+  EXPECT_NE(k.log.find("job failed: worker 2 (rank"), std::string::npos) << k.log;
+  EXPECT_NE(ReadFile(dir + "/run/summary.json").find("\"error\":\"worker 2"), std::string::npos);
+  std::printf("killed ring worker named after %.1f s\n", k.took_s);
+}
+
+}  // namespace
+}  // namespace tteps

@@ -1,0 +1,74 @@
+#include "worker/collectives/comm_thread.h"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+namespace tteps::collectives {
+
+using Clock = std::chrono::steady_clock;
+
+CommThread::CommThread() : thread_([this] { Loop(); }) {}
+
+CommThread::~CommThread() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    queue_.clear();
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void CommThread::Submit(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+}
+
+void CommThread::Drain(double timeout_s) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const bool drained = cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                                    [this] { return error_ || (queue_.empty() && running_ == 0); });
+  if (error_) std::rethrow_exception(error_);
+  if (!drained) {
+    throw std::runtime_error("the communication thread did not finish its collectives within " +
+                             std::to_string(timeout_s) + " s");
+  }
+}
+
+double CommThread::TakeBusySeconds() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double s = busy_s_;
+  busy_s_ = 0;
+  return s;
+}
+
+void CommThread::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (stop_) return;
+    auto job = std::move(queue_.front());
+    queue_.pop_front();
+    if (error_) continue;  // after a failure the rest of the step cannot complete
+    running_ = 1;
+    lock.unlock();
+    const auto start = Clock::now();
+    std::exception_ptr error;
+    try {
+      job();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    busy_s_ += std::chrono::duration<double>(Clock::now() - start).count();
+    running_ = 0;
+    if (error && !error_) error_ = error;
+    cv_.notify_all();
+  }
+}
+
+}  // namespace tteps::collectives

@@ -1,0 +1,312 @@
+#include "worker/ring_worker.h"
+
+#include <glog/logging.h>
+
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+#include "common/json_writer.h"
+#include "worker/collectives/consistency.h"
+#include "worker/gradient_step.h"
+#include "worker/model_params.h"
+
+namespace tteps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string Hex(uint64_t v) {
+  std::ostringstream os;
+  os << std::hex << v;
+  return os.str();
+}
+
+}  // namespace
+
+RingWorker::RingWorker(deeptte::DeepTTE model, const std::vector<data::Trip>& train,
+                       const TrainOptions& opts, const RingWorkerOptions& ro,
+                       collectives::Allreduce* allreduce, ControlChannel* control)
+    : model_(std::move(model)),
+      train_(train),
+      opts_(opts),
+      ro_(ro),
+      allreduce_(allreduce),
+      control_(control),
+      layout_(LayoutOf(*model_)),
+      params_(model_->parameters()) {
+  ro_.ring.Validate();
+  flat_.resize(layout_.total() + 1);
+  auto buckets = PlanBuckets(layout_, ro_.ring.bucket_mb * (1 << 20));
+  if (!buckets.empty()) buckets[0].end += 1;  // the trip count rides with the first bucket
+  tracker_ = std::make_unique<BucketTracker>(std::move(buckets),
+                                             static_cast<int>(layout_.entries().size()));
+  comm_ = std::make_unique<collectives::CommThread>();
+  if (ro_.ring.mode == "ring" && ro_.worker == 0) {
+    LOG(INFO) << tracker_->buckets().size() << " gradient bucket(s) of up to " << ro_.ring.bucket_mb
+              << " MB, allreduce " << allreduce_->name();
+  }
+  allreduce_->set_abort_check([this] { return stopping_.load() || control_->ShutdownRequested(); });
+  if (ro_.ring.mode == "ring") {
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const int entry = static_cast<int>(i);
+      hook_handles_.push_back(
+          params_[i].register_hook([this, entry](const at::Tensor& g) { OnGradient(entry, g); }));
+    }
+  }
+}
+
+RingWorker::~RingWorker() {
+  // A collective still running (after a failure) gives up at once instead of at its deadline.
+  stopping_ = true;
+  comm_.reset();
+  allreduce_->set_abort_check(nullptr);
+  for (size_t i = 0; i < hook_handles_.size(); ++i) params_[i].remove_hook(hook_handles_[i]);
+}
+
+std::string RingWorker::PeerName(int peer) const {
+  if (peer >= 0 && peer < static_cast<int>(ro_.worker_names.size())) {
+    return ro_.worker_names[peer];
+  }
+  return "worker " + std::to_string(peer);
+}
+
+void RingWorker::Run() {
+  try {
+    RunSteps();
+  } catch (const collectives::CollectiveTimeout& e) {
+    throw std::runtime_error(
+        std::string(e.what()) +
+        (e.peer() >= 0 ? "; rank " + std::to_string(e.peer()) + " is " + PeerName(e.peer()) : ""));
+  }
+  control_->Send(MsgType::kDone, TotalSteps(opts_, train_.size()), "");
+  control_->Flush();
+}
+
+void RingWorker::SumNow(float* data, size_t n) {
+  comm_->Submit([this, data, n] { allreduce_->Sum(data, n, ro_.timeout_s); });
+  comm_->Drain(ro_.timeout_s + 5);
+}
+
+void RingWorker::SubmitBuckets(const std::vector<int>& buckets) {
+  for (int b : buckets) {
+    const Bucket& bk = tracker_->buckets()[b];
+    float* data = flat_.data() + bk.begin;
+    const size_t n = static_cast<size_t>(bk.end - bk.begin);
+    comm_->Submit([this, data, n] { allreduce_->Sum(data, n, ro_.timeout_s); });
+  }
+}
+
+void RingWorker::OnGradient(int entry, const at::Tensor& grad) {
+  if (!armed_) return;
+  // The hook sees this backward's gradient before it is added to .grad (the earlier
+  // micro-batches' sum): add them here, as the accumulation will, into the flat buffer.
+  const ParamEntry& e = layout_.entries()[entry];
+  torch::NoGradGuard no_grad;
+  auto dst = torch::from_blob(flat_.data() + e.offset, {e.numel}, torch::kFloat);
+  const at::Tensor& sofar = params_[entry].grad();
+  if (sofar.defined()) {
+    torch::add_out(dst, sofar.reshape({-1}), grad.reshape({-1}));
+  } else {
+    dst.copy_(grad.reshape({-1}));
+  }
+  SubmitBuckets(tracker_->MarkReady(entry));
+}
+
+RingWorker::StepResult RingWorker::ComputeGradients(SliceStream& stream, int64_t alpha,
+                                                    bool reduce) {
+  model_->zero_grad();
+  std::vector<std::vector<size_t>> slices(alpha);
+  int64_t trips = 0;
+  for (auto& s : slices) {
+    s = stream.Next();
+    trips += static_cast<int64_t>(s.size());
+  }
+  if (reduce) {
+    tracker_->Reset();
+    flat_[layout_.total()] = static_cast<float>(trips);  // exact up to 2^24 trips
+  }
+  StepResult r;
+  for (int64_t a = 0; a < alpha; ++a) {
+    armed_ = reduce && a + 1 == alpha;
+    auto s = AccumulateGradients(*model_, train_, slices[a]);
+    r.loss_sum += s.loss_sum;
+    r.trips += s.trips;
+  }
+  armed_ = false;
+  if (reduce) {
+    // Tensors the last backward gave no gradient (an empty slice, an unused parameter).
+    torch::NoGradGuard no_grad;
+    for (int e = 0; e < static_cast<int>(params_.size()); ++e) {
+      if (tracker_->IsReady(e)) continue;
+      const ParamEntry& pe = layout_.entries()[e];
+      auto dst = torch::from_blob(flat_.data() + pe.offset, {pe.numel}, torch::kFloat);
+      const at::Tensor& g = params_[e].grad();
+      if (g.defined()) {
+        dst.copy_(g.reshape({-1}));
+      } else {
+        dst.zero_();
+      }
+      SubmitBuckets(tracker_->MarkReady(e));
+    }
+  }
+  return r;
+}
+
+void RingWorker::AverageParameters(int64_t trips) {
+  const int64_t n = layout_.total();
+  CopyParamsOut(*model_, layout_, flat_.data());
+  const float weight = static_cast<float>(trips);
+  for (int64_t i = 0; i < n; ++i) flat_[i] *= weight;
+  flat_[n] = weight;
+  SumNow(flat_.data(), flat_.size());
+  const float total = flat_[n];
+  if (total <= 0) return;  // nobody trained since the last average: nothing changed
+  for (int64_t i = 0; i < n; ++i) flat_[i] /= total;
+  CopyParamsIn(*model_, layout_, flat_.data());
+}
+
+void RingWorker::CheckIdentical(int64_t step) {
+  CopyParamsOut(*model_, layout_, flat_.data());
+  const uint64_t mine = collectives::BitHash(flat_.data(), layout_.total());
+  std::vector<uint64_t> hashes;
+  comm_->Submit([&] {
+    hashes =
+        collectives::GatherHashes(*allreduce_, ro_.worker, ro_.num_workers, mine, ro_.timeout_s);
+  });
+  comm_->Drain(ro_.timeout_s + 5);
+  const auto bad = collectives::Disagreeing(hashes);
+  if (bad.empty()) {
+    VLOG(ro_.worker == 0 ? 0 : 1) << "step " << step << ": parameters bitwise identical on all "
+                                  << ro_.num_workers << " workers (hash " << Hex(mine) << ")";
+    return;
+  }
+  std::string who;
+  for (int w : bad) who += (who.empty() ? "" : ", ") + PeerName(w) + " (" + Hex(hashes[w]) + ")";
+  throw std::runtime_error("the workers' parameters differ after step " + std::to_string(step) +
+                           ": " + who + " disagree with worker 0 (" + Hex(hashes[0]) + ")");
+}
+
+void RingWorker::SendSnapshot(int64_t step, bool final) {
+  auto snap = std::make_shared<std::vector<float>>(layout_.total());
+  CopyParamsOut(*model_, layout_, snap->data());
+  Payload p;
+  p.data = snap->data();
+  p.count = snap->size();
+  p.owner = std::move(snap);
+  control_->SendWithPayloads(MsgType::kSnapshot, step, final ? 1 : 0, {p});
+}
+
+void RingWorker::RunSteps() {
+  const bool ring = ro_.ring.mode == "ring";
+  const int64_t k = ring ? 1 : ro_.ring.average_every;  // steps between consensus points
+  const int64_t total_steps = TotalSteps(opts_, train_.size());
+  SliceStream stream(train_, opts_, ro_.num_workers, ro_.worker, ro_.first_worker_batch);
+  auto optimizer = MakeOptimizer(opts_, model_->parameters());
+  int64_t alpha = ro_.accumulation;
+
+  // Start from worker 0's parameters, as DDP does (the others contribute zeros).
+  CopyParamsOut(*model_, layout_, flat_.data());
+  if (ro_.worker != 0) std::fill(flat_.begin(), flat_.end(), 0.0f);
+  SumNow(flat_.data(), layout_.total());
+  CopyParamsIn(*model_, layout_, flat_.data());
+
+  struct Window {
+    double loss = 0, compute = 0, wait = 0, wall = 0;
+    int64_t trips = 0, steps = 0;
+  } win;
+  int64_t trips_since_average = 0, epochs_evaluated = 0;
+  bool eval_due = false, check_due = false;
+  const auto start = Clock::now();
+  for (int64_t step = 0; step < total_steps; ++step) {
+    const auto step_start = Clock::now();
+    if (control_->alpha() > 0) alpha = control_->alpha();
+    // Worker 0 snapshots the parameters for evaluation: after every epoch or eval_every steps,
+    // at the first point where the workers agree (every step in ring mode).
+    if (ro_.worker == 0 && step > 0) {
+      const int64_t finished = stream.AtEpochEnd() ? stream.epoch() + 1 : stream.epoch();
+      if (opts_.eval_every > 0 ? step % opts_.eval_every == 0 : finished > epochs_evaluated) {
+        eval_due = true;
+        epochs_evaluated = std::max(epochs_evaluated, finished);
+      }
+      if (eval_due && step % k == 0) {
+        SendSnapshot(step, false);
+        eval_due = false;
+      }
+    }
+
+    auto t = Clock::now();
+    const StepResult r = ComputeGradients(stream, alpha, ring);
+    double compute = Since(t), wait = 0;
+    if (ro_.slowdown_percent > 0) {
+      std::this_thread::sleep_for(
+          std::chrono::duration<double>(compute * ro_.slowdown_percent / 100.0));
+    }
+    if (ring) {
+      t = Clock::now();
+      comm_->Drain(ro_.timeout_s * (tracker_->buckets().size() + 1));
+      wait += Since(t);
+      const float total = flat_[layout_.total()];
+      if (total <= 0) throw std::logic_error("a global batch without trips");
+      CopyGradsIn(*model_, layout_, flat_.data());
+      ScaleGradients(*model_, 1.0 / total);
+    } else if (r.trips > 0) {
+      ScaleGradients(*model_, 1.0 / r.trips);
+    }
+    t = Clock::now();
+    if (ring || r.trips > 0) {
+      if (opts_.clip_norm > 0) {
+        torch::nn::utils::clip_grad_norm_(model_->parameters(), opts_.clip_norm);
+      }
+      optimizer->step();
+    }
+    compute += Since(t);
+
+    const bool last = step + 1 == total_steps;
+    trips_since_average += r.trips;
+    t = Clock::now();
+    if (!ring && ((step + 1) % k == 0 || last)) {
+      AverageParameters(trips_since_average);
+      trips_since_average = 0;
+    }
+    if ((step + 1) % ro_.ring.check_every == 0) check_due = true;
+    if ((check_due && (step + 1) % k == 0) || last) {
+      CheckIdentical(step + 1);
+      check_due = false;
+    }
+    wait += Since(t);
+
+    win.loss += r.loss_sum;
+    win.trips += r.trips;
+    win.compute += compute;
+    win.wait += wait;
+    win.wall += Since(step_start);
+    ++win.steps;
+    if ((step + 1) % opts_.log_every == 0 || last) {
+      const double comm = comm_->TakeBusySeconds();
+      control_->Send(MsgType::kMetrics, step + 1,
+                     JsonObject()
+                         .Add("type", "train")
+                         .Add("worker", ro_.worker)
+                         .Add("step", step + 1)
+                         .Add("epoch", stream.epoch())
+                         .Add("wall_s", Since(start))
+                         .Add("loss", win.trips ? win.loss / win.trips : 0.0)
+                         .Add("trips", win.trips)
+                         .Add("trips_per_s", win.trips / win.wall)
+                         .Add("alpha", alpha)
+                         .Add("compute_s", win.compute / win.steps)
+                         .Add("allreduce_s", comm / win.steps)
+                         .Add("wait_s", win.wait / win.steps)
+                         .Add("window_s", win.wall)
+                         .str());
+      win = Window{};
+    }
+  }
+  if (ro_.worker == 0) SendSnapshot(total_steps, true);
+}
+
+}  // namespace tteps

@@ -1,0 +1,37 @@
+// A worker's slices of the global batches, epoch after epoch. Every worker walks the same
+// seeded global order, so with equal accumulation the slices of one epoch are disjoint and
+// cover it (the same batches a local run with the same --batch_size and --seed takes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "worker/data/trip.h"
+#include "worker/train_options.h"
+
+namespace tteps {
+
+class SliceStream {
+ public:
+  SliceStream(const std::vector<data::Trip>& trips, const TrainOptions& opts, int num_workers,
+              int worker, int64_t first_worker_batch);
+  // Indices of this worker's part of the next global batch.
+  std::vector<size_t> Next();
+  // The epoch of the last slice returned (-1 before the first).
+  int64_t epoch() const { return epoch_; }
+  // True when the next slice starts a new epoch (and one has been started).
+  bool AtEpochEnd() const { return epoch_ >= 0 && next_ == batches_.size(); }
+
+ private:
+  int64_t batch_size_;
+  uint64_t seed_;
+  int num_workers_, worker_;
+  int64_t first_worker_batch_;
+  std::vector<size_t> lengths_;
+  std::vector<std::vector<size_t>> batches_;
+  size_t next_ = 0;
+  int64_t epoch_ = -1;
+};
+
+}  // namespace tteps
