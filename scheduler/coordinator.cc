@@ -26,14 +26,37 @@ double Number(simdjson::dom::object& o, const char* key) {
   return v;
 }
 
+// A worker's metrics line as the accumulation policy's window report.
+ppo::WindowReport ToWindowReport(int worker, simdjson::dom::object& o) {
+  ppo::WindowReport r;
+  r.worker = worker;
+  r.step = static_cast<int64_t>(Number(o, "step"));
+  r.alpha = std::max<int64_t>(1, static_cast<int64_t>(Number(o, "alpha")));
+  r.trips = static_cast<int64_t>(Number(o, "trips"));
+  r.window_s = Number(o, "window_s");
+  r.compute_s = Number(o, "compute_s");
+  r.wait_s = Number(o, "wait_s");
+  r.staleness = Number(o, "staleness");
+  simdjson::dom::array losses;
+  if (o["step_losses"].get_array().get(losses) == simdjson::SUCCESS) {
+    for (auto v : losses) {
+      double d = 0;
+      if (v.get_double().get(d) == simdjson::SUCCESS) r.losses.push_back(d);
+    }
+  }
+  r.step_s = r.losses.empty() ? 0 : r.window_s / r.losses.size();
+  return r;
+}
+
 }  // namespace
 
 Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluation* eval,
-                         RunOutput* out)
+                         RunOutput* out, AccumulationPolicy* policy)
     : socket_(socket),
       opts_(std::move(opts)),
       eval_(eval),
       out_(out),
+      policy_(policy),
       progress_line_(opts_.mode, opts_.total_steps, opts_.progress_s) {
   next_eval_ = opts_.eval_every;
 }
@@ -147,6 +170,7 @@ void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
     tps += wp.trips_per_s;
   }
   progress_line_.Update(p.epoch, min_step, loss, tps);
+  if (policy_) policy_->Observe(ToWindowReport(node.info.id, o));
   if (opts_.WorkersOnly()) return;  // worker 0 sends snapshots on the same schedule
   if (opts_.eval_every > 0 && min_step >= next_eval_ && min_step < opts_.total_steps) {
     eval_->Request(min_step, false);
@@ -171,6 +195,39 @@ void Coordinator::OnSnapshot(const Node& node, const Message& m) {
   if (final) final_offered_ = true;
   eval_->Offer(m.header.step, final,
                std::vector<float>(m.floats(0), m.floats(0) + opts_.param_count));
+}
+
+void Coordinator::SendDecisions() {
+  if (!policy_) return;
+  while (auto d = policy_->Poll()) {
+    for (const auto& n : nodes_) {
+      if (n.info.role != Role::kWorker || n.info.id != d->worker || n.done) continue;
+      Header h;
+      h.type = MsgType::kSetAlpha;
+      h.sender_role = Role::kScheduler;
+      h.samples = d->new_alpha;
+      SendMessage(socket_, h, {}, n.peer);
+    }
+    ++decisions_;
+    JsonObject line;
+    line.Add("type", "decision")
+        .Add("worker", d->worker)
+        .Add("step", d->step)
+        .Add("wall_s", Since(start_))
+        .Add("action", d->action)
+        .Add("old_alpha", d->old_alpha)
+        .Add("new_alpha", d->new_alpha)
+        .Add("observation", std::vector<double>(d->observation.begin(), d->observation.end()));
+    if (d->has_reward) line.Add("reward", d->reward);
+    out_->AppendMetrics(line);
+  }
+}
+
+void Coordinator::FinishPolicy() {
+  if (!policy_) return;
+  policy_error_ = policy_->Finish();
+  SendDecisions();  // record the last ones (the workers are done: nothing is sent)
+  if (!policy_error_.empty()) LOG(ERROR) << policy_error_;
 }
 
 void Coordinator::HandleMessage(const Message& m) {
@@ -319,6 +376,7 @@ int Coordinator::Run() {
       }
     }
     if (!failure_.empty()) break;
+    SendDecisions();
     CheckSilence();
     const bool workers_done = std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) {
       return n.info.role != Role::kWorker || n.done;
@@ -326,6 +384,7 @@ int Coordinator::Run() {
     if (workers_done && !final_requested_) {
       train_end_ = Clock::now();
       final_requested_ = true;
+      FinishPolicy();
       if (!opts_.WorkersOnly()) {
         eval_->Request(opts_.total_steps, true);
       } else if (!final_offered_) {
@@ -338,6 +397,7 @@ int Coordinator::Run() {
       break;
     }
   }
+  if (!final_requested_) FinishPolicy();  // a failed job: stop the agent too
   WriteSummary(final_eval_, failure_);
   if (!failure_.empty()) return 1;
   std::printf("%s\n", JsonObject()
@@ -389,6 +449,9 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
                                                     .Add("wait", wait * per));
   // Every server sees every push, so server 0's staleness histogram describes the job.
   if (server_stats_.count(0)) s.AddRaw("server_stats", server_stats_[0]);
+  s.Add("accumulation_policy", policy_ ? "ppo" : "fixed");
+  if (policy_) s.Add("alpha_decisions", decisions_);
+  if (!policy_error_.empty()) s.Add("policy_error", policy_error_);
   if (!final_eval.empty()) s.AddRaw("final_eval", final_eval);
   if (!error.empty()) s.Add("error", error);
   if (final_done_) s.Add("model", out_->Path("model.pt"));

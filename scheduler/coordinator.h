@@ -15,6 +15,7 @@
 #include "common/progress.h"
 #include "common/run_output.h"
 #include "common/transport.h"
+#include "scheduler/accumulation_policy.h"
 #include "scheduler/evaluation.h"
 
 namespace tteps::scheduler {
@@ -41,7 +42,10 @@ struct CoordinatorOptions {
 
 class Coordinator {
  public:
-  Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluation* eval, RunOutput* out);
+  // `policy` may be null (fixed accumulation); otherwise it sees every worker's windows and
+  // its decisions are sent to the workers.
+  Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluation* eval, RunOutput* out,
+              AccumulationPolicy* policy = nullptr);
   // Runs the job to its end; returns the process exit code (0 on success).
   int Run();
 
@@ -65,6 +69,8 @@ class Coordinator {
   void HandleMessage(const Message& m);
   void OnWorkerMetrics(Node& node, const std::string& json);
   void OnSnapshot(const Node& node, const Message& m);
+  void SendDecisions();
+  void FinishPolicy();
   void CheckSilence();
   void Fail(const std::string& reason);
   void Broadcast(const std::string& shutdown_reason);
@@ -75,6 +81,9 @@ class Coordinator {
   CoordinatorOptions opts_;
   Evaluation* eval_;
   RunOutput* out_;
+  AccumulationPolicy* policy_;
+  int64_t decisions_ = 0;
+  std::string policy_error_;
   ClusterMap map_;
   std::vector<Node> nodes_;
   std::map<int, WorkerProgress> progress_;

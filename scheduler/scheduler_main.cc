@@ -14,6 +14,7 @@
 #include "common/transport.h"
 #include "scheduler/coordinator.h"
 #include "scheduler/model_evaluation.h"
+#include "scheduler/policy_flags.h"
 #include "server/checkpoint.h"
 #include "server/server_flags.h"
 #include "worker/dataset.h"
@@ -57,6 +58,7 @@ void CheckMode() {
 // Validates every option and opens the input files, without starting anything.
 int CheckConfig() {
   CheckMode();
+  CheckPolicyFlags();
   server::OptimizerConfigFromFlags();
   TrainOptionsFromFlags();
   ModelConfigFromFlags();
@@ -83,6 +85,9 @@ int Schedule(Bootstrap& boot) {
   deeptte::DeepTTE model(ModelConfigFromFlags(), data::LoadNormStats(FLAGS_stats));
   const ParamLayout layout = LayoutOf(*model);
   LOG(INFO) << "parameters: " << layout.Describe();
+
+  // Before the job starts, so that an unreadable --ppo_policy_in stops it at once.
+  auto policy = MakePolicyFromFlags();
 
   zmq::context_t ctx;
   auto socket = MakeSocket(ctx, zmq::socket_type::router);
@@ -138,7 +143,7 @@ int Schedule(Bootstrap& boot) {
   RunOutput out(FLAGS_out_dir);
   auto eval = MakeModelEvaluation(ctx, model, std::move(dataset.eval), train_opts.eval_batch_size,
                                   TimeoutSeconds(), out.Path("model.pt"));
-  Coordinator coordinator(socket, o, eval.get(), &out);
+  Coordinator coordinator(socket, o, eval.get(), &out, policy.get());
   const int rc = coordinator.Run();
   eval.reset();
   return rc;

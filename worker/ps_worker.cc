@@ -48,8 +48,9 @@ void PsWorker::Run() {
   for (int64_t i = 0; i < ps_.start_step * alpha; ++i) stream.Next();
 
   struct Window {
-    double loss = 0, compute = 0, push = 0, pull = 0, wait = 0, wall = 0;
+    double loss = 0, compute = 0, push = 0, pull = 0, wait = 0, wall = 0, staleness = 0;
     int64_t trips = 0, steps = 0;
+    std::vector<double> step_losses;  // for the accumulation policy
   } win;
   // What a pull before step t waits for: sync, version t; SSP, the slowest clock >= t - s.
   auto want = [&](int64_t t) { return ps_.mode == "async" ? 0 : t; };
@@ -97,6 +98,10 @@ void PsWorker::Run() {
 
     win.loss += sum.loss_sum;
     win.trips += sum.trips;
+    win.step_losses.push_back(sum.trips ? sum.loss_sum / sum.trips : 0.0);
+    // Updates by other workers between the version this gradient was computed on and the one
+    // pulled next (0 in sync mode).
+    if (!last) win.staleness += std::max<int64_t>(0, next.version - pulled.version - 1);
     win.compute += compute;
     win.push += next.push_s;
     win.wait += carry_wait + next.held_s;
@@ -121,7 +126,9 @@ void PsWorker::Run() {
                          .Add("push_s", win.push / win.steps)
                          .Add("pull_s", win.pull / win.steps)
                          .Add("wait_s", win.wait / win.steps)
+                         .Add("staleness", win.staleness / win.steps)
                          .Add("window_s", win.wall)
+                         .Add("step_losses", win.step_losses)
                          .str());
       win = Window{};
     }

@@ -217,6 +217,7 @@ void RingWorker::RunSteps() {
   struct Window {
     double loss = 0, compute = 0, wait = 0, wall = 0;
     int64_t trips = 0, steps = 0;
+    std::vector<double> step_losses;  // for the accumulation policy
   } win;
   int64_t trips_since_average = 0, epochs_evaluated = 0;
   bool eval_due = false, check_due = false;
@@ -281,6 +282,7 @@ void RingWorker::RunSteps() {
 
     win.loss += r.loss_sum;
     win.trips += r.trips;
+    win.step_losses.push_back(r.trips ? r.loss_sum / r.trips : 0.0);
     win.compute += compute;
     win.wait += wait;
     win.wall += Since(step_start);
@@ -302,6 +304,7 @@ void RingWorker::RunSteps() {
                          .Add("allreduce_s", comm / win.steps)
                          .Add("wait_s", win.wait / win.steps)
                          .Add("window_s", win.wall)
+                         .Add("step_losses", win.step_losses)
                          .str());
       win = Window{};
     }

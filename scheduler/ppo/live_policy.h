@@ -1,0 +1,25 @@
+// --accumulation_policy=ppo: the PPO2 agent on a thread of its own beside the coordination
+// loop, joined to it by the live environment's two queues (window reports in, decisions out).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "scheduler/accumulation_policy.h"
+#include "scheduler/ppo/ppo.h"
+
+namespace tteps::ppo {
+
+struct LivePolicyOptions {
+  PpoConfig ppo;
+  int rollout = 32;  // transitions per update
+  bool learn = true;
+  int64_t alpha_min = 1, alpha_max = 16;
+  std::string policy_in;   // load this policy first (e.g. pre-trained on the simulation)
+  std::string policy_out;  // save the policy here when training ends
+};
+
+// Throws std::runtime_error if policy_in cannot be loaded.
+std::unique_ptr<scheduler::AccumulationPolicy> MakePpoPolicy(const LivePolicyOptions& options);
+
+}  // namespace tteps::ppo

@@ -1,0 +1,52 @@
+#include "scheduler/ppo/observation.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tteps::ppo {
+
+LossStats SummariseLosses(const std::vector<double>& losses) {
+  LossStats s;
+  if (losses.empty()) return s;
+  s.initial = losses.front();
+  s.last = losses.back();
+  s.minimum = *std::min_element(losses.begin(), losses.end());
+  s.maximum = *std::max_element(losses.begin(), losses.end());
+  for (size_t i = 1; i < losses.size(); ++i) {
+    s.max_change = std::max(s.max_change, std::abs(losses[i] - losses[i - 1]));
+  }
+  return s;
+}
+
+int64_t ApplyAction(int64_t alpha, int action, int64_t lo, int64_t hi) {
+  if (action == 0) alpha /= 2;
+  if (action == 2) alpha *= 2;
+  return std::clamp(alpha, lo, hi);
+}
+
+const char* ActionName(int action) {
+  static const char* kNames[] = {"halve", "keep", "double"};
+  return action >= 0 && action < kNumActions ? kNames[action] : "unknown";
+}
+
+std::vector<float> ObservationBuilder::Build(const WindowReport& r, double relative_compute) {
+  const LossStats s = SummariseLosses(r.losses);
+  const double stats[5] = {s.initial, s.minimum, s.maximum, s.last, s.max_change};
+  std::vector<float> obs(kObservationSize, 0.0f);
+  for (int i = 0; i < 5; ++i) {
+    loss_norm_[i].Add(stats[i]);
+    obs[i] = static_cast<float>(loss_norm_[i].Normalise(stats[i]));
+  }
+  const double span = std::log2(static_cast<double>(alpha_max_) / alpha_min_);
+  obs[5] = span > 0
+               ? static_cast<float>(std::log2(static_cast<double>(r.alpha) / alpha_min_) / span)
+               : 0.0f;
+  obs[6] = relative_compute > 0
+               ? static_cast<float>(std::clamp(std::log2(relative_compute), -2.0, 2.0))
+               : 0.0f;
+  obs[7] = r.step_s > 0 ? static_cast<float>(std::clamp(r.wait_s / r.step_s, 0.0, 1.0)) : 0.0f;
+  obs[8] = static_cast<float>(r.staleness / (1.0 + std::max(0.0, r.staleness)));
+  return obs;
+}
+
+}  // namespace tteps::ppo

@@ -1,0 +1,61 @@
+// What the agent sees of one worker's window, and the action space. Torch-free.
+//
+// Observation (kObservationSize floats):
+//   0..4  the window's per-step training losses summarised as the seed paper does (initial,
+//         minimum, maximum, final, largest step-to-step change), each normalised with a running
+//         mean and variance over all windows seen;
+//   5     alpha's position in [alpha_min, alpha_max] on a log2 scale (0 .. 1);
+//   6     the worker's pure compute time per micro-batch relative to the mean over workers
+//         (log2, clipped to +-2: > 0 means slower than average);
+//   7     the share of its step spent waiting (for the slowest worker, a pull, an allreduce);
+//   8     staleness s as s / (1 + s) (async and SSP; 0 in sync and ring modes).
+// Actions: 0 halves alpha, 1 keeps it, 2 doubles it, within [alpha_min, alpha_max].
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "scheduler/ppo/gae.h"
+
+namespace tteps::ppo {
+
+inline constexpr int kObservationSize = 9;
+inline constexpr int kNumActions = 3;
+
+// One worker's window as its metrics line reports it.
+struct WindowReport {
+  int worker = 0;
+  int64_t step = 0;
+  int64_t alpha = 1;
+  std::vector<double> losses;  // per step, in order
+  int64_t trips = 0;
+  double window_s = 0;   // wall seconds of the window
+  double compute_s = 0;  // pure compute per step (all micro-batches)
+  double wait_s = 0;     // waiting per step
+  double step_s = 0;     // wall time per step
+  double staleness = 0;  // mean staleness of its pushes (async / SSP)
+};
+
+struct LossStats {
+  double initial = 0, minimum = 0, maximum = 0, last = 0, max_change = 0;
+};
+LossStats SummariseLosses(const std::vector<double>& losses);
+
+// The new alpha after `action` (halve / keep / double), clamped to [lo, hi].
+int64_t ApplyAction(int64_t alpha, int action, int64_t lo, int64_t hi);
+const char* ActionName(int action);
+
+class ObservationBuilder {
+ public:
+  ObservationBuilder(int64_t alpha_min, int64_t alpha_max)
+      : alpha_min_(alpha_min), alpha_max_(alpha_max) {}
+  // `relative_compute`: this worker's compute per micro-batch over the workers' mean.
+  std::vector<float> Build(const WindowReport& r, double relative_compute);
+
+ private:
+  int64_t alpha_min_, alpha_max_;
+  std::array<RunningStat, 5> loss_norm_;
+};
+
+}  // namespace tteps::ppo

@@ -1,0 +1,61 @@
+// A simulated sync-SGD job in which the best alpha of every worker is known, for tests and for
+// pre-training a policy offline. Per step, worker i computes alpha_i micro-batches of b trips
+// at c_i seconds each; the step ends when the slowest has finished, plus a communication cost
+// C: T = max_i(alpha_i c_i) + C. A step of S = b sum(alpha_i) trips shrinks the excess loss
+// (L - L_inf) by the factor exp(-k S / (S + S0)): larger batches cost proportionally more but
+// help less per trip. Goodput is therefore g(S) / T with g(S) = S / (S + S0), and the reward
+// of a window is its goodput relative to that of all workers at alpha_min. The observed
+// per-step losses carry Gaussian noise.
+#pragma once
+
+#include <random>
+#include <vector>
+
+#include "scheduler/ppo/environment.h"
+#include "scheduler/ppo/observation.h"
+
+namespace tteps::ppo {
+
+struct SimConfig {
+  std::vector<double> compute_s = {0.05, 0.15};  // seconds per micro-batch, per worker
+  double comm_s = 0.15;                          // per step
+  double trips_per_microbatch = 32;
+  double s0 = 400;  // batch size at which a trip's value has halved
+  double k = 0.05;  // loss decay per step at g(S) = 1
+  int steps_per_window = 10;
+  int decisions_per_worker = 16;  // episode length
+  int64_t alpha_min = 1, alpha_max = 16;
+  double loss_noise = 0.02;
+  bool random_start = true;  // start each episode at random alphas (else alpha_min)
+  uint64_t seed = 1;
+};
+
+class SimEnvironment : public Environment {
+ public:
+  explicit SimEnvironment(SimConfig config);
+  AgentObservation Reset() override;
+  EnvStep Step(int action) override;
+  std::string Render() const override;
+
+  // The known optimum: the alphas of the grid {alpha_min * 2^j} with the highest goodput.
+  const std::vector<int64_t>& best_alphas() const { return best_; }
+  // What a policy that knows the optimum does now: one doubling or halving toward it.
+  int OracleAction() const;
+  double Goodput(const std::vector<int64_t>& alphas) const;
+
+ private:
+  AgentObservation Observe(int worker);
+  // One window of steps_per_window training steps at the current alphas.
+  void SimulateWindow();
+
+  SimConfig c_;
+  std::mt19937_64 rng_;
+  std::vector<int64_t> best_, alphas_;
+  double reference_goodput_ = 1;
+  double excess_loss_ = 1;
+  std::vector<std::vector<double>> last_losses_;  // per worker, the last window's
+  int turn_ = 0, decisions_ = 0;
+  ObservationBuilder builder_;
+};
+
+}  // namespace tteps::ppo

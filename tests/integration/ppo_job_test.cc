@@ -1,0 +1,77 @@
+// Jobs with the PPO2 agent choosing the workers' accumulation: real mpirun, real training.
+#include <filesystem>
+#include <regex>
+
+#include "tests/integration/cluster_test_util.h"
+
+namespace tteps {
+namespace {
+
+using namespace testing_util;
+
+const char* kData = TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl";
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at) ++n;
+  return n;
+}
+
+TEST(PpoJob, SyncJobWithTheAgentChangesAlphaAndFinishes) {
+  const std::string dir = FreshDir("ppo_sync");
+  const std::string policy = dir + "/policy.pt";
+  const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                          "/run -- --train_data " + kData +
+                          " --max_steps 80 --batch_size 32 --log_every 2 --accumulation 2" +
+                          " --accumulation_policy ppo --alpha_max 8 --ppo_rollout 8" +
+                          " --ppo_minibatch 8 --ppo_policy_out " + policy;
+  ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_NE(summary.find("\"accumulation_policy\":\"ppo\""), std::string::npos) << summary;
+  EXPECT_GT(JsonNumber(summary, "alpha_decisions"), 0) << summary;
+  EXPECT_GT(JsonNumber(summary, "mape"), 0) << summary;
+  EXPECT_EQ(summary.find("policy_error"), std::string::npos) << summary;
+  const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
+  // Every decision is recorded with its observation; at least one changed a worker's alpha,
+  // and the workers then trained with an alpha other than the starting 2.
+  const std::regex decision(
+      R"re(\{"type":"decision","worker":\d,"step":\d+,"wall_s":[^,]+,"action":"(halve|keep|double)","old_alpha":(\d+),"new_alpha":(\d+),"observation":\[[^\]]+\])re");
+  bool changed = false;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), decision);
+       it != std::sregex_iterator(); ++it) {
+    if ((*it)[2] != (*it)[3]) changed = true;
+  }
+  const std::regex trained(R"("type":"train".*"alpha":(\d+),)");
+  bool applied = false;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), trained);
+       it != std::sregex_iterator(); ++it) {
+    if ((*it)[1] != "2") applied = true;
+  }
+  EXPECT_TRUE(changed) << metrics;
+  EXPECT_TRUE(applied) << "no worker trained with a changed alpha\n" << metrics;
+  EXPECT_GT(Count(metrics, "\"reward\":"), 0);
+  EXPECT_TRUE(std::filesystem::exists(policy));
+
+  // The saved policy drives a ring job without learning.
+  const std::string ring =
+      Launcher() + " --mode ring --workers 2 --out_dir " + dir + "/ring -- --train_data " + kData +
+      " --max_steps 30 --batch_size 32 --log_every 2 --accumulation 2" +
+      " --accumulation_policy ppo --alpha_max 8 --ppo_learn=false" + " --ppo_policy_in " + policy;
+  ASSERT_EQ(RunCommand(ring, 600, dir + "/ring.log"), 0) << ReadFile(dir + "/ring.log");
+  EXPECT_NE(ReadFile(dir + "/ring.log").find("PPO policy loaded from " + policy),
+            std::string::npos);
+  EXPECT_GT(JsonNumber(ReadFile(dir + "/ring/summary.json"), "alpha_decisions"), 0);
+}
+
+TEST(PpoJob, AMissingPolicyFileIsRefusedBeforeTheJobStarts) {
+  const std::string dir = FreshDir("ppo_missing");
+  const std::string cmd = Launcher() + " --mode sync --workers 1 --servers 1 --out_dir " + dir +
+                          "/run -- --train_data " + kData +
+                          " --accumulation_policy ppo --ppo_policy_in " + dir + "/nope.pt";
+  EXPECT_EQ(RunCommand(cmd, 60, dir + "/log"), 2);
+  EXPECT_NE(ReadFile(dir + "/log").find("cannot open --ppo_policy_in"), std::string::npos)
+      << ReadFile(dir + "/log");
+}
+
+}  // namespace
+}  // namespace tteps

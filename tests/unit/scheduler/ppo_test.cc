@@ -1,0 +1,166 @@
+// PPO2 pieces (GAE, the clipped surrogate, policy save / load, determinism) and learning on
+// the simulated job, where the best alpha of every worker is known.
+#include "scheduler/ppo/ppo.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "scheduler/ppo/gae.h"
+#include "scheduler/ppo/observation.h"
+#include "scheduler/ppo/ppo_loss.h"
+#include "scheduler/ppo/runner.h"
+#include "scheduler/ppo/sim_environment.h"
+
+namespace tteps::ppo {
+namespace {
+
+TEST(Gae, MatchesAHandComputedExample) {
+  // gamma 0.5, lambda 0.5; rewards 1, 2, 3; values 0.5, 1, 1.5; bootstrap value 2; no end.
+  // delta_2 = 3 + 0.5*2 - 1.5 = 2.5          A_2 = 2.5
+  // delta_1 = 2 + 0.5*1.5 - 1 = 1.75         A_1 = 1.75 + 0.25*2.5 = 2.375
+  // delta_0 = 1 + 0.5*1 - 0.5 = 1            A_0 = 1 + 0.25*2.375 = 1.59375
+  const auto g = ComputeGae({1, 2, 3}, {0.5, 1, 1.5}, {false, false, false}, 2.0, 0.5, 0.5);
+  EXPECT_DOUBLE_EQ(g.advantages[2], 2.5);
+  EXPECT_DOUBLE_EQ(g.advantages[1], 2.375);
+  EXPECT_DOUBLE_EQ(g.advantages[0], 1.59375);
+  EXPECT_DOUBLE_EQ(g.returns[0], 1.59375 + 0.5);
+  // An episode end after step 1 cuts both the bootstrap and the advantage chain there.
+  const auto cut = ComputeGae({1, 2, 3}, {0.5, 1, 1.5}, {false, true, false}, 2.0, 0.5, 0.5);
+  EXPECT_DOUBLE_EQ(cut.advantages[1], 2 - 1.0);
+  EXPECT_DOUBLE_EQ(cut.advantages[0], 1 + 0.5 * 1 - 0.5 + 0.25 * 1.0);
+  EXPECT_THROW(ComputeGae({1}, {1, 2}, {false}, 0, 0.9, 0.9), std::invalid_argument);
+}
+
+TEST(ClippedSurrogate, ClipsTheRatioOnTheSideTheAdvantagePointsTo) {
+  const auto old = torch::zeros({4});
+  // Ratios 1.5, 0.5, 1.5, 0.5 with advantages +1, +1, -1, -1.
+  const auto log_prob = torch::log(torch::tensor({1.5, 0.5, 1.5, 0.5}));
+  const auto adv = torch::tensor({1.0, 1.0, -1.0, -1.0});
+  const double eps = 0.2;
+  // min(r A, clip(r) A): +1: min(1.5, 1.2) = 1.2; min(0.5, 0.8) = 0.5;
+  //                      -1: min(-1.5, -1.2) = -1.5; min(-0.5, -0.8) = -0.8.
+  const double expected = -(1.2 + 0.5 - 1.5 - 0.8) / 4;
+  EXPECT_NEAR(ClippedSurrogateLoss(log_prob, old, adv, eps).item<double>(), expected, 1e-6);
+  // Inside the clip range the objective is the plain ratio times the advantage.
+  const auto near = torch::log(torch::tensor({1.1, 0.9}));
+  EXPECT_NEAR(
+      ClippedSurrogateLoss(near, torch::zeros({2}), torch::tensor({1.0, 1.0}), eps).item<double>(),
+      -1.0, 1e-6);
+}
+
+TEST(Observation, LossStatsAndActions) {
+  const auto s = SummariseLosses({3, 1, 4, 1, 5});
+  EXPECT_EQ(s.initial, 3);
+  EXPECT_EQ(s.minimum, 1);
+  EXPECT_EQ(s.maximum, 5);
+  EXPECT_EQ(s.last, 5);
+  EXPECT_EQ(s.max_change, 4);
+  EXPECT_EQ(ApplyAction(4, 0, 1, 16), 2);
+  EXPECT_EQ(ApplyAction(4, 1, 1, 16), 4);
+  EXPECT_EQ(ApplyAction(16, 2, 1, 16), 16);
+  EXPECT_EQ(ApplyAction(1, 0, 1, 16), 1);
+  ObservationBuilder b(1, 16);
+  WindowReport r;
+  r.alpha = 4;
+  r.losses = {1, 0.9};
+  r.step_s = 1;
+  r.wait_s = 0.25;
+  r.staleness = 1;
+  const auto obs = b.Build(r, 2.0);
+  ASSERT_EQ(obs.size(), static_cast<size_t>(kObservationSize));
+  EXPECT_FLOAT_EQ(obs[5], 0.5f);   // log2(4) / log2(16)
+  EXPECT_FLOAT_EQ(obs[6], 1.0f);   // twice as slow as the mean
+  EXPECT_FLOAT_EQ(obs[7], 0.25f);  // a quarter of the step waiting
+  EXPECT_FLOAT_EQ(obs[8], 0.5f);
+}
+
+TEST(PpoAgent, SaveAndLoadGiveTheSameDecisions) {
+  PpoConfig c;
+  c.seed = 7;
+  PpoAgent a(c);
+  // Train a little so that the weights are not the initial ones.
+  SimConfig sc;
+  SimEnvironment env(sc);
+  Runner(&a, {true, false, 16}).RunEpisode(env);
+  const std::string path = ::testing::TempDir() + "/tteps_policy.pt";
+  a.Save(path);
+  c.seed = 99;  // other initial weights
+  PpoAgent b(c);
+  b.Load(path);
+  const std::vector<float> obs = {0.1f, -0.2f, 0.3f, 0.0f, 1.0f, 0.25f, -1.0f, 0.5f, 0.0f};
+  const auto da = a.Act(obs, true), db = b.Act(obs, true);
+  EXPECT_EQ(da.action, db.action);
+  EXPECT_DOUBLE_EQ(da.log_prob, db.log_prob);
+  EXPECT_DOUBLE_EQ(a.Value(obs), b.Value(obs));
+  // Another shape is refused with a message.
+  PpoConfig other;
+  other.hidden = 8;
+  PpoAgent small(other);
+  EXPECT_THROW(small.Load(path), std::runtime_error);
+  EXPECT_THROW(small.Load(path + ".missing"), std::runtime_error);
+  std::filesystem::remove(path);
+}
+
+// The return of one greedy episode of `agent`, or of the oracle when agent is null.
+double Evaluate(PpoAgent* agent, const SimConfig& sc) {
+  SimEnvironment env(sc);
+  if (agent) return Runner(agent, {false, true, 64}).RunEpisode(env);
+  double total = 0;
+  env.Reset();
+  while (true) {
+    const auto step = env.Step(env.OracleAction());
+    total += step.reward;
+    if (step.done) return total;
+  }
+}
+
+TEST(PpoOnSimulation, LearnsTheKnownBestAlphaForAFastAndASlowWorker) {
+  SimConfig sc;  // worker 0: 0.05 s per micro-batch, worker 1: 0.15 s; comm 0.15 s
+  sc.seed = 3;
+  {
+    SimEnvironment probe(sc);
+    ASSERT_EQ(probe.best_alphas(), (std::vector<int64_t>{4, 1}));  // the slow worker gets less
+  }
+  PpoConfig c;
+  c.seed = 1;
+  c.lr = 1e-3;
+  PpoAgent agent(c);
+  SimEnvironment train_env(sc);
+  Runner runner(&agent, {true, false, 64});
+  SimConfig eval = sc;
+  eval.seed = 11;
+  eval.loss_noise = 0.02;
+  double oracle = 0, learned = 0, untrained = 0;
+  for (int s = 0; s < 5; ++s) {
+    eval.seed = 11 + s;
+    oracle += Evaluate(nullptr, eval);
+  }
+  {
+    PpoAgent fresh(c);
+    for (int s = 0; s < 5; ++s) {
+      eval.seed = 11 + s;
+      untrained += Evaluate(&fresh, eval);
+    }
+  }
+  int episodes = 0;
+  for (; episodes < 400; ++episodes) {
+    runner.RunEpisode(train_env);
+    if (episodes % 25 != 24) continue;
+    learned = 0;
+    for (int s = 0; s < 5; ++s) {
+      eval.seed = 11 + s;
+      learned += Evaluate(&agent, eval);
+    }
+    if (learned >= 0.9 * oracle) break;
+  }
+  std::printf("after %d episodes (%d updates): return %.2f, oracle %.2f, untrained %.2f\n",
+              episodes + 1, runner.updates(), learned / 5, oracle / 5, untrained / 5);
+  EXPECT_GE(learned, 0.9 * oracle);
+  EXPECT_LT(untrained, 0.9 * oracle);  // the task is not trivial
+}
+
+}  // namespace
+}  // namespace tteps::ppo
