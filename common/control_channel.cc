@@ -80,21 +80,18 @@ std::optional<double> ControlChannel::TakeNorm(int64_t version) {
 void ControlChannel::Send(MsgType type, int64_t step, std::string text, int64_t samples,
                           double norm) {
   Header h;
-  h.type = type;
-  h.sender_role = self_.role;
-  h.sender_id = self_.id;
-  h.step = step;
-  h.samples = samples;
-  h.norm = norm;
   h.text = std::move(text);
-  std::lock_guard<std::mutex> lock(mu_);
-  outbox_.push_back({std::move(h), {}});
-  ++queued_;
+  h.norm = norm;
+  Queue(type, step, samples, std::move(h), {});
 }
 
 void ControlChannel::SendWithPayloads(MsgType type, int64_t step, int64_t samples,
                                       std::vector<Payload> payloads) {
-  Header h;
+  Queue(type, step, samples, Header{}, std::move(payloads));
+}
+
+void ControlChannel::Queue(MsgType type, int64_t step, int64_t samples, Header h,
+                           std::vector<Payload> payloads) {
   h.type = type;
   h.sender_role = self_.role;
   h.sender_id = self_.id;

@@ -50,6 +50,8 @@ class ControlChannel {
 
  private:
   void Loop();
+  // Fills in the sender and queues the message for the background thread.
+  void Queue(MsgType type, int64_t step, int64_t samples, Header h, std::vector<Payload> payloads);
   void Stop(const std::string& reason, bool failed);
 
   zmq::socket_t socket_;

@@ -11,6 +11,7 @@
 #include "worker/gradient_step.h"
 #include "worker/model_params.h"
 #include "worker/slice_stream.h"
+#include "worker/train_window.h"
 
 namespace tteps {
 namespace {
@@ -47,11 +48,8 @@ void PsWorker::Run() {
   // Resuming: skip the data the first start_step steps consumed (same accumulation assumed).
   for (int64_t i = 0; i < ps_.start_step * alpha; ++i) stream.Next();
 
-  struct Window {
-    double loss = 0, compute = 0, push = 0, pull = 0, wait = 0, wall = 0, staleness = 0;
-    int64_t trips = 0, steps = 0;
-    std::vector<double> step_losses;  // for the accumulation policy
-  } win;
+  TrainWindow win;
+  double win_push = 0, win_pull = 0, win_staleness = 0;  // this mode's own sums
   // What a pull before step t waits for: sync, version t; SSP, the slowest clock >= t - s.
   auto want = [&](int64_t t) { return ps_.mode == "async" ? 0 : t; };
   const auto start = Clock::now();
@@ -96,41 +94,23 @@ void PsWorker::Run() {
     }
     const double exchange = Since(t);
 
-    win.loss += sum.loss_sum;
-    win.trips += sum.trips;
-    win.step_losses.push_back(sum.trips ? sum.loss_sum / sum.trips : 0.0);
     // Updates by other workers between the version this gradient was computed on and the one
     // pulled next (0 in sync mode).
-    if (!last) win.staleness += std::max<int64_t>(0, next.version - pulled.version - 1);
-    win.compute += compute;
-    win.push += next.push_s;
-    win.wait += carry_wait + next.held_s;
-    win.pull += carry_pull + std::max(0.0, exchange - next.push_s - next.held_s);
+    if (!last) win_staleness += std::max<int64_t>(0, next.version - pulled.version - 1);
+    win_push += next.push_s;
+    win_pull += carry_pull + std::max(0.0, exchange - next.push_s - next.held_s);
+    win.AddStep(sum.loss_sum, sum.trips, compute, carry_wait + next.held_s, Since(step_start));
     carry_wait = carry_pull = 0;
     pulled = next;
-    win.wall += Since(step_start);
-    ++win.steps;
     if ((step + 1) % opts_.log_every == 0 || last) {
       control_->Send(MsgType::kMetrics, step + 1,
-                     JsonObject()
-                         .Add("type", "train")
-                         .Add("worker", ps_.worker)
-                         .Add("step", step + 1)
-                         .Add("epoch", stream.epoch())
-                         .Add("wall_s", Since(start))
-                         .Add("loss", win.trips ? win.loss / win.trips : 0.0)
-                         .Add("trips", win.trips)
-                         .Add("trips_per_s", win.trips / win.wall)
-                         .Add("alpha", alpha)
-                         .Add("compute_s", win.compute / win.steps)
-                         .Add("push_s", win.push / win.steps)
-                         .Add("pull_s", win.pull / win.steps)
-                         .Add("wait_s", win.wait / win.steps)
-                         .Add("staleness", win.staleness / win.steps)
-                         .Add("window_s", win.wall)
-                         .Add("step_losses", win.step_losses)
+                     win.Json(ps_.worker, step + 1, stream.epoch(), Since(start), alpha)
+                         .Add("push_s", win.PerStep(win_push))
+                         .Add("pull_s", win.PerStep(win_pull))
+                         .Add("staleness", win.PerStep(win_staleness))
                          .str());
-      win = Window{};
+      win = TrainWindow{};
+      win_push = win_pull = win_staleness = 0;
     }
   }
   control_->Send(MsgType::kDone, total_steps, "");

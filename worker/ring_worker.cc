@@ -10,6 +10,7 @@
 #include "worker/collectives/consistency.h"
 #include "worker/gradient_step.h"
 #include "worker/model_params.h"
+#include "worker/train_window.h"
 
 namespace tteps {
 namespace {
@@ -214,11 +215,7 @@ void RingWorker::RunSteps() {
   SumNow(flat_.data(), layout_.total());
   CopyParamsIn(*model_, layout_, flat_.data());
 
-  struct Window {
-    double loss = 0, compute = 0, wait = 0, wall = 0;
-    int64_t trips = 0, steps = 0;
-    std::vector<double> step_losses;  // for the accumulation policy
-  } win;
+  TrainWindow win;
   int64_t trips_since_average = 0, epochs_evaluated = 0;
   bool eval_due = false, check_due = false;
   const auto start = Clock::now();
@@ -280,33 +277,14 @@ void RingWorker::RunSteps() {
     }
     wait += Since(t);
 
-    win.loss += r.loss_sum;
-    win.trips += r.trips;
-    win.step_losses.push_back(r.trips ? r.loss_sum / r.trips : 0.0);
-    win.compute += compute;
-    win.wait += wait;
-    win.wall += Since(step_start);
-    ++win.steps;
+    win.AddStep(r.loss_sum, r.trips, compute, wait, Since(step_start));
     if ((step + 1) % opts_.log_every == 0 || last) {
       const double comm = comm_->TakeBusySeconds();
       control_->Send(MsgType::kMetrics, step + 1,
-                     JsonObject()
-                         .Add("type", "train")
-                         .Add("worker", ro_.worker)
-                         .Add("step", step + 1)
-                         .Add("epoch", stream.epoch())
-                         .Add("wall_s", Since(start))
-                         .Add("loss", win.trips ? win.loss / win.trips : 0.0)
-                         .Add("trips", win.trips)
-                         .Add("trips_per_s", win.trips / win.wall)
-                         .Add("alpha", alpha)
-                         .Add("compute_s", win.compute / win.steps)
-                         .Add("allreduce_s", comm / win.steps)
-                         .Add("wait_s", win.wait / win.steps)
-                         .Add("window_s", win.wall)
-                         .Add("step_losses", win.step_losses)
+                     win.Json(ro_.worker, step + 1, stream.epoch(), Since(start), alpha)
+                         .Add("allreduce_s", win.PerStep(comm))
                          .str());
-      win = Window{};
+      win = TrainWindow{};
     }
   }
   if (ro_.worker == 0) SendSnapshot(total_steps, true);
