@@ -101,20 +101,25 @@ void RingWorker::SubmitBuckets(const std::vector<int>& buckets) {
   }
 }
 
-void RingWorker::OnGradient(int entry, const at::Tensor& grad) {
-  if (!armed_) return;
-  // The hook sees this backward's gradient before it is added to .grad (the earlier
-  // micro-batches' sum): add them here, as the accumulation will, into the flat buffer.
+void RingWorker::WriteGradient(int entry, const at::Tensor* incoming) {
   const ParamEntry& e = layout_.entries()[entry];
   torch::NoGradGuard no_grad;
   auto dst = torch::from_blob(flat_.data() + e.offset, {e.numel}, torch::kFloat);
   const at::Tensor& sofar = params_[entry].grad();
-  if (sofar.defined()) {
-    torch::add_out(dst, sofar.reshape({-1}), grad.reshape({-1}));
+  if (sofar.defined() && incoming) {
+    torch::add_out(dst, sofar.reshape({-1}), incoming->reshape({-1}));
+  } else if (sofar.defined() || incoming) {
+    dst.copy_((incoming ? *incoming : sofar).reshape({-1}));
   } else {
-    dst.copy_(grad.reshape({-1}));
+    dst.zero_();
   }
   SubmitBuckets(tracker_->MarkReady(entry));
+}
+
+void RingWorker::OnGradient(int entry, const at::Tensor& grad) {
+  // The hook sees this backward's gradient before it is added to .grad (the earlier
+  // micro-batches' sum): WriteGradient adds them, as the accumulation will.
+  if (armed_) WriteGradient(entry, &grad);
 }
 
 RingWorker::StepResult RingWorker::ComputeGradients(SliceStream& stream, int64_t alpha,
@@ -140,18 +145,8 @@ RingWorker::StepResult RingWorker::ComputeGradients(SliceStream& stream, int64_t
   armed_ = false;
   if (reduce) {
     // Tensors the last backward gave no gradient (an empty slice, an unused parameter).
-    torch::NoGradGuard no_grad;
     for (int e = 0; e < static_cast<int>(params_.size()); ++e) {
-      if (tracker_->IsReady(e)) continue;
-      const ParamEntry& pe = layout_.entries()[e];
-      auto dst = torch::from_blob(flat_.data() + pe.offset, {pe.numel}, torch::kFloat);
-      const at::Tensor& g = params_[e].grad();
-      if (g.defined()) {
-        dst.copy_(g.reshape({-1}));
-      } else {
-        dst.zero_();
-      }
-      SubmitBuckets(tracker_->MarkReady(e));
+      if (!tracker_->IsReady(e)) WriteGradient(e, nullptr);
     }
   }
   return r;

@@ -57,6 +57,9 @@ class RingWorker {
   // reduced bucket by bucket as backward produces them.
   StepResult ComputeGradients(SliceStream& stream, int64_t alpha, bool reduce);
   void OnGradient(int entry, const at::Tensor& grad);
+  // Writes entry's gradient into the flat buffer: .grad so far plus `incoming` (either may be
+  // missing; zeros if both are), then releases the buckets this completes.
+  void WriteGradient(int entry, const at::Tensor* incoming);
   void SubmitBuckets(const std::vector<int>& buckets);
   // Sums flat_[begin, end) over the workers on the communication thread and waits for it.
   void SumNow(float* data, size_t n);
