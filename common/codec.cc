@@ -49,7 +49,7 @@ const char* TypeName(MsgType type) {
   static const char* kNames[] = {
       "error",    "register", "cluster-map",  "init",       "init-ack", "push",
       "push-ack", "pull",     "pull-reply",   "heartbeat",  "metrics",  "set-alpha",
-      "done",     "shutdown", "norm-partial", "norm-total", "snapshot"};
+      "done",     "shutdown", "norm-partial", "norm-total", "snapshot", "stop"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(MsgType::kTypeCount));
   const auto i = static_cast<size_t>(type);
   return i < static_cast<size_t>(MsgType::kTypeCount) ? kNames[i] : "unknown-type";
@@ -58,7 +58,7 @@ const char* TypeName(MsgType type) {
 template <class Archive>
 void Header::save(Archive& ar) const {
   ar(magic, version, static_cast<uint8_t>(type), static_cast<uint8_t>(sender_role), sender_id,
-     request_id, step, samples, fingerprint, held_s, norm);
+     request_id, step, samples, fingerprint, held_s, norm, stop);
   SaveVector(ar, ranges);
   SaveVector(ar, payload_bytes);
   ar(static_cast<uint32_t>(text.size()));
@@ -74,7 +74,7 @@ void Header::load(Archive& ar) {
     throw CodecError("protocol version " + std::to_string(version) + ", expected " +
                      std::to_string(kProtocolVersion));
   }
-  ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm);
+  ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm, stop);
   if (t >= static_cast<uint8_t>(MsgType::kTypeCount)) {
     throw CodecError("unknown message type " + std::to_string(t));
   }

@@ -153,6 +153,9 @@ void ControlChannel::Loop() {
           case MsgType::kSetAlpha:
             alpha_ = m.header.samples;
             break;
+          case MsgType::kStop:
+            stop_requested_ = true;
+            break;
           case MsgType::kNormTotal: {
             std::lock_guard<std::mutex> lock(mu_);
             norms_[m.header.step] = m.header.norm;

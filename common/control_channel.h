@@ -44,6 +44,8 @@ class ControlChannel {
   // True once the scheduler said to stop, or fell silent for longer than the timeout.
   // `failed` and `reason` say whether the job failed and why.
   bool ShutdownRequested(std::string* reason = nullptr, bool* failed = nullptr) const;
+  // True once the scheduler said the time budget is spent (kStop): finish soon, cleanly.
+  bool StopRequested() const { return stop_requested_.load(); }
   // The accumulation alpha last set by the scheduler (0: never set).
   int64_t alpha() const { return alpha_.load(); }
   const NodeInfo& self() const { return self_; }
@@ -61,6 +63,7 @@ class ControlChannel {
   std::thread thread_;
   std::atomic<bool> running_{false};
   std::atomic<int64_t> alpha_{0};
+  std::atomic<bool> stop_requested_{false};
   std::atomic<size_t> queued_{0};
 
   mutable std::mutex mu_;

@@ -47,6 +47,7 @@ KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const
       h.step = q.step;
       h.samples = q.samples;
       h.norm = q.norm;
+      h.stop = q.stop;
       if (q.payload) {
         SendMessage(sockets_[s], h,
                     {{q.payload, q.payload->data() + r.begin, static_cast<size_t>(r.size())}});
@@ -126,6 +127,7 @@ PullResult KVClient::ReadPull(const Replies& replies, size_t index, float* out) 
     std::memcpy(out + range.begin, m.floats(0), range.size() * sizeof(float));
     r.version = std::min(r.version, m.header.step);
     r.held_s = std::max(r.held_s, m.header.held_s);
+    r.stop = r.stop || m.header.stop;
   }
   return r;
 }
@@ -149,6 +151,7 @@ KVClient::Request KVClient::PushRequest(std::shared_ptr<const std::vector<float>
   q.step = version;
   q.samples = samples;
   q.norm = norm;
+  q.stop = stop_;
   q.payload = std::move(grad);
   return q;
 }

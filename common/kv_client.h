@@ -17,6 +17,7 @@ struct PullResult {
   int64_t version = 0;  // lowest version served across shards
   double held_s = 0;    // longest time a server held the pull (waiting for other workers)
   double push_s = 0;    // PushPull: until every server acknowledged the push
+  bool stop = false;    // a server says training ends with this version (see RequestStop)
 };
 
 class KVClient {
@@ -40,6 +41,10 @@ class KVClient {
   PullResult PushPull(std::shared_ptr<const std::vector<float>> grad_sum, int64_t version,
                       int64_t samples, double mean_grad_norm, int64_t want, float* out);
 
+  // The job's time budget is spent: every later push carries the stop flag, from which the
+  // servers tell all workers, through their pull replies, at which version to stop.
+  void RequestStop() { stop_ = true; }
+
   int64_t total() const { return map_.param_count; }
 
  private:
@@ -47,6 +52,7 @@ class KVClient {
     MsgType type = MsgType::kPull;
     int64_t step = 0, samples = 0;
     double norm = -1;
+    bool stop = false;
     std::shared_ptr<const std::vector<float>> payload;  // whole flat vector, sliced per shard
   };
   struct Replies;
@@ -63,6 +69,7 @@ class KVClient {
   std::function<bool()> abort_;
   std::vector<zmq::socket_t> sockets_;
   uint64_t next_request_ = 1;
+  bool stop_ = false;
 };
 
 }  // namespace tteps

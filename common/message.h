@@ -11,7 +11,7 @@
 namespace tteps {
 
 inline constexpr uint32_t kMagic = 0x54544550;  // "TTEP"
-inline constexpr uint16_t kProtocolVersion = 3;
+inline constexpr uint16_t kProtocolVersion = 4;
 
 enum class Role : uint8_t { kScheduler = 0, kServer = 1, kWorker = 2 };
 const char* RoleName(Role role);
@@ -37,6 +37,8 @@ enum class MsgType : uint8_t {
   kNormTotal,    // scheduler -> servers: the global gradient norm of version `step`
   kSnapshot,     // worker 0 -> scheduler (ring modes): the parameters after `step` steps, one
                  // payload; samples = 1 for the final snapshot
+  kStop,         // scheduler -> worker: the time budget (--max_train_s) is spent; finish at
+                 // the next point where the workers can agree on a last step
   kTypeCount     // not a type: the number of types
 };
 const char* TypeName(MsgType type);
@@ -53,6 +55,8 @@ struct Header {
   uint64_t fingerprint = 0;  // parameter layout fingerprint (push, pull, init)
   double held_s = 0;         // pull replies: how long the server held the pull before answering
   double norm = -1;          // push: norm of the mean gradient; norm messages: the value
+  // push: this worker was told to stop (kStop); pull reply: training ends with this version
+  bool stop = false;
   std::vector<KeyRange> ranges;
   std::vector<uint64_t> payload_bytes;  // one per payload frame
   std::string text;                     // error text, or a control message's encoded body

@@ -162,22 +162,48 @@ void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
   p.allreduce_s += Number(o, "allreduce_s") * steps;
   p.steps_timed += steps;
 
-  int64_t min_step = INT64_MAX;
+  const int64_t min_step = MinStep();
   double loss = 0, tps = 0;
   for (const auto& [w, wp] : progress_) {
-    min_step = std::min(min_step, wp.step);
     loss += wp.loss / progress_.size();
     tps += wp.trips_per_s;
   }
   progress_line_.Update(p.epoch, min_step, loss, tps);
   if (policy_) policy_->Observe(ToWindowReport(node.info.id, o));
-  if (opts_.WorkersOnly()) return;  // worker 0 sends snapshots on the same schedule
+  // Worker 0 sends snapshots on the same schedule; time-based evaluations come from the loop.
+  if (opts_.WorkersOnly() || opts_.eval_every_s > 0) return;
   if (opts_.eval_every > 0 && min_step >= next_eval_ && min_step < opts_.total_steps) {
     eval_->Request(min_step, false);
     next_eval_ = (min_step / opts_.eval_every + 1) * opts_.eval_every;
   } else if (opts_.eval_every == 0 && node.info.id == 0 && p.epoch > last_epoch_) {
     eval_->Request(p.step, false);
     last_epoch_ = p.epoch;
+  }
+}
+
+int64_t Coordinator::MinStep() const {
+  int64_t min_step = INT64_MAX;
+  for (const auto& [w, wp] : progress_) min_step = std::min(min_step, wp.step);
+  return progress_.empty() ? 0 : min_step;
+}
+
+void Coordinator::MaybeEvaluateByTime() {
+  if (opts_.WorkersOnly() || opts_.eval_every_s <= 0 || final_requested_) return;
+  if (Since(last_eval_request_) < opts_.eval_every_s) return;
+  eval_->Request(MinStep(), false);
+  last_eval_request_ = Clock::now();
+}
+
+void Coordinator::MaybeStopForBudget() {
+  if (opts_.max_train_s <= 0 || stop_sent_ || Since(train_start_) < opts_.max_train_s) return;
+  stop_sent_ = true;
+  LOG(INFO) << "time budget of " << opts_.max_train_s
+            << " s (--max_train_s) spent: telling the workers to stop";
+  Header h;
+  h.type = MsgType::kStop;
+  h.sender_role = Role::kScheduler;
+  for (const auto& n : nodes_) {
+    if (n.info.role == Role::kWorker && !n.done) SendMessage(socket_, h, {}, n.peer);
   }
 }
 
@@ -275,6 +301,7 @@ void Coordinator::HandleMessage(const Message& m) {
       break;
     case MsgType::kDone:
       node->done = true;
+      steps_done_ = std::max(steps_done_, m.header.step);
       LOG(INFO) << node->info.Name() << " finished its " << m.header.step << " steps";
       break;
     case MsgType::kError:
@@ -336,7 +363,7 @@ int Coordinator::Run() {
   }
   SendMaps();
   eval_->Start(map_);
-  train_start_ = Clock::now();
+  train_start_ = last_eval_request_ = Clock::now();
 
   // 2. Training: until every worker is done and the final evaluation is in, or a failure.
   auto server_stats_deadline = Clock::time_point::max();
@@ -377,6 +404,8 @@ int Coordinator::Run() {
     }
     if (!failure_.empty()) break;
     SendDecisions();
+    MaybeEvaluateByTime();
+    MaybeStopForBudget();
     CheckSilence();
     const bool workers_done = std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) {
       return n.info.role != Role::kWorker || n.done;
@@ -386,7 +415,7 @@ int Coordinator::Run() {
       final_requested_ = true;
       FinishPolicy();
       if (!opts_.WorkersOnly()) {
-        eval_->Request(opts_.total_steps, true);
+        eval_->Request(steps_done_, true);
       } else if (!final_offered_) {
         // Worker 0 sends its final snapshot before it reports done, on the same socket.
         Fail("worker 0 finished without sending its final parameters (see its log)");
@@ -431,7 +460,9 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
       .Add("workers", opts_.num_workers)
       .Add("servers", opts_.num_servers)
       .Add("epochs", epochs)
-      .Add("steps", opts_.total_steps)
+      .Add("steps", steps_done_ > 0 ? steps_done_ : opts_.total_steps)
+      .Add("planned_steps", opts_.total_steps)
+      .Add("stopped_by_time_budget", stop_sent_ && steps_done_ < opts_.total_steps)
       .Add("batch_size", opts_.batch_size)
       .Add("trips", trips)
       .Add("trips_per_s", train_s > 0 ? trips / train_s : 0.0)

@@ -27,7 +27,9 @@ struct CoordinatorOptions {
   uint64_t fingerprint = 0;
   int64_t total_steps = 0;
   int64_t batch_size = 0;
-  int64_t eval_every = 0;  // steps; 0 = whenever worker 0 starts a new epoch
+  int64_t eval_every = 0;   // steps; 0 = whenever worker 0 starts a new epoch
+  double eval_every_s = 0;  // seconds between evaluations; overrides eval_every when > 0
+  double max_train_s = 0;   // time budget: past it the workers are told to stop (0: none)
   double timeout_s = 30;
   double silence_s = 5;  // a node silent this long is reported and the job fails
   double progress_s = 5;
@@ -72,6 +74,11 @@ class Coordinator {
   void SendDecisions();
   void FinishPolicy();
   void CheckSilence();
+  // PS modes, --eval_every_s: an evaluation of the servers' parameters every so many seconds.
+  void MaybeEvaluateByTime();
+  // --max_train_s: once the budget is spent, tells every worker to stop (once).
+  void MaybeStopForBudget();
+  int64_t MinStep() const;
   void Fail(const std::string& reason);
   void Broadcast(const std::string& shutdown_reason);
   void WriteSummary(const std::string& final_eval_json, const std::string& error);
@@ -93,6 +100,9 @@ class Coordinator {
   ProgressLine progress_line_;
   std::chrono::steady_clock::time_point start_, train_start_, train_end_;
   int64_t next_eval_ = 0, last_epoch_ = 0;
+  std::chrono::steady_clock::time_point last_eval_request_;
+  bool stop_sent_ = false;
+  int64_t steps_done_ = 0;  // the most steps a finished worker reported
   bool final_requested_ = false, final_done_ = false, final_offered_ = false;
   std::string final_eval_;
 };

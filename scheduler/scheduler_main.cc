@@ -122,6 +122,8 @@ int Schedule(Bootstrap& boot) {
   o.total_steps = TotalSteps(train_opts, dataset.train.size());
   o.batch_size = train_opts.batch_size;
   o.eval_every = train_opts.eval_every;
+  o.eval_every_s = train_opts.eval_every_s;
+  o.max_train_s = train_opts.max_train_s;
   o.timeout_s = TimeoutSeconds();
   o.silence_s = FLAGS_silence_s > 0 ? FLAGS_silence_s : 5 * HeartbeatSeconds();
   o.progress_s = train_opts.progress_s;

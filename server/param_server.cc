@@ -82,6 +82,7 @@ void ParamServer::Handle(Message& m) {
       case MsgType::kPush: {
         const int64_t before = shard_->version();
         const int64_t stale = shard_->Push(h.sender_id, h.step, h.samples, m.floats(0), h.norm);
+        if (h.stop) shard_->RequestStop(h.step);
         ++staleness_[stale];
         ++pushes_;
         Reply(m.peer, h, MsgType::kPushAck);
@@ -126,6 +127,7 @@ void ParamServer::ReplyPull(const PendingPull& p) {
   h.step = shard_->version();
   h.fingerprint = map_.fingerprint;
   h.held_s = std::chrono::duration<double>(Clock::now() - p.arrived).count();
+  h.stop = shard_->Stopping(h.step);
   h.ranges = {shard_->range()};
   auto values = shard_->values();  // shared: a later step copies instead of overwriting
   SendMessage(socket_, h, {{values, values->data(), values->size()}}, p.peer);

@@ -132,8 +132,19 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const flo
 
 int64_t Shard::MinClock() const { return *std::min_element(clocks_.begin(), clocks_.end()); }
 
+void Shard::RequestStop(int64_t grad_version) {
+  const int64_t v = grad_version + 1;
+  if (stop_version_ < 0 || v < stop_version_) stop_version_ = v;
+}
+
+bool Shard::Stopping(int64_t version) const {
+  if (stop_version_ < 0) return false;
+  return mode_ != Consistency::kSync || version >= stop_version_;
+}
+
 bool Shard::PullReady(int /*worker*/, int64_t want) const {
   if (!initialized_) return false;
+  if (mode_ != Consistency::kSync && stop_version_ >= 0) return true;
   switch (mode_) {
     case Consistency::kSync:
       return version_ >= want;

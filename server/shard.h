@@ -49,6 +49,14 @@ class Shard {
   // (pushes it has made); async: ignored.
   bool PullReady(int worker, int64_t want) const;
 
+  // A push computed on `grad_version` carried the stop flag (the job's time budget is spent).
+  // sync: every worker's pull of grad_version + 1 learns that training ends there, so all
+  //   stop after the same step. async / ssp: every pull is answered at once, with the flag,
+  //   so no worker waits for one that has stopped.
+  void RequestStop(int64_t grad_version);
+  // Whether a pull answered with `version` tells the worker to stop.
+  bool Stopping(int64_t version) const;
+
   // Workers whose pushes a pull waiting for `want` still needs (for error messages).
   std::vector<int> Blockers(int worker, int64_t want) const;
 
@@ -93,6 +101,7 @@ class Shard {
   double clip_norm_ = 0;
   bool awaiting_norm_ = false;
   double partial_sq_ = 0;
+  int64_t stop_version_ = -1;  // -1: no stop requested
 };
 
 }  // namespace tteps::server

@@ -54,6 +54,7 @@ TrainResult LocalTrainer::Run() {
   ProgressLine progress("local", total_steps, opts_.progress_s);
   TrainResult res;
   const auto start = Clock::now();
+  auto last_eval = start;
   double window_loss = 0;
   int64_t window_trips = 0;
   double window_seconds = 0;
@@ -77,7 +78,12 @@ TrainResult LocalTrainer::Run() {
       window_trips += s.trips;
       window_seconds += dt;
 
-      const bool last = res.steps == total_steps;
+      const bool out_of_time = opts_.max_train_s > 0 && Since(start) >= opts_.max_train_s;
+      const bool last = res.steps == total_steps || out_of_time;
+      if (out_of_time && res.steps < total_steps) {
+        LOG(INFO) << "time budget of " << opts_.max_train_s << " s spent: stopping after step "
+                  << res.steps;
+      }
       if (res.steps % opts_.log_every == 0 || last) {
         res.last_loss = window_loss / window_trips;
         const double tps = window_trips / window_seconds;
@@ -95,12 +101,15 @@ TrainResult LocalTrainer::Run() {
         window_trips = 0;
         window_seconds = 0;
       }
-      if (opts_.eval_every > 0 && res.steps % opts_.eval_every == 0) {
+      if (opts_.eval_every_s > 0 ? Since(last_eval) >= opts_.eval_every_s
+                                 : opts_.eval_every > 0 && res.steps % opts_.eval_every == 0) {
         LogEval(res.steps, epoch, Since(start));
+        last_eval = Clock::now();
       }
       if (last) break;
     }
-    if (opts_.eval_every == 0) LogEval(res.steps, epoch, Since(start));
+    if (opts_.eval_every == 0 && opts_.eval_every_s == 0) LogEval(res.steps, epoch, Since(start));
+    if (opts_.max_train_s > 0 && Since(start) >= opts_.max_train_s) break;
   }
   res.final_eval = Evaluate(*model_, eval_, opts_.eval_batch_size);
   res.wall_seconds = Since(start);

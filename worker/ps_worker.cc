@@ -57,9 +57,11 @@ void PsWorker::Run() {
   PullResult pulled = kv_->Pull(want(ps_.start_step), params.data());
   // The first pull is counted in the first step; later pulls in the exchange that ends a step.
   double carry_wait = pulled.held_s, carry_pull = std::max(0.0, Since(t) - pulled.held_s);
+  int64_t steps_done = total_steps;
   for (int64_t step = ps_.start_step; step < total_steps; ++step) {
     const auto step_start = Clock::now();
     if (control_->alpha() > 0) alpha = control_->alpha();
+    if (control_->StopRequested()) kv_->RequestStop();
     CopyParamsIn(*model_, layout, params.data());
 
     t = Clock::now();
@@ -81,7 +83,8 @@ void PsWorker::Run() {
 
     // Push this step's gradient and pull the next step's parameters in one exchange: the pull
     // goes out right behind the push instead of after its acknowledgement.
-    const bool last = step + 1 == total_steps;
+    const bool planned_last = step + 1 == total_steps;
+    bool last = planned_last;
     // Only clipping servers read the norm: without clipping it is not computed (-1: none).
     const double norm = opts_.clip_norm > 0 ? MeanGradNorm(*grad, sum.trips) : -1;
     t = Clock::now();
@@ -93,10 +96,17 @@ void PsWorker::Run() {
       next = kv_->PushPull(grad, pulled.version, sum.trips, norm, want(step + 1), params.data());
     }
     const double exchange = Since(t);
+    if (next.stop && !last) {
+      // The servers say the time budget ends training with this step, for every worker alike.
+      last = true;
+      steps_done = step + 1;
+      LOG(INFO) << "worker " << ps_.worker << ": time budget spent, stopping after step "
+                << steps_done;
+    }
 
     // Updates by other workers between the version this gradient was computed on and the one
     // pulled next (0 in sync mode).
-    if (!last) win_staleness += std::max<int64_t>(0, next.version - pulled.version - 1);
+    if (!planned_last) win_staleness += std::max<int64_t>(0, next.version - pulled.version - 1);
     win_push += next.push_s;
     win_pull += carry_pull + std::max(0.0, exchange - next.push_s - next.held_s);
     win.AddStep(sum.loss_sum, sum.trips, compute, carry_wait + next.held_s, Since(step_start));
@@ -112,8 +122,9 @@ void PsWorker::Run() {
       win = TrainWindow{};
       win_push = win_pull = win_staleness = 0;
     }
+    if (last) break;
   }
-  control_->Send(MsgType::kDone, total_steps, "");
+  control_->Send(MsgType::kDone, steps_done, "");
   control_->Flush();
 }
 

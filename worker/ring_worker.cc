@@ -40,9 +40,9 @@ RingWorker::RingWorker(deeptte::DeepTTE model, const std::vector<data::Trip>& tr
       layout_(LayoutOf(*model_)),
       params_(model_->parameters()) {
   ro_.ring.Validate();
-  flat_.resize(layout_.total() + 1);
+  flat_.resize(layout_.total() + 2);
   auto buckets = PlanBuckets(layout_, ro_.ring.bucket_mb * (1 << 20));
-  if (!buckets.empty()) buckets[0].end += 1;  // the trip count rides with the first bucket
+  if (!buckets.empty()) buckets[0].end += 2;  // trip count and stop votes ride with bucket 0
   tracker_ = std::make_unique<BucketTracker>(std::move(buckets),
                                              static_cast<int>(layout_.entries().size()));
   comm_ = std::make_unique<collectives::CommThread>();
@@ -76,14 +76,15 @@ std::string RingWorker::PeerName(int peer) const {
 }
 
 void RingWorker::Run() {
+  int64_t steps = 0;
   try {
-    RunSteps();
+    steps = RunSteps();
   } catch (const collectives::CollectiveTimeout& e) {
     throw std::runtime_error(
         std::string(e.what()) +
         (e.peer() >= 0 ? "; rank " + std::to_string(e.peer()) + " is " + PeerName(e.peer()) : ""));
   }
-  control_->Send(MsgType::kDone, TotalSteps(opts_, train_.size()), "");
+  control_->Send(MsgType::kDone, steps, "");
   control_->Flush();
 }
 
@@ -133,7 +134,8 @@ RingWorker::StepResult RingWorker::ComputeGradients(SliceStream& stream, int64_t
   }
   if (reduce) {
     tracker_->Reset();
-    flat_[layout_.total()] = static_cast<float>(trips);  // exact up to 2^24 trips
+    flat_[trips_slot()] = static_cast<float>(trips);  // exact up to 2^24 trips
+    flat_[stop_slot()] = StopVote();
   }
   StepResult r;
   for (int64_t a = 0; a < alpha; ++a) {
@@ -152,17 +154,20 @@ RingWorker::StepResult RingWorker::ComputeGradients(SliceStream& stream, int64_t
   return r;
 }
 
-void RingWorker::AverageParameters(int64_t trips) {
+bool RingWorker::AverageParameters(int64_t trips) {
   const int64_t n = layout_.total();
   CopyParamsOut(*model_, layout_, flat_.data());
   const float weight = static_cast<float>(trips);
   for (int64_t i = 0; i < n; ++i) flat_[i] *= weight;
-  flat_[n] = weight;
+  flat_[trips_slot()] = weight;
+  flat_[stop_slot()] = StopVote();
   SumNow(flat_.data(), flat_.size());
-  const float total = flat_[n];
-  if (total <= 0) return;  // nobody trained since the last average: nothing changed
+  const bool stop = flat_[stop_slot()] > 0;
+  const float total = flat_[trips_slot()];
+  if (total <= 0) return stop;  // nobody trained since the last average: nothing changed
   for (int64_t i = 0; i < n; ++i) flat_[i] /= total;
   CopyParamsIn(*model_, layout_, flat_.data());
+  return stop;
 }
 
 void RingWorker::CheckIdentical(int64_t step) {
@@ -196,7 +201,7 @@ void RingWorker::SendSnapshot(int64_t step, bool final) {
   control_->SendWithPayloads(MsgType::kSnapshot, step, final ? 1 : 0, {p});
 }
 
-void RingWorker::RunSteps() {
+int64_t RingWorker::RunSteps() {
   const bool ring = ro_.ring.mode == "ring";
   const int64_t k = ring ? 1 : ro_.ring.average_every;  // steps between consensus points
   const int64_t total_steps = TotalSteps(opts_, train_.size());
@@ -214,6 +219,8 @@ void RingWorker::RunSteps() {
   int64_t trips_since_average = 0, epochs_evaluated = 0;
   bool eval_due = false, check_due = false;
   const auto start = Clock::now();
+  auto last_snapshot = start;
+  int64_t steps_done = total_steps;
   for (int64_t step = 0; step < total_steps; ++step) {
     const auto step_start = Clock::now();
     if (control_->alpha() > 0) alpha = control_->alpha();
@@ -221,19 +228,24 @@ void RingWorker::RunSteps() {
     // at the first point where the workers agree (every step in ring mode).
     if (ro_.worker == 0 && step > 0) {
       const int64_t finished = stream.AtEpochEnd() ? stream.epoch() + 1 : stream.epoch();
-      if (opts_.eval_every > 0 ? step % opts_.eval_every == 0 : finished > epochs_evaluated) {
+      if (opts_.eval_every_s > 0) {
+        eval_due = eval_due || Since(last_snapshot) >= opts_.eval_every_s;
+      } else if (opts_.eval_every > 0 ? step % opts_.eval_every == 0
+                                      : finished > epochs_evaluated) {
         eval_due = true;
         epochs_evaluated = std::max(epochs_evaluated, finished);
       }
       if (eval_due && step % k == 0) {
         SendSnapshot(step, false);
         eval_due = false;
+        last_snapshot = Clock::now();
       }
     }
 
     auto t = Clock::now();
     const StepResult r = ComputeGradients(stream, alpha, ring);
     double compute = Since(t), wait = 0;
+    bool stop = false;
     if (ro_.slowdown_percent > 0) {
       std::this_thread::sleep_for(
           std::chrono::duration<double>(compute * ro_.slowdown_percent / 100.0));
@@ -242,7 +254,8 @@ void RingWorker::RunSteps() {
       t = Clock::now();
       comm_->Drain(ro_.timeout_s * (tracker_->buckets().size() + 1));
       wait += Since(t);
-      const float total = flat_[layout_.total()];
+      const float total = flat_[trips_slot()];
+      stop = flat_[stop_slot()] > 0;
       if (total <= 0) throw std::logic_error("a global batch without trips");
       CopyGradsIn(*model_, layout_, flat_.data());
       ScaleGradients(*model_, 1.0 / total);
@@ -258,12 +271,18 @@ void RingWorker::RunSteps() {
     }
     compute += Since(t);
 
-    const bool last = step + 1 == total_steps;
+    bool last = step + 1 == total_steps;
     trips_since_average += r.trips;
     t = Clock::now();
     if (!ring && ((step + 1) % k == 0 || last)) {
-      AverageParameters(trips_since_average);
+      stop = AverageParameters(trips_since_average);
       trips_since_average = 0;
+    }
+    if (stop && !last) {
+      // Every worker read the same votes from the same sum: all stop after this step.
+      last = true;
+      steps_done = step + 1;
+      if (ro_.worker == 0) LOG(INFO) << "time budget spent: stopping after step " << steps_done;
     }
     if ((step + 1) % ro_.ring.check_every == 0) check_due = true;
     if ((check_due && (step + 1) % k == 0) || last) {
@@ -281,8 +300,10 @@ void RingWorker::RunSteps() {
                          .str());
       win = TrainWindow{};
     }
+    if (last) break;
   }
-  if (ro_.worker == 0) SendSnapshot(total_steps, true);
+  if (ro_.worker == 0) SendSnapshot(steps_done, true);
+  return steps_done;
 }
 
 }  // namespace tteps

@@ -52,7 +52,8 @@ class RingWorker {
     double loss_sum = 0;
     int64_t trips = 0;
   };
-  void RunSteps();
+  // Returns the steps taken: all of them, or fewer when the time budget stopped training.
+  int64_t RunSteps();
   // Forward/backward of `alpha` micro-batches; in ring mode the last one's gradients are
   // reduced bucket by bucket as backward produces them.
   StepResult ComputeGradients(SliceStream& stream, int64_t alpha, bool reduce);
@@ -63,8 +64,9 @@ class RingWorker {
   void SubmitBuckets(const std::vector<int>& buckets);
   // Sums flat_[begin, end) over the workers on the communication thread and waits for it.
   void SumNow(float* data, size_t n);
-  // ring: mean gradient into .grad; average: parameters replaced by the weighted average.
-  void AverageParameters(int64_t trips);
+  // Parameters replaced by their trip-weighted average over the workers. Returns whether any
+  // worker voted to stop (its time budget is spent).
+  bool AverageParameters(int64_t trips);
   void CheckIdentical(int64_t step);
   void SendSnapshot(int64_t step, bool final);
   std::string PeerName(int peer) const;
@@ -77,8 +79,12 @@ class RingWorker {
   ControlChannel* control_;
   ParamLayout layout_;
   std::vector<at::Tensor> params_;  // in layout order
-  // The flat gradient (ring) or parameters (average), plus one float: the trip count.
+  // The flat gradient (ring) or parameters (average), plus two floats summed with them: the
+  // trip count and the stop votes (workers told that the time budget is spent).
   std::vector<float> flat_;
+  size_t trips_slot() const { return layout_.total(); }
+  size_t stop_slot() const { return layout_.total() + 1; }
+  float StopVote() const { return control_->StopRequested() ? 1.0f : 0.0f; }
   std::unique_ptr<BucketTracker> tracker_;
   bool armed_ = false;  // the gradient hooks act (the last micro-batch of a ring step)
   std::atomic<bool> stopping_{false};

@@ -16,6 +16,8 @@ void TrainOptions::Validate() const {
   if (max_steps < 0) fail("--max_steps must be >= 0");
   if (log_every < 1) fail("--log_every must be >= 1");
   if (eval_every < 0) fail("--eval_every must be >= 0");
+  if (!(eval_every_s >= 0)) fail("--eval_every_s must be >= 0");
+  if (!(max_train_s >= 0)) fail("--max_train_s must be >= 0");
   if (eval_batch_size < 1) fail("--eval_batch_size must be >= 1");
 }
 

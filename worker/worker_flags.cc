@@ -34,6 +34,11 @@ DEFINE_int64(max_steps, 0, "stop after this many optimizer steps (0: run all epo
 DEFINE_uint64(seed, 1, "seed of weight initialisation and data order");
 DEFINE_int64(log_every, 10, "steps between training metrics lines");
 DEFINE_int64(eval_every, 0, "steps between evaluations (0: after every epoch)");
+DEFINE_double(eval_every_s, 0,
+              "seconds between evaluations (0: use --eval_every); for curves against wall time");
+DEFINE_double(max_train_s, 0,
+              "time budget in seconds: training stops at the first step after it on which all "
+              "workers can agree (0: none); --epochs / --max_steps still cap the run");
 DEFINE_int64(eval_batch_size, 256, "trips per evaluation batch");
 DEFINE_double(progress_s, 5, "seconds between progress lines on stderr");
 DEFINE_int32(threads, 1, "LibTorch intra-op threads in each process");
@@ -96,6 +101,8 @@ TrainOptions TrainOptionsFromFlags() {
   o.seed = FLAGS_seed;
   o.log_every = FLAGS_log_every;
   o.eval_every = FLAGS_eval_every;
+  o.eval_every_s = FLAGS_eval_every_s;
+  o.max_train_s = FLAGS_max_train_s;
   o.eval_batch_size = FLAGS_eval_batch_size;
   o.progress_s = FLAGS_progress_s;
   o.clip_norm = FLAGS_clip_norm;

@@ -120,4 +120,40 @@ inline KillOutcome KillWorkerDuringTraining(const std::string& launch, const std
   return k;
 }
 
+// Counts occurrences of `needle` in `text`.
+inline size_t CountOf(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(needle, at)) != std::string::npos; at += needle.size()) ++n;
+  return n;
+}
+
+// A job far longer than its time budget (--max_train_s 4, evaluations every second). Checks
+// that it stopped early and cleanly and returns the steps each worker reported finishing.
+inline std::vector<int> RunOutOfTime(const std::string& name, const std::string& launch_flags,
+                                     const std::string& train_flags = "") {
+  const std::string dir = FreshDir(name);
+  const std::string cmd = Launcher() + " " + launch_flags + " --out_dir " + dir +
+                          "/run -- --train_data " + TTEPS_SOURCE_DIR +
+                          "/data/chengdu/trajectories.jsonl --epochs 200 --log_every 1 " +
+                          "--max_train_s 4 --eval_every_s 1 " + train_flags;
+  EXPECT_EQ(RunCommand(cmd, 120, dir + "/log"), 0) << ReadFile(dir + "/log");
+  const std::string log = ReadFile(dir + "/log");
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  std::printf("%s: %s\n", name.c_str(), summary.c_str());
+  EXPECT_NE(summary.find("\"stopped_by_time_budget\":true"), std::string::npos) << summary;
+  EXPECT_LT(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+  EXPECT_LT(JsonNumber(summary, "train_seconds"), 30) << summary;
+  EXPECT_GT(JsonNumber(summary, "mape"), 0) << summary;  // the final evaluation is in
+  // Evaluations about every second of the budget, plus the final one.
+  EXPECT_GE(CountOf(ReadFile(dir + "/run/metrics.jsonl"), "\"type\":\"eval\""), 3u);
+  std::vector<int> steps;
+  const std::regex finished(R"(worker (\d+) \(rank[^)]*\) finished its (\d+) steps)");
+  for (std::sregex_iterator it(log.begin(), log.end(), finished), end; it != end; ++it) {
+    const int w = std::stoi((*it)[1]);
+    if (static_cast<int>(steps.size()) <= w) steps.resize(w + 1, -1);
+    steps[w] = std::stoi((*it)[2]);
+  }
+  return steps;
+}
+
 }  // namespace tteps::testing_util

@@ -114,6 +114,23 @@ TEST(PsCluster, KilledWorkerIsNamedAndTheJobEndsNonZero) {
   std::printf("killed worker named after %.1f s\n", k.took_s);
 }
 
+TEST(PsCluster, TimeBudgetStopsSyncWorkersAfterTheSameStep) {
+  // The stop flag travels with one worker's push; the servers' replies tell both workers.
+  const auto steps = RunOutOfTime("budget_sync", "--mode sync --workers 2 --servers 2");
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_GT(steps[0], 0);
+  EXPECT_EQ(steps[0], steps[1]);
+}
+
+TEST(PsCluster, TimeBudgetReleasesSspWorkers) {
+  // Staleness 0: without the stop flag's release a worker would wait for a stopped one.
+  const auto steps =
+      RunOutOfTime("budget_ssp", "--mode ssp --workers 2 --servers 1", "--staleness 0");
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_GT(steps[0], 0);
+  EXPECT_GT(steps[1], 0);
+}
+
 TEST(PsCluster, StartsWithoutMpi) {
   const std::string dir = FreshDir("tcp");
   // A free port: bind an ephemeral one and release it.

@@ -123,6 +123,14 @@ TEST(RingCluster, AveragingEveryFiveStepsLearns) {
   EXPECT_GE(evals, 9u) << metrics;
 }
 
+TEST(RingCluster, TimeBudgetStopsRingWorkersAfterTheSameStep) {
+  // The stop votes are summed with the gradients: every worker reads the same verdict.
+  const auto steps = RunOutOfTime("budget_ring", "--mode ring --workers 2");
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_GT(steps[0], 0);
+  EXPECT_EQ(steps[0], steps[1]);
+}
+
 TEST(RingCluster, KilledWorkerIsNamedAndTheRingEndsNonZero) {
   // Three workers: the killed one's neighbours on both sides wait for it in the ring. The
   // scheduler names it from its silence and stops the job; the ring does not wait it out.

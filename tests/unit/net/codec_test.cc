@@ -40,6 +40,7 @@ Header FullHeader() {
   h.fingerprint = 0x0123456789ABCDEFull;
   h.held_s = 0.1;
   h.norm = 3.75;
+  h.stop = true;
   h.ranges = {{0, 5}, {5, int64_t{1} << 40}, {-3, 2}};
   h.payload_bytes = {20, 0, std::numeric_limits<uint64_t>::max()};
   h.text = std::string("bin\0ary\xff\x80\n text", 16);
@@ -58,6 +59,7 @@ void ExpectSameHeader(const Header& a, const Header& b) {
   EXPECT_EQ(a.fingerprint, b.fingerprint);
   EXPECT_EQ(std::memcmp(&a.held_s, &b.held_s, sizeof(double)), 0) << a.held_s << " " << b.held_s;
   EXPECT_EQ(std::memcmp(&a.norm, &b.norm, sizeof(double)), 0) << a.norm << " " << b.norm;
+  EXPECT_EQ(a.stop, b.stop);
   EXPECT_EQ(a.ranges.size(), b.ranges.size());
   for (size_t i = 0; i < std::min(a.ranges.size(), b.ranges.size()); ++i) {
     EXPECT_EQ(a.ranges[i].begin, b.ranges[i].begin) << i;

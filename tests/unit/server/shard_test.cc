@@ -295,6 +295,37 @@ TEST(ShardSsp, PullsAreGatedByTheSlowestWorkersClock) {
   EXPECT_EQ(shard->clock(2), 2);
 }
 
+TEST(ShardSync, AStopFlagEndsTrainingForEveryWorkerAtTheNextVersion) {
+  auto shard = MakeShard(Consistency::kSync, 2);
+  const auto init = Init(), g = Grad(0);
+  shard->Init(init.data());
+  EXPECT_FALSE(shard->Stopping(0));
+  // Worker 0 was told to stop while computing on version 0; worker 1 was not (yet).
+  shard->Push(0, 0, 1, g.data());
+  shard->RequestStop(0);
+  EXPECT_FALSE(shard->PullReady(1, 1));  // sync still waits for worker 1's push
+  shard->Push(1, 0, 1, g.data());
+  ASSERT_EQ(shard->version(), 1);
+  EXPECT_TRUE(shard->PullReady(0, 1));
+  EXPECT_FALSE(shard->Stopping(0));  // a reply for version 0 does not stop anyone
+  EXPECT_TRUE(shard->Stopping(1));   // both workers' pulls of version 1 say: stop here
+  shard->RequestStop(3);             // a later flag does not move the stop
+  EXPECT_FALSE(shard->Stopping(0));
+  EXPECT_TRUE(shard->Stopping(1));
+}
+
+TEST(ShardSsp, AStopFlagReleasesEveryWaitingPull) {
+  auto shard = MakeShard(Consistency::kSsp, 2, /*staleness=*/0);
+  const auto init = Init(), g = Grad(0);
+  shard->Init(init.data());
+  shard->Push(0, 0, 1, g.data());
+  EXPECT_FALSE(shard->PullReady(0, 1));  // waits for worker 1's clock
+  shard->RequestStop(0);                 // worker 1 stopped: nobody may wait for it any more
+  EXPECT_TRUE(shard->PullReady(0, 1));
+  EXPECT_TRUE(shard->PullReady(0, 5));
+  EXPECT_TRUE(shard->Stopping(shard->version()));
+}
+
 TEST(ShardSsp, StalenessZeroIsLockstep) {
   auto shard = MakeShard(Consistency::kSsp, 2, /*staleness=*/0);
   const auto init = Init(), g = Grad(0);
