@@ -382,7 +382,7 @@ int Coordinator::Run() {
       }
       JsonObject line;
       line.Add("type", "eval").Add("step", r->step).Add("version", r->version);
-      line.Add("wall_s", Since(start_)).AddRaw("eval", r->json);
+      line.Add("wall_s", Since(start_)).Add("train_s", Since(train_start_)).AddRaw("eval", r->json);
       out_->AppendMetrics(line);
       LOG(INFO) << "eval at step " << r->step << " (version " << r->version << "): " << r->json;
       if (r->final) {

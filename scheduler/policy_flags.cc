@@ -30,9 +30,8 @@ DEFINE_int32(ppo_hidden, 64, "ppo: width of the two hidden layers");
 DEFINE_uint64(ppo_seed, 1, "ppo: seed of the network and of action sampling");
 
 namespace tteps::scheduler {
-namespace {
 
-ppo::LivePolicyOptions OptionsFromFlags() {
+ppo::LivePolicyOptions PolicyOptionsFromFlags() {
   ppo::LivePolicyOptions o;
   o.ppo.lr = FLAGS_ppo_lr;
   o.ppo.gamma = FLAGS_ppo_gamma;
@@ -53,8 +52,6 @@ ppo::LivePolicyOptions OptionsFromFlags() {
   return o;
 }
 
-}  // namespace
-
 void CheckPolicyFlags() {
   if (FLAGS_accumulation_policy != "fixed" && FLAGS_accumulation_policy != "ppo") {
     throw std::invalid_argument("--accumulation_policy must be fixed or ppo, not '" +
@@ -74,13 +71,13 @@ void CheckPolicyFlags() {
   if (!FLAGS_ppo_policy_in.empty() && !std::ifstream(FLAGS_ppo_policy_in)) {
     throw std::invalid_argument("cannot open --ppo_policy_in " + FLAGS_ppo_policy_in);
   }
-  OptionsFromFlags().ppo.Validate();
+  PolicyOptionsFromFlags().ppo.Validate();
 }
 
 std::unique_ptr<AccumulationPolicy> MakePolicyFromFlags() {
   CheckPolicyFlags();
   if (FLAGS_accumulation_policy == "fixed") return nullptr;
-  return ppo::MakePpoPolicy(OptionsFromFlags());
+  return ppo::MakePpoPolicy(PolicyOptionsFromFlags());
 }
 
 }  // namespace tteps::scheduler

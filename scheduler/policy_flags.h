@@ -4,11 +4,14 @@
 #include <memory>
 
 #include "scheduler/accumulation_policy.h"
+#include "scheduler/ppo/live_policy.h"
 
 namespace tteps::scheduler {
 
 // Throws std::invalid_argument on a bad value.
 void CheckPolicyFlags();
+// The --ppo_* and --alpha_* flags (unchecked).
+ppo::LivePolicyOptions PolicyOptionsFromFlags();
 // nullptr for --accumulation_policy=fixed.
 std::unique_ptr<AccumulationPolicy> MakePolicyFromFlags();
 

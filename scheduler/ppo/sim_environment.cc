@@ -116,4 +116,15 @@ std::string SimEnvironment::Render() const {
   return os.str();
 }
 
+double OracleReturn(const SimConfig& config) {
+  SimEnvironment env(config);
+  env.Reset();
+  double total = 0;
+  while (true) {
+    const auto step = env.Step(env.OracleAction());
+    total += step.reward;
+    if (step.done) return total;
+  }
+}
+
 }  // namespace tteps::ppo

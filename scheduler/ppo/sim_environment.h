@@ -58,4 +58,7 @@ class SimEnvironment : public Environment {
   ObservationBuilder builder_;
 };
 
+// The return of one episode in which every decision is the oracle's.
+double OracleReturn(const SimConfig& config);
+
 }  // namespace tteps::ppo

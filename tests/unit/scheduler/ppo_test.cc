@@ -106,15 +106,9 @@ TEST(PpoAgent, SaveAndLoadGiveTheSameDecisions) {
 
 // The return of one greedy episode of `agent`, or of the oracle when agent is null.
 double Evaluate(PpoAgent* agent, const SimConfig& sc) {
+  if (!agent) return OracleReturn(sc);
   SimEnvironment env(sc);
-  if (agent) return Runner(agent, {false, true, 64}).RunEpisode(env);
-  double total = 0;
-  env.Reset();
-  while (true) {
-    const auto step = env.Step(env.OracleAction());
-    total += step.reward;
-    if (step.done) return total;
-  }
+  return Runner(agent, {false, true, 64}).RunEpisode(env);
 }
 
 TEST(PpoOnSimulation, LearnsTheKnownBestAlphaForAFastAndASlowWorker) {

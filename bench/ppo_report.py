@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+"""Report of bench/ppo_compare.sh: reads OUT/runs/<case>/<policy>/seed<N>/{summary.json,
+metrics.jsonl} and writes OUT/results.csv (one row per run), OUT/report.md (per case and
+policy, over seeds) and plots: MAPE against training time, and the alphas the agents chose."""
+import argparse
+import csv
+import json
+import os
+import statistics
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def read_run(path):
+    """One run's summary, eval curve (train seconds, MAPE) and alpha per worker over time."""
+    with open(os.path.join(path, "summary.json")) as f:
+        summary = json.load(f)
+    curve, alphas, decisions = [], {}, 0
+    with open(os.path.join(path, "metrics.jsonl")) as f:
+        for line in f:
+            m = json.loads(line)
+            if m.get("type") == "eval":
+                curve.append((m["train_s"], m["eval"]["mape"]))
+            elif m.get("type") == "train" and "worker" in m:
+                alphas.setdefault(m["worker"], []).append(
+                    (m["wall_s"], m["alpha"], m["window_s"]))
+            elif m.get("type") == "decision":
+                decisions += 1
+    return summary, curve, alphas, decisions
+
+
+def mean_alpha(windows):
+    """Time-weighted mean alpha of one worker's metrics windows."""
+    total = sum(w for _, _, w in windows)
+    return sum(a * w for _, a, w in windows) / total if total else float("nan")
+
+
+def time_to(curve, target):
+    for t, mape in curve:
+        if mape <= target:
+            return t
+    return None
+
+
+def fmt(values, digits=4):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--target_mape", type=float, default=0.25)
+    ap.add_argument("--budget_s", type=float, default=60)
+    args = ap.parse_args()
+    runs_dir = os.path.join(args.out, "runs")
+    rows = []
+    for case in sorted(os.listdir(runs_dir)):
+        for policy in sorted(os.listdir(os.path.join(runs_dir, case))):
+            pdir = os.path.join(runs_dir, case, policy)
+            for seed in sorted(d for d in os.listdir(pdir) if os.path.isdir(os.path.join(pdir, d))):
+                path = os.path.join(pdir, seed)
+                try:
+                    summary, curve, alphas, decisions = read_run(path)
+                    final = summary["final_eval"]
+                except (OSError, KeyError, ValueError) as e:
+                    print(f"ppo_report: {path} skipped: {e}")
+                    continue
+                rows.append({
+                    "case": case, "policy": policy, "seed": seed.replace("seed", ""),
+                    "steps": summary["steps"], "trips": summary["trips"],
+                    "train_s": round(summary["train_seconds"], 2),
+                    "trips_per_s": round(summary["trips_per_s"], 1),
+                    "mape": final["mape"], "rmse": final["rmse"], "mae": final["mae"],
+                    "time_to_target_s": time_to(curve, args.target_mape),
+                    "alpha_w0": mean_alpha(alphas.get(0, [])),
+                    "alpha_w1": mean_alpha(alphas.get(1, [])),
+                    "decisions": decisions,
+                    "_curve": curve, "_alphas": alphas,
+                })
+    fields = [k for k in rows[0] if not k.startswith("_")] if rows else []
+    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+    policy_order = lambda p: (p.startswith("ppo"), int(p.split("-")[1]) if p.startswith("fixed-") else 0, p)
+    lines = [f"# Accumulation policies: fixed alpha against PPO\n",
+             f"Sync mode, 2 workers, 1 server, shipped sample (1,000 train / 200 eval trips, tail "
+             f"split), {args.budget_s:g} s training budget per run (`--max_train_s`), evaluation "
+             f"every 3 s. Mean ± sd over seeds. Time to target: training seconds until the eval "
+             f"MAPE first reached {args.target_mape} (runs that reached it / runs).\n"]
+    for case in sorted({r["case"] for r in rows}):
+        lines.append(f"\n## Case `{case}`\n")
+        lines.append("| policy | runs | final MAPE | RMSE (s) | MAE (s) | time to target (s) | "
+                     "trips/s | steps | mean alpha w0 / w1 |")
+        lines.append("|---|---|---|---|---|---|---|---|---|")
+        for policy in sorted({r["policy"] for r in rows if r["case"] == case}, key=policy_order):
+            rs = [r for r in rows if r["case"] == case and r["policy"] == policy]
+            reached = [r["time_to_target_s"] for r in rs if r["time_to_target_s"] is not None]
+            lines.append(
+                f"| {policy} | {len(rs)} | {fmt([r['mape'] for r in rs])} | "
+                f"{fmt([r['rmse'] for r in rs], 1)} | {fmt([r['mae'] for r in rs], 1)} | "
+                f"{fmt(reached, 1)} ({len(reached)}/{len(rs)}) | "
+                f"{fmt([r['trips_per_s'] for r in rs], 0)} | {fmt([r['steps'] for r in rs], 0)} | "
+                f"{fmt([r['alpha_w0'] for r in rs], 2)} / {fmt([r['alpha_w1'] for r in rs], 2)} |")
+        plot_case(args.out, case, [r for r in rows if r["case"] == case], policy_order)
+        lines.append(f"\n![MAPE against time](mape_{case}.png) ![alphas](alpha_{case}.png)\n")
+    with open(os.path.join(args.out, "report.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def plot_case(out, case, rows, policy_order):
+    policies = sorted({r["policy"] for r in rows}, key=policy_order)
+    colors = {p: plt.cm.tab10(i % 10) for i, p in enumerate(policies)}
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for p in policies:
+        for i, r in enumerate(r for r in rows if r["policy"] == p):
+            t = [c[0] for c in r["_curve"]]
+            m = [c[1] for c in r["_curve"]]
+            ax.plot(t, m, color=colors[p], alpha=0.8, lw=1.2, label=p if i == 0 else None)
+    ax.set_xlabel("training time (s)")
+    ax.set_ylabel("eval MAPE")
+    ax.set_title(f"eval MAPE against wall time, case '{case}' (one line per seed)")
+    ax.set_ylim(top=min(0.6, ax.get_ylim()[1]))
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, f"mape_{case}.png"), dpi=100)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for p in (p for p in policies if p.startswith("ppo")):
+        r = next(r for r in rows if r["policy"] == p)  # the first seed
+        for w, style in ((0, "-"), (1, "--")):
+            pts = r["_alphas"].get(w, [])
+            ax.step([x[0] for x in pts], [x[1] for x in pts], style, where="post",
+                    color=colors[p], label=f"{p} worker {w}")
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("worker wall time (s)")
+    ax.set_ylabel("alpha")
+    ax.set_title(f"alpha chosen per worker, case '{case}' (first seed)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, f"alpha_{case}.png"), dpi=100)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
