@@ -23,11 +23,17 @@ DEFINE_double(heartbeat_s, 1, "seconds between heartbeats to the scheduler");
 DEFINE_string(scheduler, "",
               "start without MPI: the scheduler's endpoint tcp://host:port (the scheduler binds "
               "it; other nodes connect)");
+DEFINE_string(trace, "",
+              "write a timeline of the job to this file (Chrome trace-event JSON: open it in "
+              "ui.perfetto.dev or chrome://tracing); the scheduler collects every process's spans");
 DEFINE_string(advertise_host, "",
               "address other nodes use to reach this one (default: 127.0.0.1 when the whole job "
               "runs on one host, else the host name)");
 
 namespace tteps {
+
+std::string TracePath() { return FLAGS_trace; }
+
 namespace {
 
 constexpr int kHostLen = 256;

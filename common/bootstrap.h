@@ -48,6 +48,7 @@ NodeInfo SelfInfo(Role role, const Bootstrap& boot);
 // Cluster-wide flags every node program links.
 double TimeoutSeconds();    // --timeout_s: bound of every blocking wait
 double HeartbeatSeconds();  // --heartbeat_s
+std::string TracePath();    // --trace: the job's timeline file, empty when off
 bool SchedulerFlagGiven();  // --scheduler set: a start without MPI
 
 }  // namespace tteps

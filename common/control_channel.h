@@ -7,6 +7,7 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "common/cluster_map.h"
 #include "common/message.h"
+#include "common/trace.h"
 #include "common/transport.h"
 
 namespace tteps {
@@ -76,5 +78,9 @@ class ControlChannel {
   bool shutdown_ = false, failed_ = false;
   std::string reason_;
 };
+
+// With --trace: a tracer of this node whose events go to the scheduler, which writes the job's
+// timeline; null without it. Flush it before the node reports done.
+std::unique_ptr<Tracer> MakeNodeTracer(ControlChannel* control);
 
 }  // namespace tteps

@@ -8,6 +8,7 @@
 
 #include "common/codec.h"
 #include "common/json_writer.h"
+#include "common/peak_memory.h"
 
 namespace tteps::scheduler {
 namespace {
@@ -161,6 +162,7 @@ void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
   p.wait_s += Number(o, "wait_s") * steps;
   p.allreduce_s += Number(o, "allreduce_s") * steps;
   p.steps_timed += steps;
+  p.peak_rss_mb = std::max(p.peak_rss_mb, Number(o, "peak_rss_mb"));
 
   const int64_t min_step = MinStep();
   double loss = 0, tps = 0;
@@ -179,6 +181,19 @@ void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
     eval_->Request(p.step, false);
     last_epoch_ = p.epoch;
   }
+}
+
+JsonObject Coordinator::PeakMemoryJson() const {
+  std::vector<double> workers, servers;
+  for (const auto& [w, p] : progress_) workers.push_back(p.peak_rss_mb);
+  for (const auto& [id, json] : server_stats_) {
+    simdjson::dom::parser parser;
+    simdjson::dom::object o;
+    servers.push_back(parser.parse(json).get_object().get(o) == simdjson::SUCCESS
+                          ? Number(o, "peak_rss_mb")
+                          : 0.0);
+  }
+  return JsonObject().Add("scheduler", PeakRssMb()).Add("workers", workers).Add("servers", servers);
 }
 
 int64_t Coordinator::MinStep() const {
@@ -298,6 +313,9 @@ void Coordinator::HandleMessage(const Message& m) {
     }
     case MsgType::kSnapshot:
       OnSnapshot(*node, m);
+      break;
+    case MsgType::kTrace:
+      if (trace_) trace_->Append(m.header.text);
       break;
     case MsgType::kDone:
       node->done = true;
@@ -478,6 +496,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
                                                     .Add("push", push * per)
                                                     .Add("pull", pull * per)
                                                     .Add("wait", wait * per));
+  s.Add("peak_rss_mb", PeakMemoryJson());
   // Every server sees every push, so server 0's staleness histogram describes the job.
   if (server_stats_.count(0)) s.AddRaw("server_stats", server_stats_[0]);
   s.Add("accumulation_policy", policy_ ? "ppo" : "fixed");

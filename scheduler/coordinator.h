@@ -12,8 +12,10 @@
 #include <zmq.hpp>
 
 #include "common/cluster_map.h"
+#include "common/json_writer.h"
 #include "common/progress.h"
 #include "common/run_output.h"
+#include "common/trace.h"
 #include "common/transport.h"
 #include "scheduler/accumulation_policy.h"
 #include "scheduler/evaluation.h"
@@ -50,6 +52,8 @@ class Coordinator {
               AccumulationPolicy* policy = nullptr);
   // Runs the job to its end; returns the process exit code (0 on success).
   int Run();
+  // --trace: the nodes' timeline events are appended here.
+  void set_trace(TraceFile* trace) { trace_ = trace; }
 
  private:
   struct Node {
@@ -64,6 +68,7 @@ class Coordinator {
     double compute_s = 0, push_s = 0, pull_s = 0, wait_s = 0;  // sums over steps
     double allreduce_s = 0;                                    // ring modes
     int64_t steps_timed = 0;
+    double peak_rss_mb = 0;
   };
 
   bool Register(const Message& m, std::string* error);
@@ -79,6 +84,8 @@ class Coordinator {
   // --max_train_s: once the budget is spent, tells every worker to stop (once).
   void MaybeStopForBudget();
   int64_t MinStep() const;
+  // Peak resident memory (MB) of the scheduler, each worker and each server.
+  JsonObject PeakMemoryJson() const;
   void Fail(const std::string& reason);
   void Broadcast(const std::string& shutdown_reason);
   void WriteSummary(const std::string& final_eval_json, const std::string& error);
@@ -105,6 +112,7 @@ class Coordinator {
   int64_t steps_done_ = 0;  // the most steps a finished worker reported
   bool final_requested_ = false, final_done_ = false, final_offered_ = false;
   std::string final_eval_;
+  TraceFile* trace_ = nullptr;
 };
 
 }  // namespace tteps::scheduler

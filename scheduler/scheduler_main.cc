@@ -146,7 +146,16 @@ int Schedule(Bootstrap& boot) {
   auto eval = MakeModelEvaluation(ctx, model, std::move(dataset.eval), train_opts.eval_batch_size,
                                   TimeoutSeconds(), out.Path("model.pt"));
   Coordinator coordinator(socket, o, eval.get(), &out, policy.get());
+  std::unique_ptr<TraceFile> trace;
+  if (!TracePath().empty()) {
+    trace = std::make_unique<TraceFile>(TracePath());
+    coordinator.set_trace(trace.get());
+  }
   const int rc = coordinator.Run();
+  if (trace) {
+    trace->Close();
+    LOG(INFO) << "timeline written to " << TracePath();
+  }
   eval.reset();
   return rc;
 }

@@ -4,6 +4,7 @@
 
 #include "common/codec.h"
 #include "common/json_writer.h"
+#include "common/peak_memory.h"
 
 namespace tteps::server {
 
@@ -81,6 +82,7 @@ void ParamServer::Handle(Message& m) {
         break;
       case MsgType::kPush: {
         const int64_t before = shard_->version();
+        ScopedSpan span(tracer_, "apply push");
         const int64_t stale = shard_->Push(h.sender_id, h.step, h.samples, m.floats(0), h.norm);
         if (h.stop) shard_->RequestStop(h.step);
         ++staleness_[stale];
@@ -188,6 +190,7 @@ std::string ParamServer::StatsJson() const {
       .Add("pulls", pulls_)
       .Add("errors", errors_)
       .Add("version", shard_->version())
+      .Add("peak_rss_mb", PeakRssMb())
       .Add("staleness", summary)
       .str();
 }

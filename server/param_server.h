@@ -14,6 +14,7 @@
 
 #include "common/cluster_map.h"
 #include "common/control_channel.h"
+#include "common/trace.h"
 #include "common/transport.h"
 #include "server/shard.h"
 
@@ -24,6 +25,8 @@ class ParamServer {
   ParamServer(zmq::socket_t& socket, const ClusterMap& map, int id, Shard* shard, double timeout_s);
   // Called after a push made a new version (checkpoints hang here).
   void OnNewVersion(std::function<void(int64_t version)> hook) { on_version_ = std::move(hook); }
+  // --trace: a span per applied push (null: none).
+  void set_tracer(Tracer* tracer) { tracer_ = tracer; }
   // Clipping in sync mode: `send` hands this shard's squared norm of a completed aggregate to
   // the scheduler; `take` returns the global norm once the scheduler has answered.
   void SetNormExchange(std::function<void(int64_t version, double squared)> send,
@@ -67,6 +70,7 @@ class ParamServer {
   std::vector<PendingPull> pending_;
   std::map<int64_t, int64_t> staleness_;  // staleness -> pushes
   int64_t pushes_ = 0, pulls_ = 0, errors_ = 0;
+  Tracer* tracer_ = nullptr;
 };
 
 }  // namespace tteps::server

@@ -40,6 +40,8 @@ int Serve(Bootstrap& boot) {
               << shard.version();
   }
   ParamServer server(socket, map, id, &shard, TimeoutSeconds());
+  auto tracer = MakeNodeTracer(&control);
+  server.set_tracer(tracer.get());
   shard.set_clip_norm(FLAGS_clip_norm);
   server.SetNormExchange(
       [&](int64_t version, double squared) {
@@ -63,6 +65,7 @@ int Serve(Bootstrap& boot) {
   std::string reason;
   bool failed = false;
   control.ShutdownRequested(&reason, &failed);
+  if (tracer) tracer->Flush();
   control.Send(MsgType::kMetrics, shard.version(), server.StatsJson());
   control.Flush();
   if (failed) {

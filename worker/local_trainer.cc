@@ -27,6 +27,7 @@ LocalTrainer::LocalTrainer(deeptte::DeepTTE model, const std::vector<data::Trip>
 
 void LocalTrainer::LogEval(int64_t step, int64_t epoch, double wall_s) {
   if (eval_.empty()) return;
+  ScopedSpan span(tracer_, "eval");
   auto r = Evaluate(*model_, eval_, opts_.eval_batch_size);
   LOG(INFO) << "eval step " << step << ": " << r.ToJson().str();
   if (out_) {
@@ -66,10 +67,13 @@ TrainResult LocalTrainer::Run() {
       optimizer->zero_grad();
       auto s = AccumulateGradients(*model_, train_, batch);
       ScaleGradients(*model_, 1.0 / s.trips);
+      TraceSince(tracer_, "compute", t0);
+      const auto t_opt = Clock::now();
       if (opts_.clip_norm > 0) {
         torch::nn::utils::clip_grad_norm_(model_->parameters(), opts_.clip_norm);
       }
       optimizer->step();
+      TraceSince(tracer_, "optimizer", t_opt);
       const double dt = Since(t0);
       ++res.steps;
       res.trips += s.trips;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/run_output.h"
+#include "common/trace.h"
 #include "worker/data/trip.h"
 #include "worker/deeptte/deeptte.h"
 #include "worker/evaluator.h"
@@ -27,6 +28,8 @@ class LocalTrainer {
   LocalTrainer(deeptte::DeepTTE model, const std::vector<data::Trip>& train,
                const std::vector<data::Trip>& eval, const TrainOptions& opts, RunOutput* out);
   TrainResult Run();
+  // --trace: spans of compute, optimizer and evaluation (null: none).
+  void set_tracer(Tracer* tracer) { tracer_ = tracer; }
 
  private:
   void LogEval(int64_t step, int64_t epoch, double wall_s);
@@ -36,6 +39,7 @@ class LocalTrainer {
   const std::vector<data::Trip>& eval_;
   TrainOptions opts_;
   RunOutput* out_;
+  Tracer* tracer_ = nullptr;
 };
 
 }  // namespace tteps

@@ -34,6 +34,22 @@ PsWorker::PsWorker(deeptte::DeepTTE model, const std::vector<data::Trip>& train,
                    ControlChannel* control)
     : model_(std::move(model)), train_(train), opts_(opts), ps_(ps), kv_(kv), control_(control) {}
 
+// The exchange of a step on the timeline: the push until every server acknowledged it, then
+// the pull, within it the time a server held the pull for other workers (wait).
+void PsWorker::TraceExchange(Clock::time_point begin, const PullResult& r) {
+  if (!ps_.tracer) return;
+  const auto end = Clock::now();
+  const auto at = [&](double s) {
+    return std::min(
+        end, begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)));
+  };
+  Tracer* tr = ps_.tracer;
+  tr->Span("push", begin, at(r.push_s));
+  if (end <= at(r.push_s)) return;
+  tr->Span("pull", at(r.push_s), end);
+  if (r.held_s > 0) tr->Span("wait", at(r.push_s), at(r.push_s + r.held_s));
+}
+
 void PsWorker::Run() {
   const ParamLayout layout = LayoutOf(*model_);
   std::vector<float> params(layout.total());
@@ -65,6 +81,7 @@ void PsWorker::Run() {
     CopyParamsIn(*model_, layout, params.data());
 
     t = Clock::now();
+    const auto compute_start = t;
     model_->zero_grad();
     MicroBatchStats sum;
     for (int64_t a = 0; a < alpha; ++a) {
@@ -75,11 +92,15 @@ void PsWorker::Run() {
     // A buffer still referenced by an unfinished zero-copy send is left to it; take a new one.
     if (!grad || grad.use_count() > 1) grad = std::make_shared<std::vector<float>>(layout.total());
     CopyGradsOut(*model_, layout, grad->data());
-    const double compute = Since(t);
+    TraceSince(ps_.tracer, "compute", compute_start);
     if (ps_.slowdown_percent > 0) {
+      // An emulated slower machine: its extra time is compute time, as the agent must see it.
+      const auto sleep_start = Clock::now();
       std::this_thread::sleep_for(
-          std::chrono::duration<double>(compute * ps_.slowdown_percent / 100.0));
+          std::chrono::duration<double>(Since(t) * ps_.slowdown_percent / 100.0));
+      TraceSince(ps_.tracer, "slowdown", sleep_start);
     }
+    const double compute = Since(t);
 
     // Push this step's gradient and pull the next step's parameters in one exchange: the pull
     // goes out right behind the push instead of after its acknowledgement.
@@ -96,6 +117,7 @@ void PsWorker::Run() {
       next = kv_->PushPull(grad, pulled.version, sum.trips, norm, want(step + 1), params.data());
     }
     const double exchange = Since(t);
+    TraceExchange(t, next);
     if (next.stop && !last) {
       // The servers say the time budget ends training with this step, for every worker alike.
       last = true;
@@ -124,6 +146,7 @@ void PsWorker::Run() {
     }
     if (last) break;
   }
+  if (ps_.tracer) ps_.tracer->Flush();  // the timeline reaches the scheduler before "done"
   control_->Send(MsgType::kDone, steps_done, "");
   control_->Flush();
 }

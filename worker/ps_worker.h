@@ -2,10 +2,12 @@
 // alpha micro-batches of forward/backward -> push the gradient sum and sample count.
 #pragma once
 
+#include <chrono>
 #include <vector>
 
 #include "common/control_channel.h"
 #include "common/kv_client.h"
+#include "common/trace.h"
 #include "worker/data/trip.h"
 #include "worker/deeptte/deeptte.h"
 #include "worker/train_options.h"
@@ -19,6 +21,7 @@ struct PsWorkerOptions {
   int64_t first_worker_batch = -1;  // slicing rule; -1: even split
   int64_t slowdown_percent = 0;     // test knob: sleep this % of compute time after each step
   int64_t start_step = 0;           // > 0 when resuming from a checkpoint
+  Tracer* tracer = nullptr;         // --trace: spans of compute, push, pull and wait
 };
 
 class PsWorker {
@@ -29,6 +32,9 @@ class PsWorker {
   void Run();
 
  private:
+  using Clock = std::chrono::steady_clock;
+  void TraceExchange(Clock::time_point begin, const PullResult& r);
+
   deeptte::DeepTTE model_;
   const std::vector<data::Trip>& train_;
   TrainOptions opts_;

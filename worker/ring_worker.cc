@@ -88,17 +88,22 @@ void RingWorker::Run() {
   control_->Flush();
 }
 
+void RingWorker::SubmitSum(float* data, size_t n) {
+  comm_->Submit([this, data, n] {
+    ScopedSpan span(ro_.tracer, "allreduce", kCommRow);
+    allreduce_->Sum(data, n, ro_.timeout_s);
+  });
+}
+
 void RingWorker::SumNow(float* data, size_t n) {
-  comm_->Submit([this, data, n] { allreduce_->Sum(data, n, ro_.timeout_s); });
+  SubmitSum(data, n);
   comm_->Drain(ro_.timeout_s + 5);
 }
 
 void RingWorker::SubmitBuckets(const std::vector<int>& buckets) {
   for (int b : buckets) {
     const Bucket& bk = tracker_->buckets()[b];
-    float* data = flat_.data() + bk.begin;
-    const size_t n = static_cast<size_t>(bk.end - bk.begin);
-    comm_->Submit([this, data, n] { allreduce_->Sum(data, n, ro_.timeout_s); });
+    SubmitSum(flat_.data() + bk.begin, static_cast<size_t>(bk.end - bk.begin));
   }
 }
 
@@ -244,16 +249,21 @@ int64_t RingWorker::RunSteps() {
 
     auto t = Clock::now();
     const StepResult r = ComputeGradients(stream, alpha, ring);
-    double compute = Since(t), wait = 0;
+    TraceSince(ro_.tracer, "compute", t);
     bool stop = false;
     if (ro_.slowdown_percent > 0) {
+      // An emulated slower machine: its extra time is compute time, as the agent must see it.
+      const auto sleep_start = Clock::now();
       std::this_thread::sleep_for(
-          std::chrono::duration<double>(compute * ro_.slowdown_percent / 100.0));
+          std::chrono::duration<double>(Since(t) * ro_.slowdown_percent / 100.0));
+      TraceSince(ro_.tracer, "slowdown", sleep_start);
     }
+    double compute = Since(t), wait = 0;
     if (ring) {
       t = Clock::now();
       comm_->Drain(ro_.timeout_s * (tracker_->buckets().size() + 1));
       wait += Since(t);
+      TraceSince(ro_.tracer, "wait", t);
       const float total = flat_[trips_slot()];
       stop = flat_[stop_slot()] > 0;
       if (total <= 0) throw std::logic_error("a global batch without trips");
@@ -270,11 +280,13 @@ int64_t RingWorker::RunSteps() {
       optimizer->step();
     }
     compute += Since(t);
+    TraceSince(ro_.tracer, "optimizer", t);
 
     bool last = step + 1 == total_steps;
     trips_since_average += r.trips;
     t = Clock::now();
     if (!ring && ((step + 1) % k == 0 || last)) {
+      ScopedSpan span(ro_.tracer, "average");
       stop = AverageParameters(trips_since_average);
       trips_since_average = 0;
     }
@@ -286,6 +298,7 @@ int64_t RingWorker::RunSteps() {
     }
     if ((step + 1) % ro_.ring.check_every == 0) check_due = true;
     if ((check_due && (step + 1) % k == 0) || last) {
+      ScopedSpan span(ro_.tracer, "check");
       CheckIdentical(step + 1);
       check_due = false;
     }
@@ -303,6 +316,7 @@ int64_t RingWorker::RunSteps() {
     if (last) break;
   }
   if (ro_.worker == 0) SendSnapshot(steps_done, true);
+  if (ro_.tracer) ro_.tracer->Flush();  // the timeline reaches the scheduler before "done"
   return steps_done;
 }
 

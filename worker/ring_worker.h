@@ -35,6 +35,7 @@ struct RingWorkerOptions {
   int64_t slowdown_percent = 0;           // test knob: sleep this % of compute time after each step
   double timeout_s = 30;                  // bound of every collective
   std::vector<std::string> worker_names;  // by id, to name a stalled peer
+  Tracer* tracer = nullptr;  // --trace: compute, wait, optimizer; allreduce on the comm row
 };
 
 class RingWorker {
@@ -46,6 +47,7 @@ class RingWorker {
   ~RingWorker();
   // Runs every step; throws std::runtime_error naming the peer on a failed collective.
   void Run();
+  static constexpr int kCommRow = 2;  // the communication thread's row on the timeline
 
  private:
   struct StepResult {
@@ -62,6 +64,8 @@ class RingWorker {
   // missing; zeros if both are), then releases the buckets this completes.
   void WriteGradient(int entry, const at::Tensor* incoming);
   void SubmitBuckets(const std::vector<int>& buckets);
+  // Queues the sum of data[0, n) over the workers on the communication thread.
+  void SubmitSum(float* data, size_t n);
   // Sums flat_[begin, end) over the workers on the communication thread and waits for it.
   void SumNow(float* data, size_t n);
   // Parameters replaced by their trip-weighted average over the workers. Returns whether any

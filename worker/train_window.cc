@@ -1,5 +1,7 @@
 #include "worker/train_window.h"
 
+#include "common/peak_memory.h"
+
 namespace tteps {
 
 void TrainWindow::AddStep(double loss_sum, int64_t step_trips, double compute_s, double wait_s,
@@ -28,6 +30,7 @@ JsonObject TrainWindow::Json(int worker, int64_t step, int64_t epoch, double wal
       .Add("compute_s", PerStep(compute))
       .Add("wait_s", PerStep(wait))
       .Add("window_s", wall)
+      .Add("peak_rss_mb", PeakRssMb())
       .Add("step_losses", step_losses);
   return o;
 }

@@ -50,7 +50,7 @@ DEFINE_int64(first_worker_batch, -1,
              "(-1: even split)");
 DEFINE_int64(slowdown, 0,
              "test knob: worker --slowdown_worker sleeps this percentage of its compute time "
-             "after each step, to emulate a slower machine");
+             "after each step, to emulate a slower machine (the sleep counts as compute time)");
 DEFINE_int32(slowdown_worker, -1, "the worker slowed by --slowdown (-1: none)");
 
 // Ring modes

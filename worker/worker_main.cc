@@ -12,6 +12,7 @@
 #include "common/control_channel.h"
 #include "common/init.h"
 #include "common/kv_client.h"
+#include "common/peak_memory.h"
 #include "common/run_output.h"
 #include "worker/data/norm_stats.h"
 #include "worker/deeptte/checkpoint.h"
@@ -43,7 +44,19 @@ int RunLocal() {
 
   RunOutput out(FLAGS_out_dir);
   LocalTrainer trainer(model, dataset.train, dataset.eval, train_opts, &out);
+  std::unique_ptr<TraceFile> trace_file;
+  std::unique_ptr<Tracer> tracer;
+  if (!TracePath().empty()) {
+    trace_file = std::make_unique<TraceFile>(TracePath());
+    tracer = std::make_unique<Tracer>(200, "local worker",
+                                      [&](std::string events) { trace_file->Append(events); });
+    trainer.set_tracer(tracer.get());
+  }
   TrainResult r = trainer.Run();
+  if (tracer) {
+    tracer->Flush();
+    trace_file->Close();
+  }
   deeptte::SaveModel(model, out.Path("model.pt"));
 
   JsonObject summary;
@@ -60,6 +73,7 @@ int RunLocal() {
       .Add("final_loss", r.last_loss)
       .Add("parameters", layout.total())
       .Add("threads", FLAGS_threads)
+      .Add("peak_rss_mb", JsonObject().Add("workers", std::vector<double>{PeakRssMb()}))
       .Add("final_eval", r.final_eval.ToJson())
       .Add("model", out.Path("model.pt"));
   out.WriteSummary(summary);
@@ -97,6 +111,12 @@ void RunRing(const Bootstrap& boot, const ClusterMap& map, ControlChannel* contr
   ro.slowdown_percent = slowdown;
   ro.timeout_s = TimeoutSeconds();
   for (const auto& w : map.workers) ro.worker_names.push_back(w.Name());
+  auto tracer = MakeNodeTracer(control);
+  ro.tracer = tracer.get();
+  if (tracer) {
+    tracer->NameThread(1, "training");
+    tracer->NameThread(RingWorker::kCommRow, "allreduce thread");
+  }
   auto allreduce = collectives::MakeAllreduce(ro.ring.allreduce, boot.workers_comm);
   RingWorker(model, train, train_opts, ro, allreduce.get(), control).Run();
 }
@@ -140,6 +160,8 @@ int RunDistributed(Bootstrap& boot) {
       if (map.resume_version >= 0) ps.start_step = map.start_steps.at(ps.worker);
       KVClient kv(ctx, map, control.self(), TimeoutSeconds(),
                   [&] { return control.ShutdownRequested(); });
+      auto tracer = MakeNodeTracer(&control);
+      ps.tracer = tracer.get();
       PsWorker(model, dataset.train, train_opts, ps, &kv, &control).Run();
     }
     return 0;

@@ -127,15 +127,16 @@ inline size_t CountOf(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// A job far longer than its time budget (--max_train_s 4, evaluations every second). Checks
-// that it stopped early and cleanly and returns the steps each worker reported finishing.
+// A job far longer than its time budget (--max_train_s 4, evaluations every second), with a
+// timeline (--trace). Checks that it stopped early and cleanly, that the timeline holds one
+// compute span per step of every worker, and returns the steps each worker reported finishing.
 inline std::vector<int> RunOutOfTime(const std::string& name, const std::string& launch_flags,
                                      const std::string& train_flags = "") {
   const std::string dir = FreshDir(name);
-  const std::string cmd = Launcher() + " " + launch_flags + " --out_dir " + dir +
-                          "/run -- --train_data " + TTEPS_SOURCE_DIR +
-                          "/data/chengdu/trajectories.jsonl --epochs 200 --log_every 1 " +
-                          "--max_train_s 4 --eval_every_s 1 " + train_flags;
+  const std::string cmd =
+      Launcher() + " " + launch_flags + " --out_dir " + dir + "/run -- --train_data " +
+      TTEPS_SOURCE_DIR + "/data/chengdu/trajectories.jsonl --epochs 200 --log_every 1 " +
+      "--max_train_s 4 --eval_every_s 1 --trace " + dir + "/trace.json " + train_flags;
   EXPECT_EQ(RunCommand(cmd, 120, dir + "/log"), 0) << ReadFile(dir + "/log");
   const std::string log = ReadFile(dir + "/log");
   const std::string summary = ReadFile(dir + "/run/summary.json");
@@ -153,6 +154,15 @@ inline std::vector<int> RunOutOfTime(const std::string& name, const std::string&
     if (static_cast<int>(steps.size()) <= w) steps.resize(w + 1, -1);
     steps[w] = std::stoi((*it)[2]);
   }
+  const std::string trace = ReadFile(dir + "/trace.json");
+  EXPECT_EQ(trace.rfind("{\"displayTimeUnit\"", 0), 0u) << trace.substr(0, 200);
+  EXPECT_EQ(trace.substr(trace.size() - 3), "]}\n");
+  int total = 0;
+  for (size_t w = 0; w < steps.size(); ++w) {
+    total += steps[w];
+    EXPECT_NE(trace.find("\"args\":{\"name\":\"worker " + std::to_string(w)), std::string::npos);
+  }
+  EXPECT_EQ(CountOf(trace, "{\"name\":\"compute\",\"ph\":\"X\""), static_cast<size_t>(total));
   return steps;
 }
 

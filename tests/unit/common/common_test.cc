@@ -8,6 +8,7 @@
 #include "common/progress.h"
 #include "common/run_output.h"
 #include "common/split_list.h"
+#include "common/trace.h"
 #include "worker/param_layout.h"
 
 namespace tteps {
@@ -56,6 +57,52 @@ TEST(ParamLayout, OffsetsAndFingerprint) {
   EXPECT_NE(ParamLayout({{"w", {3, 2}}, {"b", {3}}}).fingerprint(), a.fingerprint());
   EXPECT_NE(ParamLayout({{"w", {2, 3}}, {"c", {3}}}).fingerprint(), a.fingerprint());
   EXPECT_NE(ParamLayout({{"b", {3}}, {"w", {2, 3}}}).fingerprint(), a.fingerprint());
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(needle, at)) != std::string::npos; at += needle.size()) ++n;
+  return n;
+}
+
+TEST(Tracer, SendsChunksOfCompleteEventsAndTheFileIsOneJsonObject) {
+  const std::string path = ::testing::TempDir() + "/tteps_trace_test.json";
+  std::vector<std::string> chunks;
+  {
+    TraceFile file(path);
+    Tracer tracer(
+        7, "worker 3",
+        [&](std::string events) {
+          chunks.push_back(events);
+          file.Append(events);
+        },
+        /*chunk_events=*/3);
+    const auto t0 = Tracer::Clock::now();
+    tracer.Span("compute", t0, t0 + std::chrono::milliseconds(5));  // 2 events with the name
+    EXPECT_TRUE(chunks.empty());
+    tracer.NameThread(2, "comm");  // 3: a chunk goes out
+    ASSERT_EQ(chunks.size(), 1u);
+    { ScopedSpan span(&tracer, "push", 2); }
+    { ScopedSpan nothing(nullptr, "push"); }  // no tracer: nothing recorded
+    tracer.Flush();
+    ASSERT_EQ(chunks.size(), 2u);
+    tracer.Flush();  // nothing buffered: nothing sent
+    EXPECT_EQ(chunks.size(), 2u);
+    file.Close();
+  }
+  EXPECT_EQ(Count(chunks[0], "\"ph\":\"X\""), 1u);
+  EXPECT_NE(chunks[0].find("\"dur\":5000"), std::string::npos) << chunks[0];
+  EXPECT_NE(chunks[0].find("\"args\":{\"name\":\"worker 3\"}"), std::string::npos);
+  EXPECT_NE(chunks[1].find("\"name\":\"push\",\"ph\":\"X\",\"pid\":7,\"tid\":2"), std::string::npos)
+      << chunks[1];
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  EXPECT_EQ(text.rfind("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", 0), 0u) << text;
+  EXPECT_EQ(text.substr(text.size() - 4), "\n]}\n") << text;
+  EXPECT_EQ(Count(text, "\"ph\":\"X\""), 2u);
+  EXPECT_EQ(Count(text, "},\n{"), 1u);  // the two chunks, comma-separated
 }
 
 TEST(SplitList, SplitsOnCommasAndDropsEmptyItems) {
