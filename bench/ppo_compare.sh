@@ -2,8 +2,8 @@
 # The PPO accumulation policy against fixed alphas, on the shipped sample in sync mode with 2
 # workers and 1 server, every run given the same wall-clock budget (--max_train_s):
 #
-#   bench/ppo_compare.sh [--out DIR] [--budget_s 60] [--seeds "1 2 3"] [--alphas "1 2 4 8"]
-#                        [--target_mape 0.25] [--cases "even slow"] [--quick]
+#   bench/ppo_compare.sh [--out DIR] [--budget_s 45] [--seeds "1 2 3"] [--alphas "1 2 4 8"]
+#                        [--target_mape 0.28] [--cases "even slow"] [--quick]
 #
 # Cases: "even" (two equal workers) and "slow" (worker 1 sleeps --slowdown 200 % of its compute
 # time: 3x slower). Policies: fixed alpha in --alphas; "ppo", learning online from scratch;
@@ -13,8 +13,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TTEPS_BIN:-$root/build/bin}
-out="bench-out/ppo-$(date +%Y%m%d-%H%M%S)" budget=60 seeds="1 2 3" alphas="1 2 4 8"
-target=0.25 cases="even slow"
+out="bench-out/ppo-$(date +%Y%m%d-%H%M%S)" budget=45 seeds="1 2 3" alphas="1 2 4 8"
+target=0.28 cases="even slow"
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;

@@ -57,8 +57,8 @@ def fmt(values, digits=4):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--target_mape", type=float, default=0.25)
-    ap.add_argument("--budget_s", type=float, default=60)
+    ap.add_argument("--target_mape", type=float, default=0.28)
+    ap.add_argument("--budget_s", type=float, default=45)
     args = ap.parse_args()
     runs_dir = os.path.join(args.out, "runs")
     rows = []
