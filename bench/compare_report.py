@@ -113,9 +113,25 @@ def _label(r):
     return r["mode"] + (f" S={r['servers']}" if r["servers"] else "")
 
 
+def median_runs(rows):
+    """One row per configuration: its median run by trips/s, with the number of runs and the
+    range of their trips/s."""
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["mode"], r["workers"], r["servers"])].append(r)
+    out = []
+    for runs in groups.values():
+        runs = sorted(runs, key=lambda r: r["trips_per_s"])
+        median = dict(runs[(len(runs) - 1) // 2])
+        median.update(runs=len(runs), tps_min=runs[0]["trips_per_s"],
+                      tps_max=runs[-1]["trips_per_s"])
+        out.append(median)
+    return out
+
+
 def write_report(args, rows, micro, seconds):
     ok = [r for r in rows if r["exit"] == 0 and "error" not in r]
-    thr = [r for r in ok if r["kind"] == "throughput"]
+    thr = median_runs([r for r in ok if r["kind"] == "throughput"])
     acc = [r for r in ok if r["kind"] == "accuracy"]
     local = next((r for r in thr if r["mode"] == "local"), None)
     ddp = {r["workers"]: r for r in thr if r["mode"] == "ddp"}
@@ -124,7 +140,8 @@ def write_report(args, rows, micro, seconds):
          f"scheduler + servers + workers); 1 LibTorch (or PyTorch) thread per process. "
          f"Throughput runs: {args.steps} steps of a global batch of 64 trips on "
          f"{args.trips} tteps-gen trips; trips/s over the whole run, first step included. "
-         f"Whole benchmark: {seconds / 60:.1f} min.\n"]
+         f"Rounds: {args.repeat} (with more than one, each configuration's median run is shown, "
+         f"and the range of its trips/s). Whole benchmark: {seconds / 60:.1f} min.\n"]
     failed = [r for r in rows if r not in ok]
     if failed:
         L.append("**Failed runs:** " + ", ".join(
@@ -140,8 +157,9 @@ def write_report(args, rows, micro, seconds):
         x_ddp = r["trips_per_s"] / d["trips_per_s"] if d else None
         stale = (f"{r['staleness_mean']:.2f} / {r['staleness_max']}"
                  if r.get("staleness_mean") is not None else "-")
+        spread = f" ({r['tps_min']:.0f}–{r['tps_max']:.0f})" if r["runs"] > 1 else ""
         L.append(f"| {_label(r)} | {r['workers']} | {r.get('processes', '-')} | "
-                 f"{r['trips_per_s']:.0f} | {_fmt(x_local, 2)} | {_fmt(x_ddp, 2)} | "
+                 f"{r['trips_per_s']:.0f}{spread} | {_fmt(x_local, 2)} | {_fmt(x_ddp, 2)} | "
                  f"{_fmt(r.get('compute_ms'))} | {_fmt(r.get('push_ms'))} | "
                  f"{_fmt(r.get('pull_ms'))} | {_fmt(r.get('wait_ms'))} | "
                  f"{_fmt(r.get('allreduce_ms'))} | "
