@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     --target_mape) target=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
     --quick) seeds=1 budget=30; shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ppo_compare: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -38,10 +38,13 @@ mkdir -p "$out/policies"
 declare -A sim_compute=([even]="0.14,0.14" [slow]="0.14,0.42")
 declare -A case_flags=([even]="" [slow]="--slowdown 200 --slowdown_worker 1")
 for c in $cases; do
+  [ -n "${sim_compute[$c]:-}" ] || { echo "ppo_compare: unknown case '$c' (even, slow)" >&2; exit 2; }
+done
+for c in $cases; do
   echo "== pre-training the $c policy on the simulated job" >&2
   "$bin/tteps-ppo-pretrain" --ppo_policy_out "$out/policies/$c.pt" --episodes 300 \
     --ppo_lr 1e-3 --ppo_rollout 64 --report_every 50 --sim_compute_s "${sim_compute[$c]}" \
-    --sim_comm_s 0.02 2>"$out/policies/$c.log" | tee -a "$out/policies/$c.log" | tail -1
+    --sim_comm_s 0.02 2>&1 | tee "$out/policies/$c.log" | tail -1
 done
 
 policies=""

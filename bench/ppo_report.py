@@ -13,18 +13,18 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from compare_report import read_curve  # noqa: E402  (bench/compare_report.py)
+
 
 def read_run(path):
     """One run's summary, eval curve (train seconds, MAPE) and alpha per worker over time."""
     with open(os.path.join(path, "summary.json")) as f:
         summary = json.load(f)
-    curve, alphas, decisions = [], {}, 0
+    curve, alphas, decisions = read_curve(os.path.join(path, "metrics.jsonl")), {}, 0
     with open(os.path.join(path, "metrics.jsonl")) as f:
         for line in f:
             m = json.loads(line)
-            if m.get("type") == "eval":
-                curve.append((m["train_s"], m["eval"]["mape"]))
-            elif m.get("type") == "train" and "worker" in m:
+            if m.get("type") == "train" and "worker" in m:
                 alphas.setdefault(m["worker"], []).append(
                     (m["wall_s"], m["alpha"], m["window_s"]))
             elif m.get("type") == "decision":
@@ -65,7 +65,8 @@ def main():
     for case in sorted(os.listdir(runs_dir)):
         for policy in sorted(os.listdir(os.path.join(runs_dir, case))):
             pdir = os.path.join(runs_dir, case, policy)
-            for seed in sorted(d for d in os.listdir(pdir) if os.path.isdir(os.path.join(pdir, d))):
+            seeds = [d for d in os.listdir(pdir) if os.path.isdir(os.path.join(pdir, d))]
+            for seed in sorted(seeds, key=lambda d: int(d.replace("seed", "") or 0)):
                 path = os.path.join(pdir, seed)
                 try:
                     summary, curve, alphas, decisions = read_run(path)

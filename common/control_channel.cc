@@ -187,7 +187,7 @@ void ControlChannel::Loop() {
 std::unique_ptr<Tracer> MakeNodeTracer(ControlChannel* control) {
   if (TracePath().empty()) return nullptr;
   const NodeInfo& self = control->self();
-  // Process ids in the viewer: servers 100 + id, workers 200 + id (the scheduler is 1).
+  // Process ids in the viewer: servers 100 + id, workers 200 + id.
   const int pid = (self.role == Role::kServer ? 100 : 200) + self.id;
   return std::make_unique<Tracer>(pid, self.Name(), [control](std::string events) {
     control->Send(MsgType::kTrace, 0, std::move(events));

@@ -53,7 +53,7 @@ void Tracer::Add(const std::string& event) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     Append(event);
-    if (buffered_ < chunk_events_) return;
+    if (buffered_ < chunk_events_ && buffer_.size() < kChunkBytes) return;
     chunk.swap(buffer_);
     buffered_ = 0;
   }

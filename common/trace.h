@@ -18,7 +18,9 @@ class Tracer {
   // `sink` receives comma-separated JSON events (no brackets).
   using Sink = std::function<void(std::string events)>;
   // Events of process `pid`, named `process_name` in the viewer; a chunk goes to the sink once
-  // `chunk_events` are buffered (and at Flush).
+  // `chunk_events` or kChunkBytes are buffered (and at Flush). kChunkBytes keeps a chunk well
+  // inside a message header's text limit (kMaxHeaderBytes, 1 MB).
+  static constexpr size_t kChunkBytes = 256 << 10;
   Tracer(int pid, const std::string& process_name, Sink sink, size_t chunk_events = 2000);
   ~Tracer();
 

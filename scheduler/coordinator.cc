@@ -149,6 +149,17 @@ void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
     return;
   }
   out_->AppendLine(json);  // recorded as the worker wrote it
+  simdjson::dom::element type;
+  if (o["type"].get(type) == simdjson::SUCCESS && type.is_string() &&
+      type.get_string().value() == "start") {
+    // Training time counts from the first worker's first step: data loading and model set-up
+    // after registration are not training (the local trainer and DDP do not count them either).
+    if (!training_started_) {
+      training_started_ = true;
+      train_start_ = last_eval_request_ = Clock::now();
+    }
+    return;
+  }
   WorkerProgress& p = progress_[node.info.id];
   const int64_t steps = static_cast<int64_t>(Number(o, "step")) - p.step;
   p.step = static_cast<int64_t>(Number(o, "step"));
@@ -175,10 +186,10 @@ void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
   // Worker 0 sends snapshots on the same schedule; time-based evaluations come from the loop.
   if (opts_.WorkersOnly() || opts_.eval_every_s > 0) return;
   if (opts_.eval_every > 0 && min_step >= next_eval_ && min_step < opts_.total_steps) {
-    eval_->Request(min_step, false);
+    eval_->Request(min_step, false, TrainSeconds());
     next_eval_ = (min_step / opts_.eval_every + 1) * opts_.eval_every;
   } else if (opts_.eval_every == 0 && node.info.id == 0 && p.epoch > last_epoch_) {
-    eval_->Request(p.step, false);
+    eval_->Request(p.step, false, TrainSeconds());
     last_epoch_ = p.epoch;
   }
 }
@@ -203,14 +214,18 @@ int64_t Coordinator::MinStep() const {
 }
 
 void Coordinator::MaybeEvaluateByTime() {
-  if (opts_.WorkersOnly() || opts_.eval_every_s <= 0 || final_requested_) return;
+  if (opts_.WorkersOnly() || opts_.eval_every_s <= 0 || final_requested_ || !training_started_) {
+    return;
+  }
   if (Since(last_eval_request_) < opts_.eval_every_s) return;
-  eval_->Request(MinStep(), false);
+  eval_->Request(MinStep(), false, TrainSeconds());
   last_eval_request_ = Clock::now();
 }
 
+double Coordinator::TrainSeconds() const { return training_started_ ? Since(train_start_) : 0.0; }
+
 void Coordinator::MaybeStopForBudget() {
-  if (opts_.max_train_s <= 0 || stop_sent_ || Since(train_start_) < opts_.max_train_s) return;
+  if (opts_.max_train_s <= 0 || stop_sent_ || TrainSeconds() < opts_.max_train_s) return;
   stop_sent_ = true;
   LOG(INFO) << "time budget of " << opts_.max_train_s
             << " s (--max_train_s) spent: telling the workers to stop";
@@ -235,7 +250,7 @@ void Coordinator::OnSnapshot(const Node& node, const Message& m) {
   const bool final = m.header.samples == 1;
   if (final) final_offered_ = true;
   eval_->Offer(m.header.step, final,
-               std::vector<float>(m.floats(0), m.floats(0) + opts_.param_count));
+               std::vector<float>(m.floats(0), m.floats(0) + opts_.param_count), TrainSeconds());
 }
 
 void Coordinator::SendDecisions() {
@@ -320,6 +335,7 @@ void Coordinator::HandleMessage(const Message& m) {
     case MsgType::kDone:
       node->done = true;
       steps_done_ = std::max(steps_done_, m.header.step);
+      min_steps_done_ = std::min(min_steps_done_, m.header.step);
       LOG(INFO) << node->info.Name() << " finished its " << m.header.step << " steps";
       break;
     case MsgType::kError:
@@ -400,7 +416,7 @@ int Coordinator::Run() {
       }
       JsonObject line;
       line.Add("type", "eval").Add("step", r->step).Add("version", r->version);
-      line.Add("wall_s", Since(start_)).Add("train_s", Since(train_start_)).AddRaw("eval", r->json);
+      line.Add("wall_s", Since(start_)).Add("train_s", r->train_s).AddRaw("eval", r->json);
       out_->AppendMetrics(line);
       LOG(INFO) << "eval at step " << r->step << " (version " << r->version << "): " << r->json;
       if (r->final) {
@@ -433,7 +449,7 @@ int Coordinator::Run() {
       final_requested_ = true;
       FinishPolicy();
       if (!opts_.WorkersOnly()) {
-        eval_->Request(steps_done_, true);
+        eval_->Request(steps_done_, true, TrainSeconds());
       } else if (!final_offered_) {
         // Worker 0 sends its final snapshot before it reports done, on the same socket.
         Fail("worker 0 finished without sending its final parameters (see its log)");
@@ -480,7 +496,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
       .Add("epochs", epochs)
       .Add("steps", steps_done_ > 0 ? steps_done_ : opts_.total_steps)
       .Add("planned_steps", opts_.total_steps)
-      .Add("stopped_by_time_budget", stop_sent_ && steps_done_ < opts_.total_steps)
+      .Add("stopped_by_time_budget", stop_sent_ && min_steps_done_ < opts_.total_steps)
       .Add("batch_size", opts_.batch_size)
       .Add("trips", trips)
       .Add("trips_per_s", train_s > 0 ? trips / train_s : 0.0)

@@ -84,6 +84,8 @@ class Coordinator {
   // --max_train_s: once the budget is spent, tells every worker to stop (once).
   void MaybeStopForBudget();
   int64_t MinStep() const;
+  // Seconds since the first worker began training (0 before).
+  double TrainSeconds() const;
   // Peak resident memory (MB) of the scheduler, each worker and each server.
   JsonObject PeakMemoryJson() const;
   void Fail(const std::string& reason);
@@ -109,7 +111,9 @@ class Coordinator {
   int64_t next_eval_ = 0, last_epoch_ = 0;
   std::chrono::steady_clock::time_point last_eval_request_;
   bool stop_sent_ = false;
-  int64_t steps_done_ = 0;  // the most steps a finished worker reported
+  int64_t steps_done_ = 0;              // the most steps a finished worker reported
+  int64_t min_steps_done_ = INT64_MAX;  // the fewest
+  bool training_started_ = false;       // a worker reported its first step ("start")
   bool final_requested_ = false, final_done_ = false, final_offered_ = false;
   std::string final_eval_;
   TraceFile* trace_ = nullptr;

@@ -17,8 +17,9 @@ struct EvalOutcome {
   int64_t step = 0;     // the training step that asked for it
   int64_t version = 0;  // server version evaluated (ring modes: the snapshot's step)
   bool final = false;
-  std::string json;   // {"mape":..,"rmse":..,"mae":..,"n":..}
-  std::string error;  // non-empty if the evaluation failed
+  double train_s = 0;  // training seconds when it was asked for (the parameters' age)
+  std::string json;    // {"mape":..,"rmse":..,"mae":..,"n":..}
+  std::string error;   // non-empty if the evaluation failed
 };
 
 class Evaluation {
@@ -28,9 +29,10 @@ class Evaluation {
   virtual void Start(const ClusterMap& map) = 0;
   // Asks for an evaluation at `step`; ignored while one is running, unless `final` (then
   // queued; the final one also writes model.pt).
-  virtual void Request(int64_t step, bool final) = 0;
+  // `train_s`: training seconds at the request, reported with the outcome.
+  virtual void Request(int64_t step, bool final, double train_s) = 0;
   // Evaluates these flat parameters (the modes without servers); same queueing rule.
-  virtual void Offer(int64_t step, bool final, std::vector<float> params) = 0;
+  virtual void Offer(int64_t step, bool final, std::vector<float> params, double train_s) = 0;
   virtual std::optional<EvalOutcome> Poll() = 0;
 };
 

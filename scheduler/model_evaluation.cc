@@ -40,10 +40,12 @@ class ModelEvaluation : public Evaluation {
     thread_ = std::thread([this] { Loop(); });
   }
 
-  void Request(int64_t step, bool final) override { Queue({step, final, {}}); }
+  void Request(int64_t step, bool final, double train_s) override {
+    Queue({step, final, train_s, {}});
+  }
 
-  void Offer(int64_t step, bool final, std::vector<float> params) override {
-    Queue({step, final, std::move(params)});
+  void Offer(int64_t step, bool final, std::vector<float> params, double train_s) override {
+    Queue({step, final, train_s, std::move(params)});
   }
 
   std::optional<EvalOutcome> Poll() override {
@@ -82,6 +84,7 @@ class ModelEvaluation : public Evaluation {
       EvalOutcome out;
       out.step = req.step;
       out.final = req.final;
+      out.train_s = req.train_s;
       try {
         if (!req.params.empty()) {
           out.version = req.step;
@@ -89,7 +92,10 @@ class ModelEvaluation : public Evaluation {
         } else {
           if (!kv)
             throw std::logic_error("an evaluation without parameters in a job without servers");
-          out.version = kv->Pull(0, pulled.data()).version;
+          // The final weights of a sync job are those of version `step`: with clipping, the
+          // last step may still be waiting for its norm when the workers report done.
+          const int64_t want = req.final && map_.mode == "sync" ? req.step : 0;
+          out.version = kv->Pull(want, pulled.data()).version;
           CopyParamsIn(*model_, layout, pulled.data());
         }
         out.json = Evaluate(*model_, trips_, batch_size_).ToJson().str();
@@ -106,6 +112,7 @@ class ModelEvaluation : public Evaluation {
   struct Job {
     int64_t step = 0;
     bool final = false;
+    double train_s = 0;
     std::vector<float> params;  // empty: pull from the servers
   };
 

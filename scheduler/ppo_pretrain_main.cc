@@ -34,14 +34,30 @@ double GreedyReturn(PpoAgent* agent, const SimConfig& config) {
 int Pretrain() {
   const auto opts = scheduler::PolicyOptionsFromFlags();
   opts.ppo.Validate();
+  if (opts.alpha_min < 1 || opts.alpha_max < opts.alpha_min) {
+    throw std::invalid_argument("--alpha_min must be >= 1 and <= --alpha_max");
+  }
+  if (opts.rollout < 1) throw std::invalid_argument("--ppo_rollout must be >= 1");
   if (opts.policy_out.empty()) throw std::invalid_argument("--ppo_policy_out is required");
   if (FLAGS_episodes < 1 || FLAGS_report_every < 1 || FLAGS_eval_episodes < 1) {
     throw std::invalid_argument("--episodes, --report_every and --eval_episodes must be >= 1");
   }
   SimConfig sc;
   sc.compute_s.clear();
-  for (const auto& s : SplitList(FLAGS_sim_compute_s)) sc.compute_s.push_back(std::stod(s));
+  for (const auto& s : SplitList(FLAGS_sim_compute_s)) {
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != s.size() || !(v > 0)) {
+      throw std::invalid_argument("--sim_compute_s: '" + s + "' is not a positive number");
+    }
+    sc.compute_s.push_back(v);
+  }
   if (sc.compute_s.empty()) throw std::invalid_argument("--sim_compute_s names no worker");
+  if (!(FLAGS_sim_comm_s >= 0)) throw std::invalid_argument("--sim_comm_s must be >= 0");
   sc.comm_s = FLAGS_sim_comm_s;
   sc.alpha_min = opts.alpha_min;
   sc.alpha_max = opts.alpha_max;
@@ -53,10 +69,16 @@ int Pretrain() {
   std::string best;
   for (auto a : train_env.best_alphas()) best += (best.empty() ? "" : ",") + std::to_string(a);
   LOG(INFO) << "simulated job: " << sc.compute_s.size() << " workers, best alphas " << best;
-  // Evaluation episodes use seeds the training never sees.
+  // Evaluation episodes use seeds the training never sees: one set to choose the policy to
+  // keep, another to report it without that choice's optimism.
   auto eval_config = [&](int i) {
     SimConfig e = sc;
     e.seed = sc.seed + 1000 + i;
+    return e;
+  };
+  auto test_config = [&](int i) {
+    SimConfig e = sc;
+    e.seed = sc.seed + 2000 + i;
     return e;
   };
   double oracle = 0;
@@ -80,8 +102,16 @@ int Pretrain() {
       agent.Save(opts.policy_out);
     }
   }
-  std::printf("saved %s: the policy of episode %d, %.1f%% of the oracle's return\n",
-              opts.policy_out.c_str(), best_episode, 100 * best_return / oracle);
+  PpoAgent kept(opts.ppo);
+  kept.Load(opts.policy_out);
+  double test = 0, test_oracle = 0;
+  for (int i = 0; i < FLAGS_eval_episodes; ++i) {
+    test += GreedyReturn(&kept, test_config(i));
+    test_oracle += OracleReturn(test_config(i));
+  }
+  std::printf(
+      "saved %s: the policy of episode %d; on %d fresh episodes %.1f%% of the oracle's return\n",
+      opts.policy_out.c_str(), best_episode, FLAGS_eval_episodes, 100 * test / test_oracle);
   return 0;
 }
 

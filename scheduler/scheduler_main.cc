@@ -72,6 +72,9 @@ int CheckConfig() {
   if (!FLAGS_resume.empty() && !std::ifstream(FLAGS_resume)) {
     throw std::invalid_argument("cannot open the checkpoint directory " + FLAGS_resume);
   }
+  if (!TracePath().empty() && !std::ofstream(TracePath())) {
+    throw std::invalid_argument("cannot write the trace file " + TracePath() + " (--trace)");
+  }
   return 0;
 }
 

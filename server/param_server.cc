@@ -82,8 +82,11 @@ void ParamServer::Handle(Message& m) {
         break;
       case MsgType::kPush: {
         const int64_t before = shard_->version();
-        ScopedSpan span(tracer_, "apply push");
-        const int64_t stale = shard_->Push(h.sender_id, h.step, h.samples, m.floats(0), h.norm);
+        int64_t stale = 0;
+        {
+          ScopedSpan span(tracer_, "apply push");
+          stale = shard_->Push(h.sender_id, h.step, h.samples, m.floats(0), h.norm);
+        }
         if (h.stop) shard_->RequestStop(h.step);
         ++staleness_[stale];
         ++pushes_;

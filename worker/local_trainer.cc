@@ -25,7 +25,7 @@ LocalTrainer::LocalTrainer(deeptte::DeepTTE model, const std::vector<data::Trip>
   opts_.Validate();
 }
 
-void LocalTrainer::LogEval(int64_t step, int64_t epoch, double wall_s) {
+void LocalTrainer::LogEval(int64_t step, int64_t epoch, double wall_s, double train_s) {
   if (eval_.empty()) return;
   ScopedSpan span(tracer_, "eval");
   auto r = Evaluate(*model_, eval_, opts_.eval_batch_size);
@@ -36,6 +36,7 @@ void LocalTrainer::LogEval(int64_t step, int64_t epoch, double wall_s) {
                             .Add("step", step)
                             .Add("epoch", epoch)
                             .Add("wall_s", wall_s)
+                            .Add("train_s", train_s)
                             .Add("mape", r.mape)
                             .Add("rmse", r.rmse)
                             .Add("mae", r.mae)
@@ -55,7 +56,8 @@ TrainResult LocalTrainer::Run() {
   ProgressLine progress("local", total_steps, opts_.progress_s);
   TrainResult res;
   const auto start = Clock::now();
-  auto last_eval = start;
+  double last_eval_s = 0;  // training seconds at the last evaluation
+  bool out_of_time = false;
   double window_loss = 0;
   int64_t window_trips = 0;
   double window_seconds = 0;
@@ -82,7 +84,9 @@ TrainResult LocalTrainer::Run() {
       window_trips += s.trips;
       window_seconds += dt;
 
-      const bool out_of_time = opts_.max_train_s > 0 && Since(start) >= opts_.max_train_s;
+      // Training time is the steps' time: the evaluations here run inline, which in the
+      // distributed modes run beside training on the scheduler.
+      out_of_time = opts_.max_train_s > 0 && res.train_seconds >= opts_.max_train_s;
       const bool last = res.steps == total_steps || out_of_time;
       if (out_of_time && res.steps < total_steps) {
         LOG(INFO) << "time budget of " << opts_.max_train_s << " s spent: stopping after step "
@@ -105,15 +109,17 @@ TrainResult LocalTrainer::Run() {
         window_trips = 0;
         window_seconds = 0;
       }
-      if (opts_.eval_every_s > 0 ? Since(last_eval) >= opts_.eval_every_s
+      if (opts_.eval_every_s > 0 ? res.train_seconds - last_eval_s >= opts_.eval_every_s
                                  : opts_.eval_every > 0 && res.steps % opts_.eval_every == 0) {
-        LogEval(res.steps, epoch, Since(start));
-        last_eval = Clock::now();
+        LogEval(res.steps, epoch, Since(start), res.train_seconds);
+        last_eval_s = res.train_seconds;
       }
       if (last) break;
     }
-    if (opts_.eval_every == 0 && opts_.eval_every_s == 0) LogEval(res.steps, epoch, Since(start));
-    if (opts_.max_train_s > 0 && Since(start) >= opts_.max_train_s) break;
+    if (out_of_time) break;  // the final evaluation below covers these parameters
+    if (opts_.eval_every == 0 && opts_.eval_every_s == 0) {
+      LogEval(res.steps, epoch, Since(start), res.train_seconds);
+    }
   }
   res.final_eval = Evaluate(*model_, eval_, opts_.eval_batch_size);
   res.wall_seconds = Since(start);

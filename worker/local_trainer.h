@@ -32,7 +32,7 @@ class LocalTrainer {
   void set_tracer(Tracer* tracer) { tracer_ = tracer; }
 
  private:
-  void LogEval(int64_t step, int64_t epoch, double wall_s);
+  void LogEval(int64_t step, int64_t epoch, double wall_s, double train_s);
 
   deeptte::DeepTTE model_;
   const std::vector<data::Trip>& train_;

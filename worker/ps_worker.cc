@@ -34,8 +34,9 @@ PsWorker::PsWorker(deeptte::DeepTTE model, const std::vector<data::Trip>& train,
                    ControlChannel* control)
     : model_(std::move(model)), train_(train), opts_(opts), ps_(ps), kv_(kv), control_(control) {}
 
-// The exchange of a step on the timeline: the push until every server acknowledged it, then
-// the pull, within it the time a server held the pull for other workers (wait).
+// The exchange of a step on the timeline, in pieces that do not overlap: the push until every
+// server acknowledged it, the time a server held the pull for other workers (wait), then the
+// rest of the pull.
 void PsWorker::TraceExchange(Clock::time_point begin, const PullResult& r) {
   if (!ps_.tracer) return;
   const auto end = Clock::now();
@@ -46,8 +47,8 @@ void PsWorker::TraceExchange(Clock::time_point begin, const PullResult& r) {
   Tracer* tr = ps_.tracer;
   tr->Span("push", begin, at(r.push_s));
   if (end <= at(r.push_s)) return;
-  tr->Span("pull", at(r.push_s), end);
   if (r.held_s > 0) tr->Span("wait", at(r.push_s), at(r.push_s + r.held_s));
+  if (end > at(r.push_s + r.held_s)) tr->Span("pull", at(r.push_s + r.held_s), end);
 }
 
 void PsWorker::Run() {
@@ -69,6 +70,7 @@ void PsWorker::Run() {
   // What a pull before step t waits for: sync, version t; SSP, the slowest clock >= t - s.
   auto want = [&](int64_t t) { return ps_.mode == "async" ? 0 : t; };
   const auto start = Clock::now();
+  control_->Send(MsgType::kMetrics, ps_.start_step, TrainStartJson(ps_.worker));
   auto t = Clock::now();
   PullResult pulled = kv_->Pull(want(ps_.start_step), params.data());
   // The first pull is counted in the first step; later pulls in the exchange that ends a step.
@@ -77,7 +79,6 @@ void PsWorker::Run() {
   for (int64_t step = ps_.start_step; step < total_steps; ++step) {
     const auto step_start = Clock::now();
     if (control_->alpha() > 0) alpha = control_->alpha();
-    if (control_->StopRequested()) kv_->RequestStop();
     CopyParamsIn(*model_, layout, params.data());
 
     t = Clock::now();
@@ -108,6 +109,7 @@ void PsWorker::Run() {
     bool last = planned_last;
     // Only clipping servers read the norm: without clipping it is not computed (-1: none).
     const double norm = opts_.clip_norm > 0 ? MeanGradNorm(*grad, sum.trips) : -1;
+    if (control_->StopRequested()) kv_->RequestStop();  // checked late: it may come mid-step
     t = Clock::now();
     PullResult next;
     if (last) {

@@ -224,13 +224,15 @@ int64_t RingWorker::RunSteps() {
   int64_t trips_since_average = 0, epochs_evaluated = 0;
   bool eval_due = false, check_due = false;
   const auto start = Clock::now();
+  control_->Send(MsgType::kMetrics, 0, TrainStartJson(ro_.worker));
   auto last_snapshot = start;
   int64_t steps_done = total_steps;
   for (int64_t step = 0; step < total_steps; ++step) {
     const auto step_start = Clock::now();
     if (control_->alpha() > 0) alpha = control_->alpha();
-    // Worker 0 snapshots the parameters for evaluation: after every epoch or eval_every steps,
-    // at the first point where the workers agree (every step in ring mode).
+    // Worker 0 snapshots the parameters for evaluation: after every epoch, every eval_every
+    // steps or every eval_every_s seconds, at the first point where the workers agree (every
+    // step in ring mode).
     if (ro_.worker == 0 && step > 0) {
       const int64_t finished = stream.AtEpochEnd() ? stream.epoch() + 1 : stream.epoch();
       if (opts_.eval_every_s > 0) {

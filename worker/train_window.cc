@@ -35,4 +35,8 @@ JsonObject TrainWindow::Json(int worker, int64_t step, int64_t epoch, double wal
   return o;
 }
 
+std::string TrainStartJson(int worker) {
+  return JsonObject().Add("type", "start").Add("worker", worker).str();
+}
+
 }  // namespace tteps

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/json_writer.h"
@@ -20,5 +21,9 @@ struct TrainWindow {
   // window_s, step_losses.
   JsonObject Json(int worker, int64_t step, int64_t epoch, double wall_s, int64_t alpha) const;
 };
+
+// The "start" line a worker sends as its training loop begins: the scheduler's training clock
+// (trips/s, --max_train_s, train_s of evaluations) starts at the first one.
+std::string TrainStartJson(int worker);
 
 }  // namespace tteps
