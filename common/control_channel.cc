@@ -103,6 +103,19 @@ void ControlChannel::Queue(MsgType type, int64_t step, int64_t samples, Header h
   ++queued_;
 }
 
+void ControlChannel::WaitForGo() {
+  const auto start = Clock::now();
+  while (!go_.load()) {
+    std::string reason;
+    if (ShutdownRequested(&reason)) throw std::runtime_error("stopped before training: " + reason);
+    if (SecondsSince(start) > timeout_s_) {
+      throw std::runtime_error(self_.Name() + ": the scheduler did not start training within " +
+                               std::to_string(timeout_s_) + " s (--timeout_s) of it being ready");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 void ControlChannel::Flush() {
   const auto start = Clock::now();
   while (queued_.load() > 0 && running_ && SecondsSince(start) < timeout_s_) {
@@ -156,6 +169,9 @@ void ControlChannel::Loop() {
             break;
           case MsgType::kStop:
             stop_requested_ = true;
+            break;
+          case MsgType::kGo:
+            go_ = true;
             break;
           case MsgType::kNormTotal: {
             std::lock_guard<std::mutex> lock(mu_);

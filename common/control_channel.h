@@ -46,6 +46,9 @@ class ControlChannel {
   // True once the scheduler said to stop, or fell silent for longer than the timeout.
   // `failed` and `reason` say whether the job failed and why.
   bool ShutdownRequested(std::string* reason = nullptr, bool* failed = nullptr) const;
+  // Waits (up to the timeout) until the scheduler says every worker is ready to train (kGo).
+  // Throws std::runtime_error on a shutdown or when the deadline passes.
+  void WaitForGo();
   // True once the scheduler said the time budget is spent (kStop): finish soon, cleanly.
   bool StopRequested() const { return stop_requested_.load(); }
   // The accumulation alpha last set by the scheduler (0: never set).
@@ -66,6 +69,7 @@ class ControlChannel {
   std::atomic<bool> running_{false};
   std::atomic<int64_t> alpha_{0};
   std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> go_{false};
   std::atomic<size_t> queued_{0};
 
   mutable std::mutex mu_;

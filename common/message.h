@@ -40,6 +40,7 @@ enum class MsgType : uint8_t {
   kStop,         // scheduler -> worker: the time budget (--max_train_s) is spent; finish at
                  // the next point where the workers can agree on a last step
   kTrace,        // node -> scheduler; text: timeline events (common/trace.h) for --trace
+  kGo,           // scheduler -> workers: every worker is ready (data loaded); start training
   kTypeCount     // not a type: the number of types
 };
 const char* TypeName(MsgType type);

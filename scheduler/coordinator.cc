@@ -152,11 +152,18 @@ void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
   simdjson::dom::element type;
   if (o["type"].get(type) == simdjson::SUCCESS && type.is_string() &&
       type.get_string().value() == "start") {
-    // Training time counts from the first worker's first step: data loading and model set-up
-    // after registration are not training (the local trainer and DDP do not count them either).
-    if (!training_started_) {
+    // Every worker has loaded its data and built its model: training starts for all at once,
+    // and so does the training clock (the local trainer and DDP do not count set-up either).
+    ready_.insert(node.info.id);
+    if (!training_started_ && static_cast<int>(ready_.size()) == opts_.num_workers) {
       training_started_ = true;
       train_start_ = last_eval_request_ = Clock::now();
+      Header go;
+      go.type = MsgType::kGo;
+      go.sender_role = Role::kScheduler;
+      for (const auto& n : nodes_) {
+        if (n.info.role == Role::kWorker) SendMessage(socket_, go, {}, n.peer);
+      }
     }
     return;
   }

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -113,7 +114,8 @@ class Coordinator {
   bool stop_sent_ = false;
   int64_t steps_done_ = 0;              // the most steps a finished worker reported
   int64_t min_steps_done_ = INT64_MAX;  // the fewest
-  bool training_started_ = false;       // a worker reported its first step ("start")
+  std::set<int> ready_;                 // workers that reported "start" (ready to train)
+  bool training_started_ = false;       // all were, and were told to go
   bool final_requested_ = false, final_done_ = false, final_offered_ = false;
   std::string final_eval_;
   TraceFile* trace_ = nullptr;

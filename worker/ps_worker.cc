@@ -69,8 +69,10 @@ void PsWorker::Run() {
   double win_push = 0, win_pull = 0, win_staleness = 0;  // this mode's own sums
   // What a pull before step t waits for: sync, version t; SSP, the slowest clock >= t - s.
   auto want = [&](int64_t t) { return ps_.mode == "async" ? 0 : t; };
-  const auto start = Clock::now();
+  // Every worker begins together, once all have loaded their data (the training clock's start).
   control_->Send(MsgType::kMetrics, ps_.start_step, TrainStartJson(ps_.worker));
+  control_->WaitForGo();
+  const auto start = Clock::now();
   auto t = Clock::now();
   PullResult pulled = kv_->Pull(want(ps_.start_step), params.data());
   // The first pull is counted in the first step; later pulls in the exchange that ends a step.

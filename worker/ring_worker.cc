@@ -214,6 +214,9 @@ int64_t RingWorker::RunSteps() {
   auto optimizer = MakeOptimizer(opts_, model_->parameters());
   int64_t alpha = ro_.accumulation;
 
+  // Every worker begins together, once all have loaded their data (the training clock's start).
+  control_->Send(MsgType::kMetrics, 0, TrainStartJson(ro_.worker));
+  control_->WaitForGo();
   // Start from worker 0's parameters, as DDP does (the others contribute zeros).
   CopyParamsOut(*model_, layout_, flat_.data());
   if (ro_.worker != 0) std::fill(flat_.begin(), flat_.end(), 0.0f);
@@ -224,7 +227,6 @@ int64_t RingWorker::RunSteps() {
   int64_t trips_since_average = 0, epochs_evaluated = 0;
   bool eval_due = false, check_due = false;
   const auto start = Clock::now();
-  control_->Send(MsgType::kMetrics, 0, TrainStartJson(ro_.worker));
   auto last_snapshot = start;
   int64_t steps_done = total_steps;
   for (int64_t step = 0; step < total_steps; ++step) {

@@ -22,8 +22,9 @@ struct TrainWindow {
   JsonObject Json(int worker, int64_t step, int64_t epoch, double wall_s, int64_t alpha) const;
 };
 
-// The "start" line a worker sends as its training loop begins: the scheduler's training clock
-// (trips/s, --max_train_s, train_s of evaluations) starts at the first one.
+// The "start" line a worker sends once it is ready to train. When every worker has sent it,
+// the scheduler starts them all (kGo) and its training clock (trips/s, --max_train_s, train_s
+// of evaluations).
 std::string TrainStartJson(int worker);
 
 }  // namespace tteps
