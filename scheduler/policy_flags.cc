@@ -59,13 +59,17 @@ void CheckPolicyFlags() {
   }
   if (FLAGS_accumulation < 1) throw std::invalid_argument("--accumulation must be >= 1");
   if (FLAGS_accumulation_policy == "fixed") return;
-  if (FLAGS_alpha_min < 1 || FLAGS_alpha_max < FLAGS_alpha_min) {
-    throw std::invalid_argument("--alpha_min must be >= 1 and <= --alpha_max");
-  }
+  CheckPpoFlags();
   if (FLAGS_accumulation < FLAGS_alpha_min || FLAGS_accumulation > FLAGS_alpha_max) {
     throw std::invalid_argument(
         "--accumulation (the starting alpha) must lie in [--alpha_min, "
         "--alpha_max]");
+  }
+}
+
+void CheckPpoFlags() {
+  if (FLAGS_alpha_min < 1 || FLAGS_alpha_max < FLAGS_alpha_min) {
+    throw std::invalid_argument("--alpha_min must be >= 1 and <= --alpha_max");
   }
   if (FLAGS_ppo_rollout < 1) throw std::invalid_argument("--ppo_rollout must be >= 1");
   if (!FLAGS_ppo_policy_in.empty() && !std::ifstream(FLAGS_ppo_policy_in)) {

@@ -10,6 +10,8 @@ namespace tteps::scheduler {
 
 // Throws std::invalid_argument on a bad value.
 void CheckPolicyFlags();
+// The agent's part (--alpha_min/max, --ppo_*), for the scheduler and tteps-ppo-pretrain.
+void CheckPpoFlags();
 // The --ppo_* and --alpha_* flags (unchecked).
 ppo::LivePolicyOptions PolicyOptionsFromFlags();
 // nullptr for --accumulation_policy=fixed.

@@ -32,29 +32,20 @@ double GreedyReturn(PpoAgent* agent, const SimConfig& config) {
 }
 
 int Pretrain() {
+  scheduler::CheckPpoFlags();
   const auto opts = scheduler::PolicyOptionsFromFlags();
-  opts.ppo.Validate();
-  if (opts.alpha_min < 1 || opts.alpha_max < opts.alpha_min) {
-    throw std::invalid_argument("--alpha_min must be >= 1 and <= --alpha_max");
-  }
-  if (opts.rollout < 1) throw std::invalid_argument("--ppo_rollout must be >= 1");
   if (opts.policy_out.empty()) throw std::invalid_argument("--ppo_policy_out is required");
   if (FLAGS_episodes < 1 || FLAGS_report_every < 1 || FLAGS_eval_episodes < 1) {
     throw std::invalid_argument("--episodes, --report_every and --eval_episodes must be >= 1");
   }
   SimConfig sc;
-  sc.compute_s.clear();
-  for (const auto& s : SplitList(FLAGS_sim_compute_s)) {
-    size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(s, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != s.size() || !(v > 0)) {
-      throw std::invalid_argument("--sim_compute_s: '" + s + "' is not a positive number");
-    }
-    sc.compute_s.push_back(v);
+  try {
+    sc.compute_s = SplitDoubles(FLAGS_sim_compute_s);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--sim_compute_s: ") + e.what());
+  }
+  for (double v : sc.compute_s) {
+    if (!(v > 0)) throw std::invalid_argument("--sim_compute_s: every time must be > 0");
   }
   if (sc.compute_s.empty()) throw std::invalid_argument("--sim_compute_s names no worker");
   if (!(FLAGS_sim_comm_s >= 0)) throw std::invalid_argument("--sim_comm_s must be >= 0");

@@ -116,11 +116,7 @@ TEST(RingCluster, AveragingEveryFiveStepsLearns) {
   EXPECT_LT(JsonNumber(summary, "mape"), 0.45) << summary;
   // One evaluation per epoch, from worker 0's snapshots.
   const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
-  size_t evals = 0;
-  for (size_t at = 0; (at = metrics.find("\"type\":\"eval\"", at)) != std::string::npos; ++at) {
-    ++evals;
-  }
-  EXPECT_GE(evals, 9u) << metrics;
+  EXPECT_GE(CountOf(metrics, "\"type\":\"eval\""), 9u) << metrics;
 }
 
 TEST(RingCluster, TimeBudgetStopsRingWorkersAfterTheSameStep) {

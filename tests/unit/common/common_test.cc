@@ -110,6 +110,8 @@ TEST(SplitList, SplitsOnCommasAndDropsEmptyItems) {
   EXPECT_TRUE(SplitList("").empty());
   EXPECT_EQ(SplitInts("4,64,2844"), (std::vector<int64_t>{4, 64, 2844}));
   EXPECT_THROW(SplitInts("4,6x"), std::invalid_argument);
+  EXPECT_EQ(SplitDoubles("0.14,,2"), (std::vector<double>{0.14, 2}));
+  EXPECT_THROW(SplitDoubles("0.1,x"), std::invalid_argument);
 }
 
 }  // namespace
