@@ -71,7 +71,7 @@ def read_curve(path):
             m = json.loads(line)
             if m.get("type") != "eval":
                 continue
-            ev = m.get("eval", m)
+            ev = m["eval"]
             t = m.get("train_s", m.get("wall_s"))
             if t is not None and "mape" in ev:
                 curve.append((t, ev["mape"]))

@@ -26,7 +26,7 @@ def read_run(path):
             m = json.loads(line)
             if m.get("type") == "train" and "worker" in m:
                 alphas.setdefault(m["worker"], []).append(
-                    (m["wall_s"], m["alpha"], m["window_s"]))
+                    (m["wall_s"], m["accumulation"], m["window_s"]))
             elif m.get("type") == "decision":
                 decisions += 1
     return summary, curve, alphas, decisions

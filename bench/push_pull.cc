@@ -84,7 +84,7 @@ Result RawRoundTrip(zmq::context_t& ctx, size_t bytes) {
 // S parameter servers (sync, Adam) and W workers doing push(gradient) + pull(next version).
 Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
   ClusterMap map;
-  map.mode = "sync";
+  map.mode = Mode::kSync;
   map.param_count = floats;
   map.fingerprint = 42;
   map.ranges = PartitionKeys(floats, servers);

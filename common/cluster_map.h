@@ -8,6 +8,7 @@
 
 #include "common/key_range.h"
 #include "common/message.h"
+#include "common/mode.h"
 
 namespace tteps {
 
@@ -31,7 +32,7 @@ struct NodeInfo {
 };
 
 struct ClusterMap {
-  std::string mode;               // sync | async | ssp
+  Mode mode = Mode::kSync;
   int32_t your_id = -1;           // the receiving node's id within its role
   std::vector<NodeInfo> servers;  // servers[i] holds ranges[i]
   std::vector<KeyRange> ranges;

@@ -47,9 +47,10 @@ const char* RoleName(Role role) {
 
 const char* TypeName(MsgType type) {
   static const char* kNames[] = {
-      "error",        "register",   "cluster-map", "init",    "init-ack",  "push", "push-ack",
-      "pull",         "pull-reply", "heartbeat",   "metrics", "set-alpha", "done", "shutdown",
-      "norm-partial", "norm-total", "snapshot",    "stop",    "trace",     "go"};
+      "error",    "register", "cluster-map",  "init",        "init-ack", "push",
+      "push-ack", "pull",     "pull-reply",   "heartbeat",   "metrics",  "set-accumulation",
+      "done",     "shutdown", "norm-partial", "norm-total",  "snapshot", "stop",
+      "trace",    "go",       "ready",        "train-report"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(MsgType::kTypeCount));
   const auto i = static_cast<size_t>(type);
   return i < static_cast<size_t>(MsgType::kTypeCount) ? kNames[i] : "unknown-type";

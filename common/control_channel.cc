@@ -164,8 +164,8 @@ void ControlChannel::Loop() {
       while (ReceiveMessage(socket_, false, kPollMs, &m)) {
         last_heard = Clock::now();
         switch (m.header.type) {
-          case MsgType::kSetAlpha:
-            alpha_ = m.header.samples;
+          case MsgType::kSetAccumulation:
+            accumulation_ = m.header.samples;
             break;
           case MsgType::kStop:
             stop_requested_ = true;

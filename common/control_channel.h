@@ -1,6 +1,6 @@
 // A node's line to the scheduler: registration, then a background thread that sends
-// heartbeats and queued messages and receives the scheduler's commands (new accumulation
-// alpha, shutdown). Its own DEALER socket, so the training thread never touches it.
+// heartbeats and queued messages and receives the scheduler's commands (new
+// accumulation, shutdown). Its own DEALER socket, so the training thread never touches it.
 #pragma once
 
 #include <atomic>
@@ -51,8 +51,8 @@ class ControlChannel {
   void WaitForGo();
   // True once the scheduler said the time budget is spent (kStop): finish soon, cleanly.
   bool StopRequested() const { return stop_requested_.load(); }
-  // The accumulation alpha last set by the scheduler (0: never set).
-  int64_t alpha() const { return alpha_.load(); }
+  // The accumulation (micro-batches per step) last set by the scheduler (0: never set).
+  int64_t accumulation() const { return accumulation_.load(); }
   const NodeInfo& self() const { return self_; }
 
  private:
@@ -67,7 +67,7 @@ class ControlChannel {
   double timeout_s_, heartbeat_s_;
   std::thread thread_;
   std::atomic<bool> running_{false};
-  std::atomic<int64_t> alpha_{0};
+  std::atomic<int64_t> accumulation_{0};
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> go_{false};
   std::atomic<size_t> queued_{0};

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/cereal_body.h"
 #include "common/codec.h"
 #include "common/json_writer.h"
 #include "common/peak_memory.h"
@@ -27,24 +28,18 @@ double Number(simdjson::dom::object& o, const char* key) {
   return v;
 }
 
-// A worker's metrics line as the accumulation policy's window report.
-ppo::WindowReport ToWindowReport(int worker, simdjson::dom::object& o) {
+// A worker's train report as the accumulation policy's window report.
+ppo::WindowReport ToWindowReport(const TrainReport& t) {
   ppo::WindowReport r;
-  r.worker = worker;
-  r.step = static_cast<int64_t>(Number(o, "step"));
-  r.alpha = std::max<int64_t>(1, static_cast<int64_t>(Number(o, "alpha")));
-  r.trips = static_cast<int64_t>(Number(o, "trips"));
-  r.window_s = Number(o, "window_s");
-  r.compute_s = Number(o, "compute_s");
-  r.wait_s = Number(o, "wait_s");
-  r.staleness = Number(o, "staleness");
-  simdjson::dom::array losses;
-  if (o["step_losses"].get_array().get(losses) == simdjson::SUCCESS) {
-    for (auto v : losses) {
-      double d = 0;
-      if (v.get_double().get(d) == simdjson::SUCCESS) r.losses.push_back(d);
-    }
-  }
+  r.worker = t.worker;
+  r.step = t.step;
+  r.alpha = std::max<int64_t>(1, t.accumulation);
+  r.trips = t.trips;
+  r.window_s = t.window_s;
+  r.compute_s = t.compute_s;
+  r.wait_s = t.wait_s;
+  r.staleness = t.Exchange("staleness");
+  r.losses = t.step_losses;
   r.step_s = r.losses.empty() ? 0 : r.window_s / r.losses.size();
   return r;
 }
@@ -58,9 +53,8 @@ Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluat
       eval_(eval),
       out_(out),
       policy_(policy),
-      progress_line_(opts_.mode, opts_.total_steps, opts_.progress_s) {
-  next_eval_ = opts_.eval_every;
-}
+      progress_line_(ModeName(opts_.mode), opts_.total_steps, opts_.progress_s),
+      eval_schedule_(opts_.eval) {}
 
 Coordinator::Node* Coordinator::Find(const std::string& peer) {
   for (auto& n : nodes_) {
@@ -141,46 +135,39 @@ void Coordinator::Fail(const std::string& reason) {
   Broadcast(reason);
 }
 
-void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
-  simdjson::dom::parser parser;
-  simdjson::dom::object o;
-  if (parser.parse(json).get_object().get(o) != simdjson::SUCCESS) {
-    LOG(ERROR) << "malformed metrics from " << node.info.Name() << " ignored";
-    return;
+void Coordinator::OnReady(const Node& node) {
+  // Every worker has loaded its data and built its model: training starts for all at once,
+  // and so does the training clock (the local trainer and DDP do not count set-up either).
+  ready_.insert(node.info.id);
+  if (training_started_ || static_cast<int>(ready_.size()) != opts_.num_workers) return;
+  training_started_ = true;
+  train_start_ = Clock::now();
+  Header go;
+  go.type = MsgType::kGo;
+  go.sender_role = Role::kScheduler;
+  for (const auto& n : nodes_) {
+    if (n.info.role == Role::kWorker) SendMessage(socket_, go, {}, n.peer);
   }
-  out_->AppendLine(json);  // recorded as the worker wrote it
-  simdjson::dom::element type;
-  if (o["type"].get(type) == simdjson::SUCCESS && type.is_string() &&
-      type.get_string().value() == "start") {
-    // Every worker has loaded its data and built its model: training starts for all at once,
-    // and so does the training clock (the local trainer and DDP do not count set-up either).
-    ready_.insert(node.info.id);
-    if (!training_started_ && static_cast<int>(ready_.size()) == opts_.num_workers) {
-      training_started_ = true;
-      train_start_ = last_eval_request_ = Clock::now();
-      Header go;
-      go.type = MsgType::kGo;
-      go.sender_role = Role::kScheduler;
-      for (const auto& n : nodes_) {
-        if (n.info.role == Role::kWorker) SendMessage(socket_, go, {}, n.peer);
-      }
-    }
-    return;
-  }
+}
+
+void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
+  TrainReport r = DecodeCereal<TrainReport>(body);
+  r.worker = node.info.id;  // the sender is who the socket says, whatever the body claims
+  out_->AppendMetrics(r.ToJson());
   WorkerProgress& p = progress_[node.info.id];
-  const int64_t steps = static_cast<int64_t>(Number(o, "step")) - p.step;
-  p.step = static_cast<int64_t>(Number(o, "step"));
-  p.epoch = static_cast<int64_t>(Number(o, "epoch"));
-  p.trips += static_cast<int64_t>(Number(o, "trips"));
-  p.loss = Number(o, "loss");
-  p.trips_per_s = Number(o, "trips_per_s");
-  p.compute_s += Number(o, "compute_s") * steps;
-  p.push_s += Number(o, "push_s") * steps;
-  p.pull_s += Number(o, "pull_s") * steps;
-  p.wait_s += Number(o, "wait_s") * steps;
-  p.allreduce_s += Number(o, "allreduce_s") * steps;
+  const int64_t steps = r.step - p.step;
+  p.step = r.step;
+  p.epoch = r.epoch;
+  p.trips += r.trips;
+  p.loss = r.loss;
+  p.trips_per_s = r.trips_per_s;
+  p.compute_s += r.compute_s * steps;
+  p.push_s += r.Exchange("push_s") * steps;
+  p.pull_s += r.Exchange("pull_s") * steps;
+  p.wait_s += r.wait_s * steps;
+  p.allreduce_s += r.Exchange("allreduce_s") * steps;
   p.steps_timed += steps;
-  p.peak_rss_mb = std::max(p.peak_rss_mb, Number(o, "peak_rss_mb"));
+  p.peak_rss_mb = std::max(p.peak_rss_mb, r.peak_rss_mb);
 
   const int64_t min_step = MinStep();
   double loss = 0, tps = 0;
@@ -189,16 +176,21 @@ void Coordinator::OnWorkerMetrics(Node& node, const std::string& json) {
     tps += wp.trips_per_s;
   }
   progress_line_.Update(p.epoch, min_step, loss, tps);
-  if (policy_) policy_->Observe(ToWindowReport(node.info.id, o));
-  // Worker 0 sends snapshots on the same schedule; time-based evaluations come from the loop.
-  if (opts_.WorkersOnly() || opts_.eval_every_s > 0) return;
-  if (opts_.eval_every > 0 && min_step >= next_eval_ && min_step < opts_.total_steps) {
-    eval_->Request(min_step, false, TrainSeconds());
-    next_eval_ = (min_step / opts_.eval_every + 1) * opts_.eval_every;
-  } else if (opts_.eval_every == 0 && node.info.id == 0 && p.epoch > last_epoch_) {
-    eval_->Request(p.step, false, TrainSeconds());
-    last_epoch_ = p.epoch;
-  }
+  if (policy_) policy_->Observe(ToWindowReport(r));
+  MaybeEvaluate();
+}
+
+void Coordinator::MaybeEvaluate() {
+  // Without servers, worker 0 holds the weights and sends them on the same schedule.
+  if (!UsesServers(opts_.mode) || final_requested_ || !training_started_) return;
+  // Epochs as worker 0 counts them (it starts each one first), else the step every worker has
+  // reached. The final evaluation covers the last step.
+  const WorkerProgress first = progress_.count(0) ? progress_.at(0) : WorkerProgress{};
+  const int64_t epochs = first.epoch;
+  const int64_t step = eval_schedule_.per_epoch() ? first.step : MinStep();
+  if (step >= opts_.total_steps || !eval_schedule_.Due(step, epochs, TrainSeconds())) return;
+  eval_->Request(step, false, TrainSeconds());
+  eval_schedule_.Taken(step, epochs, TrainSeconds());
 }
 
 JsonObject Coordinator::PeakMemoryJson() const {
@@ -220,15 +212,6 @@ int64_t Coordinator::MinStep() const {
   return progress_.empty() ? 0 : min_step;
 }
 
-void Coordinator::MaybeEvaluateByTime() {
-  if (opts_.WorkersOnly() || opts_.eval_every_s <= 0 || final_requested_ || !training_started_) {
-    return;
-  }
-  if (Since(last_eval_request_) < opts_.eval_every_s) return;
-  eval_->Request(MinStep(), false, TrainSeconds());
-  last_eval_request_ = Clock::now();
-}
-
 double Coordinator::TrainSeconds() const { return training_started_ ? Since(train_start_) : 0.0; }
 
 void Coordinator::MaybeStopForBudget() {
@@ -245,7 +228,7 @@ void Coordinator::MaybeStopForBudget() {
 }
 
 void Coordinator::OnSnapshot(const Node& node, const Message& m) {
-  if (!opts_.WorkersOnly() || node.info.role != Role::kWorker || node.info.id != 0) {
+  if (UsesServers(opts_.mode) || node.info.role != Role::kWorker || node.info.id != 0) {
     LOG(ERROR) << "unexpected snapshot from " << node.info.Name() << " ignored";
     return;
   }
@@ -266,7 +249,7 @@ void Coordinator::SendDecisions() {
     for (const auto& n : nodes_) {
       if (n.info.role != Role::kWorker || n.info.id != d->worker || n.done) continue;
       Header h;
-      h.type = MsgType::kSetAlpha;
+      h.type = MsgType::kSetAccumulation;
       h.sender_role = Role::kScheduler;
       h.samples = d->new_alpha;
       SendMessage(socket_, h, {}, n.peer);
@@ -309,11 +292,13 @@ void Coordinator::HandleMessage(const Message& m) {
       break;
     }
     case MsgType::kMetrics:
-      if (node->info.role == Role::kServer) {
-        server_stats_[node->info.id] = m.header.text;
-      } else {
-        OnWorkerMetrics(*node, m.header.text);
-      }
+      if (node->info.role == Role::kServer) server_stats_[node->info.id] = m.header.text;
+      break;
+    case MsgType::kReady:
+      if (node->info.role == Role::kWorker) OnReady(*node);
+      break;
+    case MsgType::kTrainReport:
+      if (node->info.role == Role::kWorker) OnTrainReport(*node, m.header.text);
       break;
     case MsgType::kNormPartial: {
       // Clipping in sync mode: the global norm of a version's aggregate, from every shard.
@@ -404,7 +389,7 @@ int Coordinator::Run() {
   }
   SendMaps();
   eval_->Start(map_);
-  train_start_ = last_eval_request_ = Clock::now();
+  train_start_ = Clock::now();
 
   // 2. Training: until every worker is done and the final evaluation is in, or a failure.
   auto server_stats_deadline = Clock::time_point::max();
@@ -445,7 +430,7 @@ int Coordinator::Run() {
     }
     if (!failure_.empty()) break;
     SendDecisions();
-    MaybeEvaluateByTime();
+    MaybeEvaluate();
     MaybeStopForBudget();
     CheckSilence();
     const bool workers_done = std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) {
@@ -455,7 +440,7 @@ int Coordinator::Run() {
       train_end_ = Clock::now();
       final_requested_ = true;
       FinishPolicy();
-      if (!opts_.WorkersOnly()) {
+      if (UsesServers(opts_.mode)) {
         eval_->Request(steps_done_, true, TrainSeconds());
       } else if (!final_offered_) {
         // Worker 0 sends its final snapshot before it reports done, on the same socket.
@@ -472,7 +457,7 @@ int Coordinator::Run() {
   if (!failure_.empty()) return 1;
   std::printf("%s\n", JsonObject()
                           .AddRaw("final_eval", final_eval_)
-                          .Add("mode", opts_.mode)
+                          .Add("mode", ModeName(opts_.mode))
                           .Add("out_dir", out_->dir())
                           .str()
                           .c_str());
@@ -497,7 +482,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   }
   const double per = steps_timed > 0 ? 1.0 / steps_timed : 0;
   JsonObject s;
-  s.Add("mode", opts_.mode)
+  s.Add("mode", ModeName(opts_.mode))
       .Add("workers", opts_.num_workers)
       .Add("servers", opts_.num_servers)
       .Add("epochs", epochs)
@@ -510,15 +495,15 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
       .Add("train_seconds", train_s)
       .Add("wall_seconds", Since(start_))
       .Add("parameters", opts_.param_count)
-      .Add("step_time_s", opts_.WorkersOnly() ? JsonObject()
-                                                    .Add("compute", compute * per)
-                                                    .Add("allreduce", allreduce * per)
-                                                    .Add("wait", wait * per)
-                                              : JsonObject()
-                                                    .Add("compute", compute * per)
-                                                    .Add("push", push * per)
-                                                    .Add("pull", pull * per)
-                                                    .Add("wait", wait * per));
+      .Add("step_time_s", !UsesServers(opts_.mode) ? JsonObject()
+                                                         .Add("compute", compute * per)
+                                                         .Add("allreduce", allreduce * per)
+                                                         .Add("wait", wait * per)
+                                                   : JsonObject()
+                                                         .Add("compute", compute * per)
+                                                         .Add("push", push * per)
+                                                         .Add("pull", pull * per)
+                                                         .Add("wait", wait * per));
   s.Add("peak_rss_mb", PeakMemoryJson());
   // Every server sees every push, so server 0's staleness histogram describes the job.
   if (server_stats_.count(0)) s.AddRaw("server_stats", server_stats_[0]);

@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "common/cluster_map.h"
+#include "common/eval_schedule.h"
 #include "common/json_writer.h"
 #include "common/progress.h"
 #include "common/run_output.h"
@@ -20,18 +21,18 @@
 #include "common/transport.h"
 #include "scheduler/accumulation_policy.h"
 #include "scheduler/evaluation.h"
+#include "worker/train_report.h"
 
 namespace tteps::scheduler {
 
 struct CoordinatorOptions {
-  std::string mode;  // sync | async | ssp, or ring | average (no servers)
+  Mode mode = Mode::kSync;
   int num_servers = 1, num_workers = 1;
   int64_t param_count = 0;
   uint64_t fingerprint = 0;
   int64_t total_steps = 0;
   int64_t batch_size = 0;
-  int64_t eval_every = 0;   // steps; 0 = whenever worker 0 starts a new epoch
-  double eval_every_s = 0;  // seconds between evaluations; overrides eval_every when > 0
+  EvalScheduleConfig eval;  // the parameter-server modes; worker 0 evaluates the others
   double max_train_s = 0;   // time budget: past it the workers are told to stop (0: none)
   double timeout_s = 30;
   double silence_s = 5;  // a node silent this long is reported and the job fails
@@ -39,10 +40,6 @@ struct CoordinatorOptions {
   std::vector<std::pair<std::string, std::string>> flags;  // the job's configuration
   int64_t resume_version = -1;       // >= 0: the servers restore this checkpoint version
   std::vector<int64_t> start_steps;  // resuming: each worker's first step
-
-  // The workers exchange gradients (or parameters) among themselves; worker 0 sends snapshots
-  // of the parameters for evaluation.
-  bool WorkersOnly() const { return mode == "ring" || mode == "average"; }
 };
 
 class Coordinator {
@@ -75,13 +72,15 @@ class Coordinator {
   bool Register(const Message& m, std::string* error);
   void SendMaps();
   void HandleMessage(const Message& m);
-  void OnWorkerMetrics(Node& node, const std::string& json);
+  void OnReady(const Node& node);
+  // Throws CodecError on a garbled report.
+  void OnTrainReport(const Node& node, const std::string& body);
   void OnSnapshot(const Node& node, const Message& m);
   void SendDecisions();
   void FinishPolicy();
   void CheckSilence();
-  // PS modes, --eval_every_s: an evaluation of the servers' parameters every so many seconds.
-  void MaybeEvaluateByTime();
+  // The parameter-server modes: an evaluation of the servers' weights when the schedule says.
+  void MaybeEvaluate();
   // --max_train_s: once the budget is spent, tells every worker to stop (once).
   void MaybeStopForBudget();
   int64_t MinStep() const;
@@ -109,12 +108,11 @@ class Coordinator {
   std::string failure_;
   ProgressLine progress_line_;
   std::chrono::steady_clock::time_point start_, train_start_, train_end_;
-  int64_t next_eval_ = 0, last_epoch_ = 0;
-  std::chrono::steady_clock::time_point last_eval_request_;
+  EvalSchedule eval_schedule_;
   bool stop_sent_ = false;
   int64_t steps_done_ = 0;              // the most steps a finished worker reported
   int64_t min_steps_done_ = INT64_MAX;  // the fewest
-  std::set<int> ready_;                 // workers that reported "start" (ready to train)
+  std::set<int> ready_;                 // workers that reported ready to train
   bool training_started_ = false;       // all were, and were told to go
   bool final_requested_ = false, final_done_ = false, final_offered_ = false;
   std::string final_eval_;

@@ -35,24 +35,21 @@ DEFINE_bool(check, false,
 namespace tteps::scheduler {
 namespace {
 
-bool WorkersOnly() { return FLAGS_mode == "ring" || FLAGS_mode == "average"; }
-
 // The mode and the options that depend on it.
-void CheckMode() {
-  if (!WorkersOnly()) {
-    if (FLAGS_mode != "sync" && FLAGS_mode != "async" && FLAGS_mode != "ssp") {
-      throw std::invalid_argument("--mode must be sync, async, ssp, ring or average, not '" +
-                                  FLAGS_mode + "'");
-    }
-    return;
+Mode CheckMode() {
+  const Mode mode = ParseMode(FLAGS_mode);
+  if (mode == Mode::kLocal) {
+    throw std::invalid_argument("--mode local runs in one process: tteps-worker --mode local");
   }
-  RingOptionsFromFlags(FLAGS_mode);
+  if (UsesServers(mode)) return mode;
+  RingOptionsFromFlags();
   if (!FLAGS_resume.empty() || FLAGS_checkpoint_every > 0) {
     throw std::invalid_argument(
         "--resume and --checkpoint_every: checkpoints are kept by the "
         "parameter servers, and --mode " +
         FLAGS_mode + " has none");
   }
+  return mode;
 }
 
 // Validates every option and opens the input files, without starting anything.
@@ -79,7 +76,7 @@ int CheckConfig() {
 }
 
 int Schedule(Bootstrap& boot) {
-  CheckMode();
+  const Mode mode = CheckMode();
   server::OptimizerConfigFromFlags();
   auto train_opts = TrainOptionsFromFlags();
   auto dataset = LoadDataset(DatasetOptionsFromFlags());
@@ -106,16 +103,16 @@ int Schedule(Bootstrap& boot) {
   LOG(INFO) << "scheduler at " << endpoint;
 
   CoordinatorOptions o;
-  o.mode = FLAGS_mode;
+  o.mode = mode;
   o.num_servers = boot.mpi ? boot.num_servers : FLAGS_num_servers;
   o.num_workers = boot.mpi ? boot.num_workers : FLAGS_num_workers;
-  if (WorkersOnly() && (o.num_servers != 0 || o.num_workers < 1 || !boot.mpi)) {
+  if (!UsesServers(mode) && (o.num_servers != 0 || o.num_workers < 1 || !boot.mpi)) {
     throw std::invalid_argument("--mode " + FLAGS_mode +
                                 " runs one or more workers and no servers, under mpirun (found " +
                                 std::to_string(o.num_servers) + " servers and " +
                                 std::to_string(o.num_workers) + " workers)");
   }
-  if (!WorkersOnly() && (o.num_servers < 1 || o.num_workers < 1)) {
+  if (UsesServers(mode) && (o.num_servers < 1 || o.num_workers < 1)) {
     throw std::invalid_argument("the job needs at least one server and one worker (found " +
                                 std::to_string(o.num_servers) + " and " +
                                 std::to_string(o.num_workers) + ")");
@@ -124,13 +121,12 @@ int Schedule(Bootstrap& boot) {
   o.fingerprint = layout.fingerprint();
   o.total_steps = TotalSteps(train_opts, dataset.train.size());
   o.batch_size = train_opts.batch_size;
-  o.eval_every = train_opts.eval_every;
-  o.eval_every_s = train_opts.eval_every_s;
+  o.eval = {train_opts.eval_every, train_opts.eval_every_s};
   o.max_train_s = train_opts.max_train_s;
   o.timeout_s = TimeoutSeconds();
   o.silence_s = FLAGS_silence_s > 0 ? FLAGS_silence_s : 5 * HeartbeatSeconds();
   o.progress_s = train_opts.progress_s;
-  if (FLAGS_checkpoint_dir.empty() && !WorkersOnly())
+  if (FLAGS_checkpoint_dir.empty() && UsesServers(mode))
     FLAGS_checkpoint_dir = FLAGS_out_dir + "/checkpoints";
   if (!FLAGS_resume.empty()) {
     const auto point = server::ChooseResumePoint(FLAGS_resume, o.num_servers);

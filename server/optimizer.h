@@ -63,8 +63,6 @@ std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerConfig& config, size_t n
 // torch::nn::utils::clip_grad_norm_ does; global_norm is computed elsewhere (across shards).
 // No-op if max_norm <= 0 or global_norm is NaN.
 void ClipByGlobalNorm(float* grad, size_t n, double global_norm, double max_norm);
-// Sum of squares of a span, accumulated in double (in a fixed order: the result is deterministic).
-double SquaredNorm(const float* v, size_t n);
 
 }  // namespace server
 }  // namespace tteps

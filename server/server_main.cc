@@ -29,10 +29,10 @@ int Serve(Bootstrap& boot) {
   const int id = map.your_id;
   const KeyRange range = map.ranges.at(id);
   LOG(INFO) << "server " << id << " at " << self.endpoint << " holds " << range.ToString() << " ("
-            << range.size() << " floats), mode " << map.mode;
+            << range.size() << " floats), mode " << ModeName(map.mode);
   control.Start();
 
-  Shard shard(range, ParseConsistency(map.mode), static_cast<int>(map.workers.size()),
+  Shard shard(range, ConsistencyFor(map.mode), static_cast<int>(map.workers.size()),
               FLAGS_staleness, MakeOptimizer(OptimizerConfigFromFlags(), range.size()));
   if (map.resume_version >= 0) {
     LoadCheckpoint(FLAGS_resume, id, map.resume_version, &shard);

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "common/numerics.h"
+
 namespace tteps::server {
 
-Consistency ParseConsistency(const std::string& mode) {
-  if (mode == "sync") return Consistency::kSync;
-  if (mode == "async") return Consistency::kAsync;
-  if (mode == "ssp") return Consistency::kSsp;
-  throw std::invalid_argument("mode must be sync, async or ssp, not '" + mode + "'");
+Consistency ConsistencyFor(Mode mode) {
+  if (mode == Mode::kSync) return Consistency::kSync;
+  if (mode == Mode::kAsync) return Consistency::kAsync;
+  if (mode == Mode::kSsp) return Consistency::kSsp;
+  throw std::invalid_argument(std::string("mode ") + ModeName(mode) +
+                              " has no parameter servers (sync, async or ssp)");
 }
 
 Shard::Shard(KeyRange range, Consistency mode, int num_workers, int64_t staleness,

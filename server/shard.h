@@ -9,12 +9,15 @@
 #include <vector>
 
 #include "common/key_range.h"
+#include "common/mode.h"
 #include "server/optimizer.h"
 
 namespace tteps::server {
 
 enum class Consistency { kSync, kAsync, kSsp };
-Consistency ParseConsistency(const std::string& mode);  // sync | async | ssp
+// The servers' consistency model of a parameter-server mode; throws std::invalid_argument
+// for the others.
+Consistency ConsistencyFor(Mode mode);
 
 class Shard {
  public:

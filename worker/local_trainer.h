@@ -1,4 +1,5 @@
-// Single-process training: the reference that every distributed mode must agree with.
+// Single-process training, the reference that every distributed mode must agree with: the
+// step driver over the local exchange, evaluating inline.
 #pragma once
 
 #include <vector>
@@ -32,7 +33,7 @@ class LocalTrainer {
   void set_tracer(Tracer* tracer) { tracer_ = tracer; }
 
  private:
-  void LogEval(int64_t step, int64_t epoch, double wall_s, double train_s);
+  void LogEval(const EvalResult& r, int64_t step, int64_t epoch, double wall_s, double train_s);
 
   deeptte::DeepTTE model_;
   const std::vector<data::Trip>& train_;

@@ -5,9 +5,6 @@
 namespace tteps {
 
 void RingOptions::Validate() const {
-  if (mode != "ring" && mode != "average") {
-    throw std::invalid_argument("ring modes are ring and average, not '" + mode + "'");
-  }
   if (allreduce != "ring" && allreduce != "mpi") {
     throw std::invalid_argument("--allreduce must be ring or mpi, not '" + allreduce + "'");
   }

@@ -8,7 +8,6 @@
 namespace tteps {
 
 struct RingOptions {
-  std::string mode = "ring";       // ring | average
   std::string allreduce = "ring";  // ring (ours) | mpi (MPI_Allreduce)
   double bucket_mb = 25;           // gradient bucket size; <= 0: one bucket
   int64_t check_every = 20;        // steps between parameter checksums across workers

@@ -110,9 +110,8 @@ TrainOptions TrainOptionsFromFlags() {
   return o;
 }
 
-RingOptions RingOptionsFromFlags(const std::string& mode) {
+RingOptions RingOptionsFromFlags() {
   RingOptions o;
-  o.mode = mode;
   o.allreduce = FLAGS_allreduce;
   o.bucket_mb = FLAGS_bucket_mb;
   o.check_every = FLAGS_check_every;

@@ -20,7 +20,6 @@ namespace tteps {
 DatasetOptions DatasetOptionsFromFlags();
 deeptte::ModelConfig ModelConfigFromFlags();
 TrainOptions TrainOptionsFromFlags();
-// `mode`: ring or average (the job's mode).
-RingOptions RingOptionsFromFlags(const std::string& mode);
+RingOptions RingOptionsFromFlags();
 
 }  // namespace tteps

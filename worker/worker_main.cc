@@ -9,17 +9,18 @@
 #include <zmq.hpp>
 
 #include "common/bootstrap.h"
+#include "common/cereal_body.h"
 #include "common/control_channel.h"
 #include "common/init.h"
-#include "common/kv_client.h"
 #include "common/peak_memory.h"
 #include "common/run_output.h"
 #include "worker/data/norm_stats.h"
 #include "worker/deeptte/checkpoint.h"
+#include "worker/exchange/make_exchange.h"
+#include "worker/exchange/worker_group.h"
 #include "worker/local_trainer.h"
 #include "worker/model_params.h"
-#include "worker/ps_worker.h"
-#include "worker/ring_worker.h"
+#include "worker/step_driver.h"
 #include "worker/worker_flags.h"
 
 DEFINE_string(mode, "local",
@@ -88,41 +89,21 @@ int RunLocal() {
   return 0;
 }
 
-// A worker of the ring modes: gradients (or parameters) are summed over the workers'
-// communicator with the chosen allreduce.
-void RunRing(const Bootstrap& boot, const ClusterMap& map, ControlChannel* control,
-             deeptte::DeepTTE model, const std::vector<data::Trip>& train,
-             const TrainOptions& train_opts, int64_t slowdown) {
-  if (boot.workers_comm == MPI_COMM_NULL) {
-    throw std::runtime_error("--mode " + map.mode + " needs mpirun (launch/tteps)");
-  }
-  int comm_rank = -1;
-  MPI_Comm_rank(boot.workers_comm, &comm_rank);
-  if (comm_rank != map.your_id) {
-    throw std::logic_error("worker id " + std::to_string(map.your_id) + " is rank " +
-                           std::to_string(comm_rank) + " of the workers' communicator");
-  }
-  RingWorkerOptions ro;
-  ro.ring = RingOptionsFromFlags(map.mode);
-  ro.worker = map.your_id;
-  ro.num_workers = static_cast<int>(map.workers.size());
-  ro.accumulation = FLAGS_accumulation;
-  ro.first_worker_batch = FLAGS_first_worker_batch;
-  ro.slowdown_percent = slowdown;
-  ro.timeout_s = TimeoutSeconds();
-  for (const auto& w : map.workers) ro.worker_names.push_back(w.Name());
-  auto tracer = MakeNodeTracer(control);
-  ro.tracer = tracer.get();
-  if (tracer) {
-    tracer->NameThread(1, "training");
-    tracer->NameThread(RingWorker::kCommRow, "allreduce thread");
-  }
-  auto allreduce = collectives::MakeAllreduce(ro.ring.allreduce, boot.workers_comm);
-  RingWorker(model, train, train_opts, ro, allreduce.get(), control).Run();
+// Worker 0 of the ring modes holds the job's weights: it sends them to the scheduler, which
+// evaluates them (and saves the final ones).
+void SendSnapshot(ControlChannel* control, deeptte::DeepTTEImpl& model, int64_t steps, bool final) {
+  const ParamLayout layout = LayoutOf(model);
+  auto snap = std::make_shared<std::vector<float>>(layout.total());
+  CopyParamsOut(model, layout, snap->data());
+  Payload p;
+  p.data = snap->data();
+  p.count = snap->size();
+  p.owner = std::move(snap);
+  control->SendWithPayloads(MsgType::kSnapshot, steps, final ? 1 : 0, {p});
 }
 
-// Under mpirun (or with --scheduler): a worker of a parameter-server or ring job. Its configuration
-// comes from the scheduler with the cluster map.
+// Under mpirun (or with --scheduler): a worker of a parameter-server or ring job. Its
+// configuration comes from the scheduler with the cluster map.
 int RunDistributed(Bootstrap& boot) {
   ShareSchedulerEndpoint(&boot, "");
   zmq::context_t ctx;
@@ -143,27 +124,56 @@ int RunDistributed(Bootstrap& boot) {
                                std::to_string(map.param_count) + " floats, fingerprint " +
                                std::to_string(map.fingerprint) + ")");
     }
-    const int id = map.your_id, workers = static_cast<int>(map.workers.size());
-    const int64_t slowdown = FLAGS_slowdown_worker == id ? FLAGS_slowdown : 0;
-    LOG(INFO) << "worker " << id << " of " << workers << ", mode " << map.mode << ", "
-              << dataset.train.size() << " training trips, " << layout.Describe();
-    if (map.mode == "ring" || map.mode == "average") {
-      RunRing(boot, map, &control, model, dataset.train, train_opts, slowdown);
-    } else {
-      PsWorkerOptions ps;
-      ps.mode = map.mode;
-      ps.worker = id;
-      ps.num_workers = workers;
-      ps.accumulation = FLAGS_accumulation;
-      ps.first_worker_batch = FLAGS_first_worker_batch;
-      ps.slowdown_percent = slowdown;
-      if (map.resume_version >= 0) ps.start_step = map.start_steps.at(ps.worker);
-      KVClient kv(ctx, map, control.self(), TimeoutSeconds(),
-                  [&] { return control.ShutdownRequested(); });
-      auto tracer = MakeNodeTracer(&control);
-      ps.tracer = tracer.get();
-      PsWorker(model, dataset.train, train_opts, ps, &kv, &control).Run();
+    const int id = map.your_id;
+    LOG(INFO) << "worker " << id << " of " << map.workers.size() << ", mode " << ModeName(map.mode)
+              << ", " << dataset.train.size() << " training trips, " << layout.Describe();
+
+    auto tracer = MakeNodeTracer(&control);
+    if (tracer) {
+      tracer->NameThread(1, "training");
+      tracer->NameThread(WorkerGroup::kCommRow, "allreduce thread");
     }
+    ExchangeContext ec;
+    ec.train = train_opts;
+    if (!UsesServers(map.mode)) ec.ring = RingOptionsFromFlags();
+    ec.timeout_s = TimeoutSeconds();
+    ec.tracer = tracer.get();
+    ec.map = &map;
+    ec.control = &control;
+    ec.zmq = &ctx;
+    ec.workers_comm = boot.workers_comm;
+    auto exchange = MakeExchange(map.mode, *model, ec);
+
+    DriverOptions o;
+    o.worker = id;
+    o.num_workers = static_cast<int>(map.workers.size());
+    o.accumulation = FLAGS_accumulation;
+    o.first_worker_batch = FLAGS_first_worker_batch;
+    o.slowdown_percent = FLAGS_slowdown_worker == id ? FLAGS_slowdown : 0;
+    if (map.resume_version >= 0) o.start_step = map.start_steps.at(id);
+    o.tracer = tracer.get();
+    DriverHooks hooks;
+    // Every worker begins together, once all have loaded their data (the training clock's start).
+    hooks.ready = [&] {
+      control.Send(MsgType::kReady, o.start_step, "");
+      control.WaitForGo();
+    };
+    hooks.stop_requested = [&] { return control.StopRequested(); };
+    hooks.accumulation = [&] { return control.accumulation(); };
+    hooks.report = [&](const TrainReport& r) {
+      control.Send(MsgType::kTrainReport, r.step, EncodeCereal(r));
+    };
+    if (!UsesServers(map.mode) && id == 0) {
+      hooks.evaluate = [&](int64_t steps, int64_t /*epoch*/, bool final) {
+        SendSnapshot(&control, *model, steps, final);
+      };
+    }
+    const DriverResult r =
+        StepDriver(*model, dataset.train, train_opts, o, hooks, exchange.get()).Run();
+    exchange.reset();
+    if (tracer) tracer->Flush();  // the timeline reaches the scheduler before "done"
+    control.Send(MsgType::kDone, r.steps, "");
+    control.Flush();
     return 0;
   } catch (const std::exception& e) {
     std::string reason;

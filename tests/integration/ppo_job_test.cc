@@ -41,7 +41,7 @@ TEST(PpoJob, SyncJobWithTheAgentChangesAlphaAndFinishes) {
        it != std::sregex_iterator(); ++it) {
     if ((*it)[2] != (*it)[3]) changed = true;
   }
-  const std::regex trained(R"("type":"train".*"alpha":(\d+),)");
+  const std::regex trained(R"("type":"train".*"accumulation":(\d+),)");
   bool applied = false;
   for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), trained);
        it != std::sregex_iterator(); ++it) {

@@ -1,5 +1,5 @@
 // A node's control channel against a scripted scheduler (a ROUTER socket in the test): the
-// registration handshake, heartbeats, run-time alpha, shutdown, and a scheduler gone silent.
+// registration handshake, heartbeats, run-time accumulation, shutdown, and a scheduler gone silent.
 #include "common/control_channel.h"
 
 #include <gtest/gtest.h>
@@ -55,7 +55,7 @@ class ControlChannelTest : public ::testing::Test {
       Message m = Expect(MsgType::kRegister);
       peer = m.peer;
       ClusterMap map;
-      map.mode = "sync";
+      map.mode = Mode::kSync;
       map.your_id = 3;
       Header h;
       h.type = MsgType::kClusterMap;
@@ -80,14 +80,14 @@ TEST_F(ControlChannelTest, HeartbeatsAlphaAndShutdown) {
   channel.Start();
   Message hb = Expect(MsgType::kHeartbeat);
   EXPECT_EQ(hb.header.sender_id, 3);
-  EXPECT_EQ(channel.alpha(), 0);
+  EXPECT_EQ(channel.accumulation(), 0);
 
-  Answer(peer, MsgType::kSetAlpha, 4);
+  Answer(peer, MsgType::kSetAccumulation, 4);
   const auto start = Clock::now();
-  while (channel.alpha() != 4 && Clock::now() - start < std::chrono::seconds(2)) {
+  while (channel.accumulation() != 4 && Clock::now() - start < std::chrono::seconds(2)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  EXPECT_EQ(channel.alpha(), 4);
+  EXPECT_EQ(channel.accumulation(), 4);
 
   channel.Send(MsgType::kMetrics, 7, "{\"x\":1}");
   Message metrics = Expect(MsgType::kMetrics);

@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/numerics.h"
+
 namespace tteps {
 namespace server {
 namespace {

@@ -57,12 +57,13 @@ std::vector<float> Add(const std::vector<float>& a, const std::vector<float>& b)
   return out;
 }
 
-TEST(ParseConsistency, KnowsTheThreeModes) {
-  EXPECT_EQ(ParseConsistency("sync"), Consistency::kSync);
-  EXPECT_EQ(ParseConsistency("async"), Consistency::kAsync);
-  EXPECT_EQ(ParseConsistency("ssp"), Consistency::kSsp);
-  EXPECT_THROW(ParseConsistency("SSP"), std::invalid_argument);
-  EXPECT_THROW(ParseConsistency(""), std::invalid_argument);
+TEST(ConsistencyFor, KnowsTheThreeModes) {
+  EXPECT_EQ(ConsistencyFor(ParseMode("sync")), Consistency::kSync);
+  EXPECT_EQ(ConsistencyFor(ParseMode("async")), Consistency::kAsync);
+  EXPECT_EQ(ConsistencyFor(ParseMode("ssp")), Consistency::kSsp);
+  EXPECT_THROW(ParseMode("SSP"), std::invalid_argument);
+  EXPECT_THROW(ConsistencyFor(Mode::kRing), std::invalid_argument);
+  EXPECT_THROW(ParseMode(""), std::invalid_argument);
 }
 
 TEST(Shard, RejectsBadConstruction) {

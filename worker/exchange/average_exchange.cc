@@ -1,0 +1,66 @@
+#include "worker/exchange/average_exchange.h"
+
+#include <chrono>
+
+#include "worker/model_params.h"
+
+namespace tteps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+AverageExchange::AverageExchange(deeptte::DeepTTEImpl& model, const TrainOptions& opts,
+                                 std::unique_ptr<WorkerGroup> group, int64_t average_every,
+                                 Tracer* tracer)
+    : model_(model),
+      optimizer_(model, opts),
+      group_(std::move(group)),
+      average_every_(average_every),
+      tracer_(tracer) {}
+
+void AverageExchange::Start(int64_t /*first_step*/) { group_->StartFromWorker0(); }
+
+bool AverageExchange::Average(bool stop_vote) {
+  ScopedSpan span(tracer_, "average");
+  const int64_t n = group_->layout().total();
+  float* flat = group_->flat();
+  CopyParamsOut(model_, group_->layout(), flat);
+  const float weight = static_cast<float>(trips_since_average_);
+  for (int64_t i = 0; i < n; ++i) flat[i] *= weight;
+  group_->trips_slot() = weight;
+  group_->stop_slot() = stop_vote ? 1.0f : 0.0f;
+  group_->SumNow(flat, n + 2);
+  trips_since_average_ = 0;
+  const bool stop = group_->stop_slot() > 0;
+  const float total = group_->trips_slot();
+  if (total <= 0) return stop;  // nobody trained since the last average: nothing changed
+  for (int64_t i = 0; i < n; ++i) flat[i] /= total;
+  CopyParamsIn(model_, group_->layout(), flat);
+  return stop;
+}
+
+ExchangeResult AverageExchange::Finish(int64_t step, int64_t trips, bool stop_vote,
+                                       bool planned_last) {
+  ExchangeResult res;
+  auto t = Clock::now();
+  if (trips > 0) optimizer_.Step(static_cast<double>(trips));
+  res.compute_s = Since(t);
+  TraceSince(tracer_, "optimizer", t);
+
+  t = Clock::now();
+  trips_since_average_ += trips;
+  const bool average = (step + 1) % average_every_ == 0 || planned_last;
+  if (average) res.stop = Average(stop_vote) && !planned_last;
+  group_->MaybeCheck(step + 1, average, planned_last || res.stop);
+  res.wait_s = Since(t);
+  return res;
+}
+
+void AverageExchange::Report(TrainReport* report, int64_t steps) { group_->Report(report, steps); }
+
+}  // namespace tteps

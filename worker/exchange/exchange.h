@@ -1,0 +1,40 @@
+// How a step's gradients are combined across workers: the seam below the step driver, in the
+// manner of PyTorch c10d's communication hook or ps-lite's KVWorker. One implementation per way
+// of combining: parameter servers (sync, async, SSP), ring allreduce, parameter averaging, and
+// local (nothing to combine). The driver never asks which one it has. Torch-free interface.
+#pragma once
+
+#include <cstdint>
+
+#include "worker/train_report.h"
+
+namespace tteps {
+
+struct ExchangeResult {
+  bool stop = false;     // the workers agreed that training ends after this step
+  double compute_s = 0;  // computation inside the exchange (gradient copies, optimizer step)
+  double wait_s = 0;     // time spent waiting for other workers
+};
+
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+  // Once every worker is ready: the model gets the job's weights for step `first_step`.
+  virtual void Start(int64_t first_step) = 0;
+  // Just before the backward of a step's last micro-batch, with the step's trip count and this
+  // worker's stop vote: an exchange that overlaps communication with backward starts here.
+  virtual void BeforeLastBackward(int64_t /*step_trips*/, bool /*stop_vote*/) {}
+  // The model's gradients hold the sum, over the step's `trips` trips, of the per-trip loss
+  // gradients. Combines them with the other workers' and leaves the next step's weights in the
+  // model. `stop_vote`: this worker was asked to stop (time budget). `planned_last`: the last
+  // step of the plan, after which nothing more is fetched.
+  virtual ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) = 0;
+  // Whether every worker holds the same weights after `steps` steps (parameter averaging: only
+  // right after an average). Evaluations of a worker's weights wait for such a step.
+  virtual bool Agreed(int64_t /*steps*/) const { return true; }
+  // Adds this exchange's own per-step means over the window's `steps` steps to the report
+  // (push and pull times, staleness, allreduce time) and starts a new window.
+  virtual void Report(TrainReport* /*report*/, int64_t /*steps*/) {}
+};
+
+}  // namespace tteps

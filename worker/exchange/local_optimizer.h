@@ -1,0 +1,27 @@
+// The optimizer step on the worker's own weights (the local, ring and averaging exchanges):
+// the gradient sum becomes a mean, is clipped by its global norm, and LibTorch's optimizer
+// steps. The parameter-server exchange has none: there the servers step.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+
+#include "worker/deeptte/deeptte.h"
+#include "worker/train_options.h"
+
+namespace tteps {
+
+class LocalOptimizer {
+ public:
+  LocalOptimizer(deeptte::DeepTTEImpl& model, const TrainOptions& opts);
+  // The model's gradients hold a sum over `trips` trips: divides, clips and steps.
+  void Step(double trips);
+
+ private:
+  deeptte::DeepTTEImpl& model_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  double clip_norm_;
+};
+
+}  // namespace tteps

@@ -1,0 +1,74 @@
+#include "worker/exchange/make_exchange.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "worker/exchange/average_exchange.h"
+#include "worker/exchange/local_exchange.h"
+#include "worker/exchange/ps_exchange.h"
+#include "worker/exchange/ring_exchange.h"
+
+namespace tteps {
+namespace {
+
+void Require(bool ok, Mode mode, const char* what) {
+  if (!ok) throw std::runtime_error(std::string("--mode ") + ModeName(mode) + " needs " + what);
+}
+
+std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const ExchangeContext& c) {
+  Require(c.map && c.control && c.zmq, mode, "a scheduler and servers (launch/tteps)");
+  ControlChannel* control = c.control;
+  auto kv = std::make_unique<KVClient>(*c.zmq, *c.map, control->self(), c.timeout_s,
+                                       [control] { return control->ShutdownRequested(); });
+  PsExchangeOptions o;
+  o.worker = c.map->your_id;
+  o.wait_for_version = mode != Mode::kAsync;
+  o.send_norm = c.train.clip_norm > 0;
+  o.tracer = c.tracer;
+  return std::make_unique<PsExchange>(model, std::move(kv), o);
+}
+
+std::unique_ptr<WorkerGroup> MakeGroup(Mode mode, deeptte::DeepTTEImpl& model,
+                                       const ExchangeContext& c) {
+  Require(c.map && c.control && c.workers_comm != MPI_COMM_NULL, mode, "mpirun (launch/tteps)");
+  int rank = -1;
+  MPI_Comm_rank(c.workers_comm, &rank);
+  if (rank != c.map->your_id) {
+    throw std::logic_error("worker id " + std::to_string(c.map->your_id) + " is rank " +
+                           std::to_string(rank) + " of the workers' communicator");
+  }
+  WorkerGroupOptions o;
+  o.worker = c.map->your_id;
+  o.num_workers = static_cast<int>(c.map->workers.size());
+  o.timeout_s = c.timeout_s;
+  o.check_every = c.ring.check_every;
+  for (const auto& w : c.map->workers) o.worker_names.push_back(w.Name());
+  o.tracer = c.tracer;
+  ControlChannel* control = c.control;
+  return std::make_unique<WorkerGroup>(model,
+                                       collectives::MakeAllreduce(c.ring.allreduce, c.workers_comm),
+                                       o, [control] { return control->ShutdownRequested(); });
+}
+
+}  // namespace
+
+std::unique_ptr<Exchange> MakeExchange(Mode mode, deeptte::DeepTTEImpl& model,
+                                       const ExchangeContext& c) {
+  switch (mode) {
+    case Mode::kLocal:
+      return std::make_unique<LocalExchange>(model, c.train, c.tracer);
+    case Mode::kSync:
+    case Mode::kAsync:
+    case Mode::kSsp:
+      return MakePs(mode, model, c);
+    case Mode::kRing:
+      return std::make_unique<RingExchange>(model, c.train, MakeGroup(mode, model, c),
+                                            c.ring.bucket_mb, c.tracer);
+    case Mode::kAverage:
+      return std::make_unique<AverageExchange>(model, c.train, MakeGroup(mode, model, c),
+                                               c.ring.average_every, c.tracer);
+  }
+  throw std::logic_error("unknown mode");
+}
+
+}  // namespace tteps

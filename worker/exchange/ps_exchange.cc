@@ -1,0 +1,107 @@
+#include "worker/exchange/ps_exchange.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/numerics.h"
+#include "worker/model_params.h"
+
+namespace tteps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+PsExchange::PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv,
+                       PsExchangeOptions o)
+    : model_(model),
+      kv_(std::move(kv)),
+      o_(o),
+      layout_(LayoutOf(model)),
+      params_(layout_.total()) {}
+
+void PsExchange::Start(int64_t first_step) {
+  if (o_.worker == 0 && first_step == 0) {
+    CopyParamsOut(model_, layout_, params_.data());
+    kv_->Init(params_.data());
+  }
+  const auto t = Clock::now();
+  pulled_ = kv_->Pull(Want(first_step), params_.data());
+  carry_wait_ = pulled_.held_s;
+  carry_pull_ = std::max(0.0, Since(t) - pulled_.held_s);
+  CopyParamsIn(model_, layout_, params_.data());
+}
+
+// The exchange of a step on the timeline, in pieces that do not overlap: the push until every
+// server acknowledged it, the time a server held the pull for other workers (wait), then the
+// rest of the pull.
+void PsExchange::TraceExchange(Clock::time_point begin, const PullResult& r) {
+  Tracer* tr = o_.tracer;
+  if (!tr) return;
+  const auto end = Clock::now();
+  const auto at = [&](double s) {
+    return std::min(
+        end, begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)));
+  };
+  tr->Span("push", begin, at(r.push_s));
+  if (end <= at(r.push_s)) return;
+  if (r.held_s > 0) tr->Span("wait", at(r.push_s), at(r.push_s + r.held_s));
+  if (end > at(r.push_s + r.held_s)) tr->Span("pull", at(r.push_s + r.held_s), end);
+}
+
+ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) {
+  ExchangeResult res;
+  auto t = Clock::now();
+  // A buffer still referenced by an unfinished zero-copy send is left to it; take a new one.
+  if (!grad_ || grad_.use_count() > 1)
+    grad_ = std::make_shared<std::vector<float>>(layout_.total());
+  CopyGradsOut(model_, layout_, grad_->data());
+  // Only servers that clip each push read its norm: otherwise it is not computed (-1: none).
+  const double norm =
+      o_.send_norm && trips > 0 ? std::sqrt(SquaredNorm(grad_->data(), grad_->size())) / trips : -1;
+  res.compute_s = Since(t);
+  if (stop_vote) kv_->RequestStop();
+
+  // Push this step's gradient and pull the next step's weights in one exchange: the pull goes
+  // out right behind the push instead of after its acknowledgement.
+  t = Clock::now();
+  PullResult next;
+  if (planned_last) {
+    kv_->Push(grad_, pulled_.version, trips, norm);
+    next.push_s = Since(t);
+  } else {
+    next = kv_->PushPull(grad_, pulled_.version, trips, norm, Want(step + 1), params_.data());
+  }
+  const double exchange = Since(t);
+  TraceExchange(t, next);
+  // Updates by other workers between the version this gradient was computed on and the one
+  // pulled next (0 in sync mode).
+  if (!planned_last) win_staleness_ += std::max<int64_t>(0, next.version - pulled_.version - 1);
+  win_push_ += next.push_s;
+  win_pull_ += carry_pull_ + std::max(0.0, exchange - next.push_s - next.held_s);
+  res.wait_s = carry_wait_ + next.held_s;
+  carry_wait_ = carry_pull_ = 0;
+  pulled_ = next;
+  // The servers say the time budget ends training with this step, for every worker alike.
+  res.stop = next.stop && !planned_last;
+  if (!planned_last) {
+    t = Clock::now();
+    CopyParamsIn(model_, layout_, params_.data());
+    res.compute_s += Since(t);
+  }
+  return res;
+}
+
+void PsExchange::Report(TrainReport* report, int64_t steps) {
+  const double per = steps > 0 ? 1.0 / steps : 0.0;
+  report->exchange = {{"push_s", win_push_ * per},
+                      {"pull_s", win_pull_ * per},
+                      {"staleness", win_staleness_ * per}};
+  win_push_ = win_pull_ = win_staleness_ = 0;
+}
+
+}  // namespace tteps

@@ -1,0 +1,109 @@
+#include "worker/exchange/worker_group.h"
+
+#include <glog/logging.h>
+
+#include <sstream>
+#include <stdexcept>
+
+#include "worker/collectives/consistency.h"
+#include "worker/model_params.h"
+
+namespace tteps {
+namespace {
+
+std::string Hex(uint64_t v) {
+  std::ostringstream os;
+  os << std::hex << v;
+  return os.str();
+}
+
+}  // namespace
+
+WorkerGroup::WorkerGroup(deeptte::DeepTTEImpl& model,
+                         std::unique_ptr<collectives::Allreduce> allreduce, WorkerGroupOptions o,
+                         std::function<bool()> shutdown)
+    : model_(model),
+      allreduce_(std::move(allreduce)),
+      o_(std::move(o)),
+      layout_(LayoutOf(model)),
+      flat_(layout_.total() + 2),
+      comm_(std::make_unique<collectives::CommThread>()) {
+  allreduce_->set_abort_check(
+      [this, shutdown] { return stopping_.load() || (shutdown && shutdown()); });
+}
+
+WorkerGroup::~WorkerGroup() {
+  // A collective still running (after a failure) gives up at once instead of at its deadline.
+  stopping_ = true;
+  comm_.reset();
+  allreduce_->set_abort_check(nullptr);
+}
+
+std::string WorkerGroup::PeerName(int peer) const {
+  if (peer >= 0 && peer < static_cast<int>(o_.worker_names.size())) return o_.worker_names[peer];
+  return "worker " + std::to_string(peer);
+}
+
+void WorkerGroup::SubmitSum(float* data, size_t n) {
+  comm_->Submit([this, data, n] {
+    ScopedSpan span(o_.tracer, "allreduce", kCommRow);
+    allreduce_->Sum(data, n, o_.timeout_s);
+  });
+}
+
+void WorkerGroup::Drain(double timeout_s) {
+  try {
+    comm_->Drain(timeout_s);
+  } catch (const collectives::CollectiveTimeout& e) {
+    throw std::runtime_error(
+        std::string(e.what()) +
+        (e.peer() >= 0 ? "; rank " + std::to_string(e.peer()) + " is " + PeerName(e.peer()) : ""));
+  }
+}
+
+void WorkerGroup::SumNow(float* data, size_t n) {
+  SubmitSum(data, n);
+  Drain(o_.timeout_s + 5);
+}
+
+void WorkerGroup::Report(TrainReport* report, int64_t steps) {
+  const double busy = comm_->TakeBusySeconds();
+  report->exchange = {{"allreduce_s", steps > 0 ? busy / steps : 0.0}};
+}
+
+void WorkerGroup::StartFromWorker0() {
+  CopyParamsOut(model_, layout_, flat_.data());
+  if (o_.worker != 0) std::fill(flat_.begin(), flat_.end(), 0.0f);  // others contribute zeros
+  SumNow(flat_.data(), layout_.total());
+  CopyParamsIn(model_, layout_, flat_.data());
+}
+
+void WorkerGroup::MaybeCheck(int64_t steps, bool agreed, bool last) {
+  if (steps % o_.check_every == 0) check_due_ = true;
+  if (!((check_due_ && agreed) || last)) return;
+  ScopedSpan span(o_.tracer, "check");
+  CheckIdentical(steps);
+  check_due_ = false;
+}
+
+void WorkerGroup::CheckIdentical(int64_t steps) {
+  CopyParamsOut(model_, layout_, flat_.data());
+  const uint64_t mine = collectives::BitHash(flat_.data(), layout_.total());
+  std::vector<uint64_t> hashes;
+  comm_->Submit([&] {
+    hashes = collectives::GatherHashes(*allreduce_, o_.worker, o_.num_workers, mine, o_.timeout_s);
+  });
+  Drain(o_.timeout_s + 5);
+  const auto bad = collectives::Disagreeing(hashes);
+  if (bad.empty()) {
+    VLOG(o_.worker == 0 ? 0 : 1) << "step " << steps << ": parameters bitwise identical on all "
+                                 << o_.num_workers << " workers (hash " << Hex(mine) << ")";
+    return;
+  }
+  std::string who;
+  for (int w : bad) who += (who.empty() ? "" : ", ") + PeerName(w) + " (" + Hex(hashes[w]) + ")";
+  throw std::runtime_error("the workers' parameters differ after step " + std::to_string(steps) +
+                           ": " + who + " disagree with worker 0 (" + Hex(hashes[0]) + ")");
+}
+
+}  // namespace tteps

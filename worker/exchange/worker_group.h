@@ -1,0 +1,77 @@
+// The workers of the ring modes as one group: sums over their communicator on a communication
+// thread (so backward can go on while a bucket is reduced), each bounded by the timeout and
+// naming the peer that stalls; the start from worker 0's weights; and the periodic check that
+// every worker holds bitwise-identical weights. Shared by the ring and averaging exchanges.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/trace.h"
+#include "worker/collectives/allreduce.h"
+#include "worker/collectives/comm_thread.h"
+#include "worker/deeptte/deeptte.h"
+#include "worker/param_layout.h"
+#include "worker/train_report.h"
+
+namespace tteps {
+
+struct WorkerGroupOptions {
+  int worker = 0, num_workers = 1;
+  double timeout_s = 30;                  // bound of every collective
+  int64_t check_every = 20;               // steps between identity checks
+  std::vector<std::string> worker_names;  // by id, to name a stalled peer
+  Tracer* tracer = nullptr;               // allreduce spans on the communication row
+};
+
+class WorkerGroup {
+ public:
+  static constexpr int kCommRow = 2;  // the communication thread's row on the timeline
+
+  // `allreduce` runs over the workers' communicator (rank = worker id); `shutdown` says the job
+  // ended elsewhere, so that a waiting collective gives up at once.
+  WorkerGroup(deeptte::DeepTTEImpl& model, std::unique_ptr<collectives::Allreduce> allreduce,
+              WorkerGroupOptions o, std::function<bool()> shutdown);
+  ~WorkerGroup();
+
+  // The flat buffer summed over the workers: the layout's floats, then two more that are summed
+  // with them: the trip count and the stop votes (workers told that the time budget is spent).
+  float* flat() { return flat_.data(); }
+  const ParamLayout& layout() const { return layout_; }
+  float& trips_slot() { return flat_[layout_.total()]; }
+  float& stop_slot() { return flat_[layout_.total() + 1]; }
+
+  // Queues the sum of data[0, n) over the workers on the communication thread.
+  void SubmitSum(float* data, size_t n);
+  // Waits for everything queued; a stalled peer is named in the std::runtime_error.
+  void Drain(double timeout_s);
+  // Sums data[0, n) over the workers and waits for it.
+  void SumNow(float* data, size_t n);
+  // Every worker takes worker 0's weights (as DDP starts).
+  void StartFromWorker0();
+  // After `steps` steps: every check_every steps, at the first step where the weights should
+  // agree (or at the last step), checks that they are bitwise identical; a mismatch throws.
+  void MaybeCheck(int64_t steps, bool agreed, bool last);
+  // The window's mean seconds per step in collectives (allreduce_s); starts a new window.
+  void Report(TrainReport* report, int64_t steps);
+  double timeout_s() const { return o_.timeout_s; }
+  int worker() const { return o_.worker; }
+
+ private:
+  void CheckIdentical(int64_t steps);
+  std::string PeerName(int peer) const;
+
+  deeptte::DeepTTEImpl& model_;
+  std::unique_ptr<collectives::Allreduce> allreduce_;
+  WorkerGroupOptions o_;
+  ParamLayout layout_;
+  std::vector<float> flat_;
+  bool check_due_ = false;
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<collectives::CommThread> comm_;
+};
+
+}  // namespace tteps

@@ -1,0 +1,120 @@
+#include "worker/step_driver.h"
+
+#include <glog/logging.h>
+
+#include <chrono>
+#include <thread>
+
+#include "worker/gradient_step.h"
+#include "worker/slice_stream.h"
+
+namespace tteps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+StepDriver::StepDriver(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& train,
+                       const TrainOptions& opts, DriverOptions o, DriverHooks hooks,
+                       Exchange* exchange)
+    : model_(model),
+      train_(train),
+      opts_(opts),
+      o_(o),
+      hooks_(std::move(hooks)),
+      exchange_(exchange) {}
+
+DriverResult StepDriver::Run() {
+  const int64_t total_steps = TotalSteps(opts_, train_.size());
+  SliceStream stream(train_, opts_, o_.num_workers, o_.worker, o_.first_worker_batch);
+  int64_t accumulation = o_.accumulation;
+  // Resuming: skip the data the first start_step steps consumed (same accumulation assumed).
+  for (int64_t i = 0; i < o_.start_step * accumulation; ++i) stream.Next();
+  EvalSchedule evals({opts_.eval_every, opts_.eval_every_s});
+  evals.StartAt(o_.start_step, stream.epoch() + 1);
+
+  if (hooks_.ready) hooks_.ready();
+  // The training clock starts with every worker; evaluations inline are taken out of it.
+  const auto start = Clock::now();
+  double eval_s = 0;
+  const auto train_seconds = [&] { return Since(start) - eval_s; };
+  const auto stop_vote = [&] {
+    return (hooks_.stop_requested && hooks_.stop_requested()) ||
+           (o_.max_train_s > 0 && train_seconds() >= o_.max_train_s);
+  };
+  const auto evaluate = [&](int64_t steps, bool final) {
+    const auto t = Clock::now();
+    hooks_.evaluate(steps, stream.epoch(), final);
+    eval_s += Since(t);
+  };
+
+  exchange_->Start(o_.start_step);
+  DriverResult res;
+  res.steps = total_steps;
+  TrainWindow window;
+  for (int64_t step = o_.start_step; step < total_steps; ++step) {
+    const auto step_start = Clock::now();
+    if (hooks_.accumulation && hooks_.accumulation() > 0) accumulation = hooks_.accumulation();
+
+    model_.zero_grad();
+    std::vector<std::vector<size_t>> slices(accumulation);
+    int64_t step_trips = 0;
+    for (auto& s : slices) {
+      s = stream.Next();
+      step_trips += static_cast<int64_t>(s.size());
+    }
+    MicroBatchStats sum;
+    for (int64_t a = 0; a < accumulation; ++a) {
+      if (a + 1 == accumulation) exchange_->BeforeLastBackward(step_trips, stop_vote());
+      const auto s = AccumulateGradients(model_, train_, slices[a]);
+      sum.loss_sum += s.loss_sum;
+      sum.trips += s.trips;
+    }
+    TraceSince(o_.tracer, "compute", step_start);
+    if (o_.slowdown_percent > 0) {
+      // An emulated slower machine: its extra time is compute time, as the agent must see it.
+      const auto sleep_start = Clock::now();
+      std::this_thread::sleep_for(
+          std::chrono::duration<double>(Since(step_start) * o_.slowdown_percent / 100.0));
+      TraceSince(o_.tracer, "slowdown", sleep_start);
+    }
+    const double compute = Since(step_start);
+
+    const bool planned_last = step + 1 == total_steps;
+    const ExchangeResult ex = exchange_->Finish(step, sum.trips, stop_vote(), planned_last);
+    const bool last = planned_last || ex.stop;
+    if (ex.stop) {
+      res.steps = step + 1;
+      LOG(INFO) << "worker " << o_.worker << ": time budget spent, stopping after step "
+                << res.steps;
+    }
+    window.AddStep(sum.loss_sum, sum.trips, compute + ex.compute_s, ex.wait_s, Since(step_start));
+    res.trips += sum.trips;
+
+    if ((step + 1) % opts_.log_every == 0 || last) {
+      const int64_t steps = window.steps();
+      TrainReport r = window.Take(o_.worker, step + 1, stream.epoch(), Since(start), accumulation);
+      exchange_->Report(&r, steps);
+      res.last_loss = r.loss;
+      if (hooks_.report) hooks_.report(r);
+    }
+    if (hooks_.evaluate && !last) {
+      const int64_t epochs_done = stream.AtEpochEnd() ? stream.epoch() + 1 : stream.epoch();
+      if (evals.Due(step + 1, epochs_done, train_seconds()) && exchange_->Agreed(step + 1)) {
+        evaluate(step + 1, false);
+        evals.Taken(step + 1, epochs_done, train_seconds());
+      }
+    }
+    if (last) break;
+  }
+  res.train_seconds = train_seconds();
+  res.epochs = stream.epoch() + 1;
+  if (hooks_.evaluate) evaluate(res.steps, true);
+  return res;
+}
+
+}  // namespace tteps

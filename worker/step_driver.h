@@ -1,0 +1,72 @@
+// The one training loop. For every step: this worker's slices of the global batch (as many
+// micro-batches as the accumulation says), forward and backward into the model's gradients,
+// then the exchange combines them and leaves the next weights in the model. Around that the
+// driver owns the time budget and max steps, the stop, the resume offset, the evaluation
+// schedule, trace spans and the train reports. It never asks which mode it runs in.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "common/eval_schedule.h"
+#include "common/trace.h"
+#include "worker/data/trip.h"
+#include "worker/deeptte/deeptte.h"
+#include "worker/exchange/exchange.h"
+#include "worker/train_options.h"
+#include "worker/train_report.h"
+
+namespace tteps {
+
+struct DriverOptions {
+  int worker = 0, num_workers = 1;
+  int64_t accumulation = 1;         // micro-batches per step (a policy may change it)
+  int64_t first_worker_batch = -1;  // slicing rule; -1: even split
+  int64_t slowdown_percent = 0;     // test knob: sleep this % of compute time after each step
+  int64_t start_step = 0;           // > 0 when resuming from a checkpoint
+  // The driver's own clock ends training after this many training seconds (0: none; in a
+  // distributed job the scheduler holds the budget and says so through `stop_requested`).
+  double max_train_s = 0;
+  Tracer* tracer = nullptr;  // compute and slowdown spans; the exchange adds its own
+};
+
+// What the driver asks of its surroundings; every hook may be left empty.
+struct DriverHooks {
+  // Called once the data and model are ready; returns when every worker is (the start barrier).
+  std::function<void()> ready;
+  // Whether training was asked to end (the scheduler's time budget).
+  std::function<bool()> stop_requested;
+  // The accumulation the policy chose last (<= 0: keep the current one).
+  std::function<int64_t()> accumulation;
+  std::function<void(const TrainReport&)> report;
+  // Evaluates the model's weights after `steps` steps (the final one once training ends). Only
+  // where this worker's weights are the job's (local mode, worker 0 of the ring modes).
+  std::function<void(int64_t steps, int64_t epoch, bool final)> evaluate;
+};
+
+struct DriverResult {
+  int64_t steps = 0;         // steps taken (fewer than planned when the time budget ended them)
+  int64_t epochs = 0;        // epochs started
+  int64_t trips = 0;         // trips this worker trained on
+  double train_seconds = 0;  // from the start barrier to the last step, evaluations excluded
+  double last_loss = 0;      // mean loss of the last report's window
+};
+
+class StepDriver {
+ public:
+  StepDriver(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& train,
+             const TrainOptions& opts, DriverOptions o, DriverHooks hooks, Exchange* exchange);
+  // Runs every step; exceptions from the exchange (a peer that failed) pass through.
+  DriverResult Run();
+
+ private:
+  deeptte::DeepTTEImpl& model_;
+  const std::vector<data::Trip>& train_;
+  TrainOptions opts_;
+  DriverOptions o_;
+  DriverHooks hooks_;
+  Exchange* exchange_;
+};
+
+}  // namespace tteps

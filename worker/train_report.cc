@@ -1,0 +1,63 @@
+#include "worker/train_report.h"
+
+#include "common/peak_memory.h"
+
+namespace tteps {
+
+double TrainReport::Exchange(const std::string& name) const {
+  for (const auto& [n, v] : exchange) {
+    if (n == name) return v;
+  }
+  return 0;
+}
+
+JsonObject TrainReport::ToJson() const {
+  JsonObject o;
+  o.Add("type", "train")
+      .Add("worker", worker)
+      .Add("step", step)
+      .Add("epoch", epoch)
+      .Add("wall_s", wall_s)
+      .Add("loss", loss)
+      .Add("trips", trips)
+      .Add("trips_per_s", trips_per_s)
+      .Add("accumulation", accumulation)
+      .Add("compute_s", compute_s)
+      .Add("wait_s", wait_s);
+  for (const auto& [name, value] : exchange) o.Add(name, value);
+  o.Add("window_s", window_s).Add("peak_rss_mb", peak_rss_mb).Add("step_losses", step_losses);
+  return o;
+}
+
+void TrainWindow::AddStep(double loss_sum, int64_t trips, double compute_s, double wait_s,
+                          double wall_s) {
+  loss_ += loss_sum;
+  trips_ += trips;
+  compute_ += compute_s;
+  wait_ += wait_s;
+  wall_ += wall_s;
+  ++steps_;
+  step_losses_.push_back(trips > 0 ? loss_sum / trips : 0.0);
+}
+
+TrainReport TrainWindow::Take(int worker, int64_t step, int64_t epoch, double wall_s,
+                              int64_t accumulation) {
+  TrainReport r;
+  r.worker = worker;
+  r.step = step;
+  r.epoch = epoch;
+  r.wall_s = wall_s;
+  r.loss = trips_ > 0 ? loss_ / trips_ : 0.0;
+  r.trips = trips_;
+  r.trips_per_s = wall_ > 0 ? trips_ / wall_ : 0.0;
+  r.accumulation = accumulation;
+  r.compute_s = PerStep(compute_);
+  r.wait_s = PerStep(wait_);
+  r.window_s = wall_;
+  r.peak_rss_mb = PeakRssMb();
+  r.step_losses = std::move(step_losses_);
+  *this = TrainWindow{};
+  return r;
+}
+
+}  // namespace tteps
