@@ -84,7 +84,7 @@ Result RawRoundTrip(zmq::context_t& ctx, size_t bytes) {
 // S parameter servers (sync, Adam) and W workers doing push(gradient) + pull(next version).
 Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
   ClusterMap map;
-  map.mode = Mode::kSync;
+  map.config.exchange.mode = Mode::kSync;
   map.param_count = floats;
   map.fingerprint = 42;
   map.ranges = PartitionKeys(floats, servers);
@@ -100,7 +100,7 @@ Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
     map.servers.push_back(info);
   }
   for (int s = 0; s < servers; ++s) {
-    server::OptimizerConfig adam;
+    OptimizerConfig adam;
     shards.push_back(
         std::make_unique<server::Shard>(map.ranges[s], server::Consistency::kSync, workers, 0,
                                         server::MakeOptimizer(adam, map.ranges[s].size())));

@@ -10,6 +10,7 @@
 
 #include "common/init.h"
 #include "common/json_writer.h"
+#include "common/split_list.h"
 #include "worker/data/batcher.h"
 #include "worker/data/norm_stats.h"
 #include "worker/data/trip_reader.h"
@@ -39,8 +40,8 @@ int main(int argc, char** argv) {
     const int64_t bs = std::stoll(bs_text);
     torch::manual_seed(1);
     deeptte::DeepTTE model(deeptte::ModelConfig{}, stats);
-    TrainOptions opts;
-    opts.optimizer = FLAGS_optimizer;
+    OptimizerConfig opts;
+    opts.name = FLAGS_optimizer;
     auto optimizer = MakeOptimizer(opts, model->parameters());
     int64_t epoch = 0, trips_done = 0, points = 0;
     auto batches = data::EpochBatches(lengths, bs, 1, epoch);

@@ -1,6 +1,5 @@
 #include "common/bootstrap.h"
 
-#include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -16,23 +15,7 @@
 
 #include "common/cluster_map.h"
 
-DEFINE_double(timeout_s, 30,
-              "bound of every blocking wait: a peer silent for longer is named in an error and "
-              "the job exits non-zero");
-DEFINE_double(heartbeat_s, 1, "seconds between heartbeats to the scheduler");
-DEFINE_string(scheduler, "",
-              "start without MPI: the scheduler's endpoint tcp://host:port (the scheduler binds "
-              "it; other nodes connect)");
-DEFINE_string(trace, "",
-              "write a timeline of the job to this file (Chrome trace-event JSON: open it in "
-              "ui.perfetto.dev or chrome://tracing); the scheduler collects every process's spans");
-DEFINE_string(advertise_host, "",
-              "address other nodes use to reach this one (default: 127.0.0.1 when the whole job "
-              "runs on one host, else the host name)");
-
 namespace tteps {
-
-std::string TracePath() { return FLAGS_trace; }
 
 namespace {
 
@@ -79,19 +62,15 @@ BootstrapWatchdog& Watchdog() {
 
 }  // namespace
 
-double TimeoutSeconds() { return FLAGS_timeout_s; }
-double HeartbeatSeconds() { return FLAGS_heartbeat_s; }
-bool SchedulerFlagGiven() { return !FLAGS_scheduler.empty(); }
-
-Bootstrap StartNode(Role role) {
+Bootstrap StartNode(Role role, const NodeOptions& opts) {
   Bootstrap b;
-  if (!FLAGS_scheduler.empty()) {
-    b.scheduler_endpoint = FLAGS_scheduler;
-    b.advertise_host = FLAGS_advertise_host.empty() ? "127.0.0.1" : FLAGS_advertise_host;
+  if (!opts.scheduler.empty()) {
+    b.scheduler_endpoint = opts.scheduler;
+    b.advertise_host = opts.advertise_host.empty() ? "127.0.0.1" : opts.advertise_host;
     return b;
   }
   b.mpi = true;
-  Watchdog().Arm(FLAGS_timeout_s);
+  Watchdog().Arm(opts.timeout_s);
   // The ring backend calls MPI from its communication thread, one thread at a time.
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
@@ -127,9 +106,9 @@ Bootstrap StartNode(Role role) {
     throw std::runtime_error("the job needs exactly one tteps-scheduler, as MPI rank 0 (found " +
                              std::to_string(schedulers) + ")");
   }
-  b.advertise_host = !FLAGS_advertise_host.empty() ? FLAGS_advertise_host
-                     : one_host                    ? "127.0.0.1"
-                                                   : std::string(my_host);
+  b.advertise_host = !opts.advertise_host.empty() ? opts.advertise_host
+                     : one_host                   ? "127.0.0.1"
+                                                  : std::string(my_host);
   return b;
 }
 
@@ -146,11 +125,11 @@ void ShareSchedulerEndpoint(Bootstrap* b, const std::string& endpoint_if_schedul
   }
 }
 
-int RunNode(Role role, const std::function<int(Bootstrap&)>& body) {
+int RunNode(Role role, const NodeOptions& opts, const std::function<int(Bootstrap&)>& body) {
   Bootstrap boot;
   int rc = 1;
   try {
-    boot = StartNode(role);
+    boot = StartNode(role, opts);
     rc = body(boot);
   } catch (const std::exception& e) {
     LOG(ERROR) << e.what();

@@ -28,9 +28,17 @@ struct Bootstrap {
   MPI_Comm workers_comm = MPI_COMM_NULL;
 };
 
-// Flags: --scheduler, --advertise_host. Throws std::runtime_error on an inconsistent job
-// (for example no scheduler rank, or several).
-Bootstrap StartNode(Role role);
+// How this node finds the cluster (common/node_flags.h fills it from the command line).
+struct NodeOptions {
+  std::string scheduler;       // start without MPI: the scheduler's tcp://host:port
+  std::string advertise_host;  // empty: 127.0.0.1 when the job runs on one host, else the name
+  double timeout_s = 30;       // bounds the bootstrap, the registration and every wait before
+                               // the job's configuration arrives
+  double heartbeat_s = 1;      // between heartbeats to the scheduler
+};
+
+// Throws std::runtime_error on an inconsistent job (for example no scheduler rank, or several).
+Bootstrap StartNode(Role role, const NodeOptions& opts);
 // Collective under MPI: the scheduler passes its endpoint, every other rank receives it.
 void ShareSchedulerEndpoint(Bootstrap* boot, const std::string& endpoint_if_scheduler);
 // Ends MPI cleanly when `ok`. After a failure peers may be gone, so MPI_Finalize (which may
@@ -40,15 +48,9 @@ void EndNode(const Bootstrap& boot, bool ok);
 
 // The body of a node program: StartNode, then `body`, then EndNode with its verdict. An
 // exception is logged and makes the exit status 1.
-int RunNode(Role role, const std::function<int(Bootstrap&)>& body);
+int RunNode(Role role, const NodeOptions& opts, const std::function<int(Bootstrap&)>& body);
 
 // This node's registration: role, id (MPI) and rank, host, pid.
 NodeInfo SelfInfo(Role role, const Bootstrap& boot);
-
-// Cluster-wide flags every node program links.
-double TimeoutSeconds();    // --timeout_s: bound of every blocking wait
-double HeartbeatSeconds();  // --heartbeat_s
-std::string TracePath();    // --trace: the job's timeline file, empty when off
-bool SchedulerFlagGiven();  // --scheduler set: a start without MPI
 
 }  // namespace tteps

@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/job_config.h"
 #include "common/key_range.h"
 #include "common/message.h"
-#include "common/mode.h"
 
 namespace tteps {
 
@@ -32,15 +32,13 @@ struct NodeInfo {
 };
 
 struct ClusterMap {
-  Mode mode = Mode::kSync;
   int32_t your_id = -1;           // the receiving node's id within its role
   std::vector<NodeInfo> servers;  // servers[i] holds ranges[i]
   std::vector<KeyRange> ranges;
   std::vector<NodeInfo> workers;
   int64_t param_count = 0;
   uint64_t fingerprint = 0;
-  // The job's configuration (flag name, value), applied by every node for the flags it knows.
-  std::vector<std::pair<std::string, std::string>> flags;
+  JobConfig config;  // the job's configuration, as the scheduler validated it
   // Resuming: the checkpoint version the servers restore (-1: a fresh start) and each worker's
   // first step.
   int64_t resume_version = -1;
@@ -48,7 +46,7 @@ struct ClusterMap {
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(mode, your_id, servers, ranges, workers, param_count, fingerprint, flags, resume_version,
+    ar(your_id, servers, ranges, workers, param_count, fingerprint, config, resume_version,
        start_steps);
   }
 };

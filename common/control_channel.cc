@@ -2,7 +2,6 @@
 
 #include <glog/logging.h>
 
-#include "common/bootstrap.h"  // TracePath
 #include "common/codec.h"
 #include "common/transport.h"
 
@@ -200,8 +199,8 @@ void ControlChannel::Loop() {
   }
 }
 
-std::unique_ptr<Tracer> MakeNodeTracer(ControlChannel* control) {
-  if (TracePath().empty()) return nullptr;
+std::unique_ptr<Tracer> MakeNodeTracer(ControlChannel* control, bool enabled) {
+  if (!enabled) return nullptr;
   const NodeInfo& self = control->self();
   // Process ids in the viewer: servers 100 + id, workers 200 + id.
   const int pid = (self.role == Role::kServer ? 100 : 200) + self.id;

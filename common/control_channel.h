@@ -83,8 +83,9 @@ class ControlChannel {
   std::string reason_;
 };
 
-// With --trace: a tracer of this node whose events go to the scheduler, which writes the job's
-// timeline; null without it. Flush it before the node reports done.
-std::unique_ptr<Tracer> MakeNodeTracer(ControlChannel* control);
+// When the job records a timeline (`enabled`): a tracer of this node whose events go to the
+// scheduler, which writes the job's timeline; null otherwise. Flush it before the node reports
+// done.
+std::unique_ptr<Tracer> MakeNodeTracer(ControlChannel* control, bool enabled);
 
 }  // namespace tteps

@@ -43,32 +43,6 @@ void PrintOwnHelp(const char* program) {
 
 }  // namespace
 
-std::string EffectiveConfig() {
-  std::string out;
-  for (auto& f : OwnFlags()) {
-    if (!out.empty()) out += ' ';
-    out += f.name + "=" + f.current_value;
-  }
-  return out;
-}
-
-std::vector<std::pair<std::string, std::string>> FlagValues() {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (auto& f : OwnFlags()) out.emplace_back(f.name, f.current_value);
-  return out;
-}
-
-void ApplyJobFlags(const std::vector<std::pair<std::string, std::string>>& flags) {
-  for (const auto& [name, value] : flags) {
-    gflags::CommandLineFlagInfo info;
-    if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) continue;  // not this program's
-    if (!info.is_default) continue;  // set on this node's own command line
-    if (info.filename.rfind(TTEPS_SOURCE_DIR, 0) != 0) continue;
-    gflags::SetCommandLineOptionWithMode(name.c_str(), value.c_str(), gflags::SET_FLAGS_DEFAULT);
-  }
-  LOG(INFO) << "job config: " << EffectiveConfig();
-}
-
 void InitProgram(int* argc, char*** argv, const char* usage) {
   gflags::SetUsageMessage(usage);
   // Logs go to stderr unless the user asks for files; set as a default so --log_dir still works.
@@ -84,7 +58,6 @@ void InitProgram(int* argc, char*** argv, const char* usage) {
     gflags::SetCommandLineOption("logtostderr", "false");
   }
   google::InitGoogleLogging((*argv)[0]);
-  LOG(INFO) << "config: " << EffectiveConfig();
 }
 
 }  // namespace tteps

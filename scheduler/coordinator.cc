@@ -50,11 +50,12 @@ Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluat
                          RunOutput* out, AccumulationPolicy* policy)
     : socket_(socket),
       opts_(std::move(opts)),
+      mode_(opts_.config.exchange.mode),
       eval_(eval),
       out_(out),
       policy_(policy),
-      progress_line_(ModeName(opts_.mode), opts_.total_steps, opts_.progress_s),
-      eval_schedule_(opts_.eval) {}
+      progress_line_(ModeName(mode_), opts_.total_steps, opts_.config.train.progress_s),
+      eval_schedule_(opts_.config.train.eval) {}
 
 Coordinator::Node* Coordinator::Find(const std::string& peer) {
   for (auto& n : nodes_) {
@@ -92,10 +93,9 @@ bool Coordinator::Register(const Message& m, std::string* error) {
 }
 
 void Coordinator::SendMaps() {
-  map_.mode = opts_.mode;
   map_.param_count = opts_.param_count;
   map_.fingerprint = opts_.fingerprint;
-  map_.flags = opts_.flags;
+  map_.config = opts_.config;
   map_.resume_version = opts_.resume_version;
   map_.start_steps = opts_.start_steps;
   for (size_t w = 0; w < opts_.start_steps.size(); ++w) progress_[w].step = opts_.start_steps[w];
@@ -182,7 +182,7 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
 
 void Coordinator::MaybeEvaluate() {
   // Without servers, worker 0 holds the weights and sends them on the same schedule.
-  if (!UsesServers(opts_.mode) || final_requested_ || !training_started_) return;
+  if (!UsesServers(mode_) || final_requested_ || !training_started_) return;
   // Epochs as worker 0 counts them (it starts each one first), else the step every worker has
   // reached. The final evaluation covers the last step.
   const WorkerProgress first = progress_.count(0) ? progress_.at(0) : WorkerProgress{};
@@ -215,9 +215,11 @@ int64_t Coordinator::MinStep() const {
 double Coordinator::TrainSeconds() const { return training_started_ ? Since(train_start_) : 0.0; }
 
 void Coordinator::MaybeStopForBudget() {
-  if (opts_.max_train_s <= 0 || stop_sent_ || TrainSeconds() < opts_.max_train_s) return;
+  if (opts_.config.train.max_train_s <= 0 || stop_sent_ ||
+      TrainSeconds() < opts_.config.train.max_train_s)
+    return;
   stop_sent_ = true;
-  LOG(INFO) << "time budget of " << opts_.max_train_s
+  LOG(INFO) << "time budget of " << opts_.config.train.max_train_s
             << " s (--max_train_s) spent: telling the workers to stop";
   Header h;
   h.type = MsgType::kStop;
@@ -228,7 +230,7 @@ void Coordinator::MaybeStopForBudget() {
 }
 
 void Coordinator::OnSnapshot(const Node& node, const Message& m) {
-  if (UsesServers(opts_.mode) || node.info.role != Role::kWorker || node.info.id != 0) {
+  if (UsesServers(mode_) || node.info.role != Role::kWorker || node.info.id != 0) {
     LOG(ERROR) << "unexpected snapshot from " << node.info.Name() << " ignored";
     return;
   }
@@ -261,8 +263,8 @@ void Coordinator::SendDecisions() {
         .Add("step", d->step)
         .Add("wall_s", Since(start_))
         .Add("action", d->action)
-        .Add("old_alpha", d->old_alpha)
-        .Add("new_alpha", d->new_alpha)
+        .Add("old_accumulation", d->old_alpha)
+        .Add("new_accumulation", d->new_alpha)
         .Add("observation", std::vector<double>(d->observation.begin(), d->observation.end()));
     if (d->has_reward) line.Add("reward", d->reward);
     out_->AppendMetrics(line);
@@ -342,7 +344,7 @@ void Coordinator::CheckSilence() {
   for (const auto& n : nodes_) {
     if (n.done) continue;
     const double silent = Since(n.last_seen);
-    if (silent > opts_.silence_s) {
+    if (silent > opts_.config.cluster.silence_s) {
       Fail(n.info.Name() + " has been silent for " + std::to_string(static_cast<int>(silent)) +
            " s (no heartbeat; --heartbeat_s)");
       return;
@@ -355,14 +357,14 @@ int Coordinator::Run() {
   const int expected = opts_.num_servers + opts_.num_workers;
   // 1. Registration.
   while (static_cast<int>(nodes_.size()) < expected) {
-    if (Since(start_) > opts_.timeout_s) {
+    if (Since(start_) > opts_.config.cluster.timeout_s) {
       int servers = 0, workers = 0;
       for (const auto& n : nodes_) (n.info.role == Role::kServer ? servers : workers)++;
-      LOG(ERROR) << "registration timed out after " << opts_.timeout_s
+      LOG(ERROR) << "registration timed out after " << opts_.config.cluster.timeout_s
                  << " s (--timeout_s): " << servers << " of " << opts_.num_servers
                  << " servers and " << workers << " of " << opts_.num_workers
                  << " workers registered";
-      failure_ = "registration timed out after " + std::to_string(opts_.timeout_s) +
+      failure_ = "registration timed out after " + std::to_string(opts_.config.cluster.timeout_s) +
                  " s: " + std::to_string(servers) + " of " + std::to_string(opts_.num_servers) +
                  " servers and " + std::to_string(workers) + " of " +
                  std::to_string(opts_.num_workers) + " workers registered";
@@ -424,8 +426,9 @@ int Coordinator::Run() {
             n.done = true;
           }
         }
-        server_stats_deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                   std::chrono::duration<double>(opts_.timeout_s));
+        server_stats_deadline =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(opts_.config.cluster.timeout_s));
       }
     }
     if (!failure_.empty()) break;
@@ -440,7 +443,7 @@ int Coordinator::Run() {
       train_end_ = Clock::now();
       final_requested_ = true;
       FinishPolicy();
-      if (UsesServers(opts_.mode)) {
+      if (UsesServers(mode_)) {
         eval_->Request(steps_done_, true, TrainSeconds());
       } else if (!final_offered_) {
         // Worker 0 sends its final snapshot before it reports done, on the same socket.
@@ -457,7 +460,7 @@ int Coordinator::Run() {
   if (!failure_.empty()) return 1;
   std::printf("%s\n", JsonObject()
                           .AddRaw("final_eval", final_eval_)
-                          .Add("mode", ModeName(opts_.mode))
+                          .Add("mode", ModeName(mode_))
                           .Add("out_dir", out_->dir())
                           .str()
                           .c_str());
@@ -482,33 +485,33 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   }
   const double per = steps_timed > 0 ? 1.0 / steps_timed : 0;
   JsonObject s;
-  s.Add("mode", ModeName(opts_.mode))
+  s.Add("mode", ModeName(mode_))
       .Add("workers", opts_.num_workers)
       .Add("servers", opts_.num_servers)
       .Add("epochs", epochs)
       .Add("steps", steps_done_ > 0 ? steps_done_ : opts_.total_steps)
       .Add("planned_steps", opts_.total_steps)
       .Add("stopped_by_time_budget", stop_sent_ && min_steps_done_ < opts_.total_steps)
-      .Add("batch_size", opts_.batch_size)
+      .Add("batch_size", opts_.config.train.batch_size)
       .Add("trips", trips)
       .Add("trips_per_s", train_s > 0 ? trips / train_s : 0.0)
       .Add("train_seconds", train_s)
       .Add("wall_seconds", Since(start_))
       .Add("parameters", opts_.param_count)
-      .Add("step_time_s", !UsesServers(opts_.mode) ? JsonObject()
-                                                         .Add("compute", compute * per)
-                                                         .Add("allreduce", allreduce * per)
-                                                         .Add("wait", wait * per)
-                                                   : JsonObject()
-                                                         .Add("compute", compute * per)
-                                                         .Add("push", push * per)
-                                                         .Add("pull", pull * per)
-                                                         .Add("wait", wait * per));
+      .Add("step_time_s", !UsesServers(mode_) ? JsonObject()
+                                                    .Add("compute", compute * per)
+                                                    .Add("allreduce", allreduce * per)
+                                                    .Add("wait", wait * per)
+                                              : JsonObject()
+                                                    .Add("compute", compute * per)
+                                                    .Add("push", push * per)
+                                                    .Add("pull", pull * per)
+                                                    .Add("wait", wait * per));
   s.Add("peak_rss_mb", PeakMemoryJson());
   // Every server sees every push, so server 0's staleness histogram describes the job.
   if (server_stats_.count(0)) s.AddRaw("server_stats", server_stats_[0]);
   s.Add("accumulation_policy", policy_ ? "ppo" : "fixed");
-  if (policy_) s.Add("alpha_decisions", decisions_);
+  if (policy_) s.Add("accumulation_decisions", decisions_);
   if (!policy_error_.empty()) s.Add("policy_error", policy_error_);
   if (!final_eval.empty()) s.AddRaw("final_eval", final_eval);
   if (!error.empty()) s.Add("error", error);

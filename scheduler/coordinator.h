@@ -14,6 +14,7 @@
 
 #include "common/cluster_map.h"
 #include "common/eval_schedule.h"
+#include "common/job_config.h"
 #include "common/json_writer.h"
 #include "common/progress.h"
 #include "common/run_output.h"
@@ -26,18 +27,11 @@
 namespace tteps::scheduler {
 
 struct CoordinatorOptions {
-  Mode mode = Mode::kSync;
+  JobConfig config;
   int num_servers = 1, num_workers = 1;
   int64_t param_count = 0;
   uint64_t fingerprint = 0;
   int64_t total_steps = 0;
-  int64_t batch_size = 0;
-  EvalScheduleConfig eval;  // the parameter-server modes; worker 0 evaluates the others
-  double max_train_s = 0;   // time budget: past it the workers are told to stop (0: none)
-  double timeout_s = 30;
-  double silence_s = 5;  // a node silent this long is reported and the job fails
-  double progress_s = 5;
-  std::vector<std::pair<std::string, std::string>> flags;  // the job's configuration
   int64_t resume_version = -1;       // >= 0: the servers restore this checkpoint version
   std::vector<int64_t> start_steps;  // resuming: each worker's first step
 };
@@ -95,6 +89,7 @@ class Coordinator {
 
   zmq::socket_t& socket_;
   CoordinatorOptions opts_;
+  Mode mode_;
   Evaluation* eval_;
   RunOutput* out_;
   AccumulationPolicy* policy_;

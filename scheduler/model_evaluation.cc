@@ -94,7 +94,7 @@ class ModelEvaluation : public Evaluation {
             throw std::logic_error("an evaluation without parameters in a job without servers");
           // The final weights of a sync job are those of version `step`: with clipping, the
           // last step may still be waiting for its norm when the workers report done.
-          const int64_t want = req.final && map_.mode == Mode::kSync ? req.step : 0;
+          const int64_t want = req.final && map_.config.exchange.mode == Mode::kSync ? req.step : 0;
           out.version = kv->Pull(want, pulled.data()).version;
           CopyParamsIn(*model_, layout, pulled.data());
         }

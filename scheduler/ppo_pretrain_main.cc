@@ -10,13 +10,14 @@
 
 #include "common/init.h"
 #include "common/split_list.h"
+#include "scheduler/make_policy.h"
 #include "scheduler/policy_flags.h"
 #include "scheduler/ppo/ppo.h"
 #include "scheduler/ppo/runner.h"
 #include "scheduler/ppo/sim_environment.h"
-#include "worker/worker_flags.h"  // --threads
 
 DEFINE_int32(episodes, 300, "simulated episodes to train on");
+DEFINE_int32(threads, 1, "LibTorch intra-op threads");
 DEFINE_string(sim_compute_s, "0.05,0.15",
               "seconds per micro-batch of each simulated worker (comma-separated)");
 DEFINE_double(sim_comm_s, 0.15, "communication seconds per simulated step");
@@ -32,8 +33,9 @@ double GreedyReturn(PpoAgent* agent, const SimConfig& config) {
 }
 
 int Pretrain() {
-  scheduler::CheckPpoFlags();
-  const auto opts = scheduler::PolicyOptionsFromFlags();
+  const PolicyConfig policy = scheduler::PolicyConfigFromFlags();
+  scheduler::CheckPpo(policy);
+  const auto opts = scheduler::LivePolicyOptionsOf(policy);
   if (opts.policy_out.empty()) throw std::invalid_argument("--ppo_policy_out is required");
   if (FLAGS_episodes < 1 || FLAGS_report_every < 1 || FLAGS_eval_episodes < 1) {
     throw std::invalid_argument("--episodes, --report_every and --eval_episodes must be >= 1");

@@ -10,16 +10,18 @@
 
 #include "common/bootstrap.h"
 #include "common/init.h"
+#include "common/node_flags.h"
 #include "common/run_output.h"
 #include "common/transport.h"
 #include "scheduler/coordinator.h"
+#include "scheduler/make_policy.h"
 #include "scheduler/model_evaluation.h"
 #include "scheduler/policy_flags.h"
 #include "server/checkpoint.h"
-#include "server/server_flags.h"
+#include "worker/data/norm_stats.h"
 #include "worker/dataset.h"
+#include "worker/job_flags.h"
 #include "worker/model_params.h"
-#include "worker/worker_flags.h"
 
 DEFINE_string(mode, "sync",
               "sync (BSP), async (ASP) or ssp (--staleness) through parameter servers; ring "
@@ -35,59 +37,53 @@ DEFINE_bool(check, false,
 namespace tteps::scheduler {
 namespace {
 
-// The mode and the options that depend on it.
-Mode CheckMode() {
-  const Mode mode = ParseMode(FLAGS_mode);
-  if (mode == Mode::kLocal) {
+// The job's configuration from this program's flags, validated.
+JobConfig ConfigFromFlags() {
+  JobConfig c = JobConfigFromFlags();
+  c.exchange.mode = ParseMode(FLAGS_mode);
+  if (c.exchange.mode == Mode::kLocal) {
     throw std::invalid_argument("--mode local runs in one process: tteps-worker --mode local");
   }
-  if (UsesServers(mode)) return mode;
-  RingOptionsFromFlags();
-  if (!FLAGS_resume.empty() || FLAGS_checkpoint_every > 0) {
-    throw std::invalid_argument(
-        "--resume and --checkpoint_every: checkpoints are kept by the "
-        "parameter servers, and --mode " +
-        FLAGS_mode + " has none");
+  c.policy = PolicyConfigFromFlags();
+  c.output.out_dir = FLAGS_out_dir;
+  if (c.output.checkpoint_dir.empty() && UsesServers(c.exchange.mode)) {
+    c.output.checkpoint_dir = FLAGS_out_dir + "/checkpoints";
   }
-  return mode;
+  c.cluster.timeout_s = FLAGS_timeout_s;
+  c.cluster.heartbeat_s = FLAGS_heartbeat_s;
+  c.cluster.silence_s = FLAGS_silence_s > 0 ? FLAGS_silence_s : 5 * FLAGS_heartbeat_s;
+  c.Validate();
+  if (c.policy.name != "fixed") CheckPpo(c.policy);
+  return c;
 }
 
-// Validates every option and opens the input files, without starting anything.
-int CheckConfig() {
-  CheckMode();
-  CheckPolicyFlags();
-  server::OptimizerConfigFromFlags();
-  TrainOptionsFromFlags();
-  ModelConfigFromFlags();
-  auto data = DatasetOptionsFromFlags();
-  std::vector<std::string> files = data.train_files;
-  if (!data.eval_file.empty()) files.push_back(data.eval_file);
-  files.push_back(FLAGS_stats);
+// Opens the input files, without starting anything.
+void CheckFiles(const JobConfig& c) {
+  std::vector<std::string> files = c.data.train_files;
+  if (!c.data.eval_file.empty()) files.push_back(c.data.eval_file);
+  files.push_back(c.data.stats);
   for (const auto& f : files) {
     if (!std::ifstream(f)) throw std::invalid_argument("cannot open " + f);
   }
-  if (!FLAGS_resume.empty() && !std::ifstream(FLAGS_resume)) {
-    throw std::invalid_argument("cannot open the checkpoint directory " + FLAGS_resume);
+  if (!c.output.resume.empty() && !std::ifstream(c.output.resume)) {
+    throw std::invalid_argument("cannot open the checkpoint directory " + c.output.resume);
   }
-  if (!TracePath().empty() && !std::ofstream(TracePath())) {
-    throw std::invalid_argument("cannot write the trace file " + TracePath() + " (--trace)");
+  if (!c.output.trace.empty() && !std::ofstream(c.output.trace)) {
+    throw std::invalid_argument("cannot write the trace file " + c.output.trace + " (--trace)");
   }
-  return 0;
 }
 
-int Schedule(Bootstrap& boot) {
-  const Mode mode = CheckMode();
-  server::OptimizerConfigFromFlags();
-  auto train_opts = TrainOptionsFromFlags();
-  auto dataset = LoadDataset(DatasetOptionsFromFlags());
+int Schedule(Bootstrap& boot, const JobConfig& config) {
+  const Mode mode = config.exchange.mode;
+  auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
-  torch::manual_seed(train_opts.seed);
-  deeptte::DeepTTE model(ModelConfigFromFlags(), data::LoadNormStats(FLAGS_stats));
+  torch::manual_seed(config.train.seed);
+  deeptte::DeepTTE model(config.model, data::LoadNormStats(config.data.stats));
   const ParamLayout layout = LayoutOf(*model);
   LOG(INFO) << "parameters: " << layout.Describe();
 
   // Before the job starts, so that an unreadable --ppo_policy_in stops it at once.
-  auto policy = MakePolicyFromFlags();
+  auto policy = MakePolicy(config.policy);
 
   zmq::context_t ctx;
   auto socket = MakeSocket(ctx, zmq::socket_type::router);
@@ -103,11 +99,11 @@ int Schedule(Bootstrap& boot) {
   LOG(INFO) << "scheduler at " << endpoint;
 
   CoordinatorOptions o;
-  o.mode = mode;
+  o.config = config;
   o.num_servers = boot.mpi ? boot.num_servers : FLAGS_num_servers;
   o.num_workers = boot.mpi ? boot.num_workers : FLAGS_num_workers;
   if (!UsesServers(mode) && (o.num_servers != 0 || o.num_workers < 1 || !boot.mpi)) {
-    throw std::invalid_argument("--mode " + FLAGS_mode +
+    throw std::invalid_argument(std::string("--mode ") + ModeName(mode) +
                                 " runs one or more workers and no servers, under mpirun (found " +
                                 std::to_string(o.num_servers) + " servers and " +
                                 std::to_string(o.num_workers) + " workers)");
@@ -119,41 +115,33 @@ int Schedule(Bootstrap& boot) {
   }
   o.param_count = layout.total();
   o.fingerprint = layout.fingerprint();
-  o.total_steps = TotalSteps(train_opts, dataset.train.size());
-  o.batch_size = train_opts.batch_size;
-  o.eval = {train_opts.eval_every, train_opts.eval_every_s};
-  o.max_train_s = train_opts.max_train_s;
-  o.timeout_s = TimeoutSeconds();
-  o.silence_s = FLAGS_silence_s > 0 ? FLAGS_silence_s : 5 * HeartbeatSeconds();
-  o.progress_s = train_opts.progress_s;
-  if (FLAGS_checkpoint_dir.empty() && UsesServers(mode))
-    FLAGS_checkpoint_dir = FLAGS_out_dir + "/checkpoints";
-  if (!FLAGS_resume.empty()) {
-    const auto point = server::ChooseResumePoint(FLAGS_resume, o.num_servers);
+  o.total_steps = TotalSteps(config.train, dataset.train.size());
+  if (!config.output.resume.empty()) {
+    const auto point = server::ChooseResumePoint(config.output.resume, o.num_servers);
     if (static_cast<int>(point.clocks.size()) != o.num_workers) {
-      throw std::invalid_argument("the checkpoint in " + FLAGS_resume + " is of a job with " +
-                                  std::to_string(point.clocks.size()) + " workers, not " +
-                                  std::to_string(o.num_workers));
+      throw std::invalid_argument("the checkpoint in " + config.output.resume +
+                                  " is of a job with " + std::to_string(point.clocks.size()) +
+                                  " workers, not " + std::to_string(o.num_workers));
     }
     o.resume_version = point.version;
     o.start_steps = point.clocks;
-    LOG(INFO) << "resuming from " << FLAGS_resume << " at version " << point.version;
+    LOG(INFO) << "resuming from " << config.output.resume << " at version " << point.version;
   }
-  o.flags = FlagValues();
 
-  RunOutput out(FLAGS_out_dir);
-  auto eval = MakeModelEvaluation(ctx, model, std::move(dataset.eval), train_opts.eval_batch_size,
-                                  TimeoutSeconds(), out.Path("model.pt"));
+  RunOutput out(config.output.out_dir);
+  WriteFileAtomically(out.Path("config.json"), config.ToJson().str() + "\n");
+  auto eval = MakeModelEvaluation(ctx, model, std::move(dataset.eval), config.train.eval_batch_size,
+                                  config.cluster.timeout_s, out.Path("model.pt"));
   Coordinator coordinator(socket, o, eval.get(), &out, policy.get());
   std::unique_ptr<TraceFile> trace;
-  if (!TracePath().empty()) {
-    trace = std::make_unique<TraceFile>(TracePath());
+  if (!config.output.trace.empty()) {
+    trace = std::make_unique<TraceFile>(config.output.trace);
     coordinator.set_trace(trace.get());
   }
   const int rc = coordinator.Run();
   if (trace) {
     trace->Close();
-    LOG(INFO) << "timeline written to " << TracePath();
+    LOG(INFO) << "timeline written to " << config.output.trace;
   }
   eval.reset();
   return rc;
@@ -166,14 +154,22 @@ int main(int argc, char** argv) {
   tteps::InitProgram(&argc, &argv,
                      "tteps-scheduler: coordinates a tteps job (MPI rank 0).\n"
                      "  launch/tteps --mode sync --workers 2 --servers 1 -- [training flags]");
-  torch::set_num_threads(FLAGS_threads);
-  if (FLAGS_check) {
-    try {
-      return tteps::scheduler::CheckConfig();
-    } catch (const std::exception& e) {
-      LOG(ERROR) << e.what();
-      return 1;
+  tteps::JobConfig config;
+  try {
+    config = tteps::scheduler::ConfigFromFlags();
+    torch::set_num_threads(config.train.threads);
+    if (FLAGS_check) {
+      tteps::scheduler::CheckFiles(config);
+      return 0;
     }
+  } catch (const std::exception& e) {
+    LOG(ERROR) << e.what();
+    if (FLAGS_check) return 1;
+    // Under mpirun the other ranks wait for this one: end them too (RunNode does).
+    return tteps::RunNode(tteps::Role::kScheduler, tteps::NodeOptionsFromFlags(),
+                          [](tteps::Bootstrap&) { return 1; });
   }
-  return tteps::RunNode(tteps::Role::kScheduler, tteps::scheduler::Schedule);
+  return tteps::RunNode(
+      tteps::Role::kScheduler, tteps::NodeOptionsFromFlags(),
+      [&](tteps::Bootstrap& boot) { return tteps::scheduler::Schedule(boot, config); });
 }

@@ -260,26 +260,6 @@ class Adam final : public Optimizer {
 
 }  // namespace
 
-void OptimizerConfig::Validate() const {
-  if (name != "adam" && name != "sgd" && name != "momentum") {
-    Fail("unknown optimizer '" + name + "': OptimizerConfig.name must be adam, sgd or momentum");
-  }
-  if (!(std::isfinite(lr) && lr > 0)) {
-    Fail("OptimizerConfig.lr must be finite and > 0, got " + Str(lr));
-  }
-  const auto check_unit = [](const char* field, double v) {
-    if (!(v >= 0 && v < 1)) {
-      Fail(std::string("OptimizerConfig.") + field + " must be in [0, 1), got " + Str(v));
-    }
-  };
-  check_unit("momentum", momentum);
-  check_unit("beta1", beta1);
-  check_unit("beta2", beta2);
-  if (!(std::isfinite(eps) && eps >= 0)) {
-    Fail("OptimizerConfig.eps must be finite and >= 0, got " + Str(eps));
-  }
-}
-
 void Optimizer::set_lr(double lr) {
   if (!(std::isfinite(lr) && lr >= 0))
     Fail("learning rate must be finite and >= 0, got " + Str(lr));

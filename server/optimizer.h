@@ -10,19 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/job_config.h"  // OptimizerConfig
+
 namespace tteps {
 namespace server {
-
-struct OptimizerConfig {
-  std::string name = "adam";  // adam | sgd | momentum
-  double lr = 1e-3;
-  double momentum = 0.9;  // for "momentum" (dampening 0, no Nesterov: torch::optim::SGD semantics)
-  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // for "adam" (torch::optim::Adam defaults, no
-                                                  // amsgrad, no weight decay)
-  // Throws std::invalid_argument naming the bad field. Every field is checked, also those the
-  // named optimizer does not use: lr finite > 0, momentum/beta1/beta2 in [0, 1), eps finite >= 0.
-  void Validate() const;
-};
 
 // Applies one update to a contiguous span of parameters. Owns its per-element state for exactly
 // the n elements it was created for (one instance per server shard). Not thread-safe.

@@ -8,51 +8,53 @@
 #include "common/bootstrap.h"
 #include "common/control_channel.h"
 #include "common/init.h"
+#include "common/node_flags.h"
 #include "common/transport.h"
 #include "server/checkpoint.h"
 #include "server/param_server.h"
-#include "server/server_flags.h"
 
 namespace tteps::server {
 namespace {
 
-int Serve(Bootstrap& boot) {
+int Serve(Bootstrap& boot, const NodeOptions& node) {
   zmq::context_t ctx;
   auto socket = MakeSocket(ctx, zmq::socket_type::router);
   NodeInfo self = SelfInfo(Role::kServer, boot);
   self.endpoint = BindEphemeral(socket, boot.advertise_host);
   ShareSchedulerEndpoint(&boot, "");
 
-  ControlChannel control(ctx, boot.scheduler_endpoint, self, TimeoutSeconds(), HeartbeatSeconds());
+  ControlChannel control(ctx, boot.scheduler_endpoint, self, node.timeout_s, node.heartbeat_s);
   const ClusterMap map = control.Register();
-  ApplyJobFlags(map.flags);
+  const JobConfig& config = map.config;
+  const double timeout_s = config.cluster.timeout_s;
   const int id = map.your_id;
   const KeyRange range = map.ranges.at(id);
   LOG(INFO) << "server " << id << " at " << self.endpoint << " holds " << range.ToString() << " ("
-            << range.size() << " floats), mode " << ModeName(map.mode);
+            << range.size() << " floats), mode " << ModeName(config.exchange.mode);
   control.Start();
 
-  Shard shard(range, ConsistencyFor(map.mode), static_cast<int>(map.workers.size()),
-              FLAGS_staleness, MakeOptimizer(OptimizerConfigFromFlags(), range.size()));
+  Shard shard(range, ConsistencyFor(config.exchange.mode), static_cast<int>(map.workers.size()),
+              config.exchange.staleness, MakeOptimizer(config.optimizer, range.size()));
+  const OutputConfig& output = config.output;
   if (map.resume_version >= 0) {
-    LoadCheckpoint(FLAGS_resume, id, map.resume_version, &shard);
-    LOG(INFO) << "server " << id << " resumed from " << FLAGS_resume << " at version "
+    LoadCheckpoint(output.resume, id, map.resume_version, &shard);
+    LOG(INFO) << "server " << id << " resumed from " << output.resume << " at version "
               << shard.version();
   }
-  ParamServer server(socket, map, id, &shard, TimeoutSeconds());
-  auto tracer = MakeNodeTracer(&control);
+  ParamServer server(socket, map, id, &shard, timeout_s);
+  auto tracer = MakeNodeTracer(&control, !output.trace.empty());
   server.set_tracer(tracer.get());
-  shard.set_clip_norm(FLAGS_clip_norm);
+  shard.set_clip_norm(config.optimizer.clip_norm);
   server.SetNormExchange(
       [&](int64_t version, double squared) {
         control.Send(MsgType::kNormPartial, version, "", 0, squared);
       },
       [&](int64_t version) { return control.TakeNorm(version); });
-  if (FLAGS_checkpoint_every > 0) {
+  if (output.checkpoint_every > 0) {
     server.OnNewVersion([&](int64_t version) {
-      if (version % FLAGS_checkpoint_every != 0) return;
+      if (version % output.checkpoint_every != 0) return;
       try {
-        SaveCheckpoint(FLAGS_checkpoint_dir, id, shard);
+        SaveCheckpoint(output.checkpoint_dir, id, shard);
       } catch (const std::exception& e) {
         // Not the request's fault: the scheduler fails the job, naming this server.
         LOG(ERROR) << "checkpoint failed: " << e.what();
@@ -84,5 +86,7 @@ int main(int argc, char** argv) {
                      "tteps-server: a parameter server holding one key range of the model.\n"
                      "Started by launch/tteps (mpirun); its configuration comes from the "
                      "scheduler.");
-  return tteps::RunNode(tteps::Role::kServer, tteps::server::Serve);
+  const tteps::NodeOptions node = tteps::NodeOptionsFromFlags();
+  return tteps::RunNode(tteps::Role::kServer, node,
+                        [&](tteps::Bootstrap& boot) { return tteps::server::Serve(boot, node); });
 }

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -34,16 +35,19 @@ std::vector<data::Trip> Take(std::vector<data::Trip>& all, const std::vector<siz
 
 }  // namespace
 
-Dataset LoadDataset(const DatasetOptions& opts) {
+Dataset LoadDataset(const DataConfig& opts, int64_t min_points) {
   if (opts.train_files.empty()) throw std::invalid_argument("no training data (--train_data)");
+  data::ReadOptions read;
+  read.bad_records = data::ParseBadRecordPolicy(opts.bad_records);
+  read.min_points = static_cast<size_t>(std::max<int64_t>(1, min_points));
   Dataset ds;
   std::ostringstream desc;
   desc << "train: ";
-  auto all = Read(opts.train_files, opts.read, &desc);
+  auto all = Read(opts.train_files, read, &desc);
   if (!opts.eval_file.empty()) {
     ds.train = std::move(all);
     desc << "eval: ";
-    ds.eval = Read({opts.eval_file}, opts.read, &desc);
+    ds.eval = Read({opts.eval_file}, read, &desc);
   } else if (opts.eval_fraction > 0) {
     data::Split split;
     if (opts.split == "random") {

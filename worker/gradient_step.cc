@@ -25,13 +25,13 @@ void ScaleGradients(torch::nn::Module& model, double factor) {
   }
 }
 
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainOptions& opts,
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const OptimizerConfig& opts,
                                                        std::vector<torch::Tensor> params) {
-  if (opts.optimizer == "adam") {
+  if (opts.name == "adam") {
     return std::make_unique<torch::optim::Adam>(std::move(params),
                                                 torch::optim::AdamOptions(opts.lr));
   }
-  const double momentum = opts.optimizer == "momentum" ? opts.momentum : 0.0;
+  const double momentum = opts.name == "momentum" ? opts.momentum : 0.0;
   return std::make_unique<torch::optim::SGD>(std::move(params),
                                              torch::optim::SGDOptions(opts.lr).momentum(momentum));
 }

@@ -6,9 +6,9 @@
 #include <memory>
 #include <vector>
 
+#include "common/job_config.h"
 #include "worker/data/trip.h"
 #include "worker/deeptte/deeptte.h"
-#include "worker/train_options.h"
 
 namespace tteps {
 
@@ -27,7 +27,7 @@ MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model,
 // Multiplies every parameter gradient by `factor` (1 / count turns a sum into a mean).
 void ScaleGradients(torch::nn::Module& model, double factor);
 
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainOptions& opts,
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const OptimizerConfig& opts,
                                                        std::vector<torch::Tensor> params);
 
 }  // namespace tteps

@@ -11,11 +11,9 @@
 namespace tteps {
 
 LocalTrainer::LocalTrainer(deeptte::DeepTTE model, const std::vector<data::Trip>& train,
-                           const std::vector<data::Trip>& eval, const TrainOptions& opts,
+                           const std::vector<data::Trip>& eval, const JobConfig& config,
                            RunOutput* out)
-    : model_(std::move(model)), train_(train), eval_(eval), opts_(opts), out_(out) {
-  opts_.Validate();
-}
+    : model_(std::move(model)), train_(train), eval_(eval), config_(config), out_(out) {}
 
 void LocalTrainer::LogEval(const EvalResult& r, int64_t step, int64_t epoch, double wall_s,
                            double train_s) {
@@ -36,13 +34,15 @@ TrainResult LocalTrainer::Run() {
   const auto since_start = [&] {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
-  LocalExchange exchange(*model_, opts_, tracer_);
-  ProgressLine progress("local", TotalSteps(opts_, train_.size()), opts_.progress_s);
+  const TrainConfig& opts = config_.train;
+  LocalExchange exchange(*model_, config_.optimizer, tracer_);
+  ProgressLine progress("local", TotalSteps(opts, train_.size()), opts.progress_s);
   TrainResult res;
   double eval_total_s = 0;  // evaluations run inline: their time is not training time
 
   DriverOptions o;
-  o.max_train_s = opts_.max_train_s;
+  o.accumulation = config_.exchange.accumulation;
+  o.max_train_s = opts.max_train_s;
   o.tracer = tracer_;
   DriverHooks hooks;
   hooks.report = [&](const TrainReport& r) {
@@ -54,13 +54,13 @@ TrainResult LocalTrainer::Run() {
     EvalResult r;
     {
       ScopedSpan span(tracer_, "eval");
-      r = Evaluate(*model_, eval_, opts_.eval_batch_size);
+      r = Evaluate(*model_, eval_, opts.eval_batch_size);
     }
     if (final) res.final_eval = r;
     if (!eval_.empty()) LogEval(r, steps, epoch, since_start(), since_start() - eval_total_s);
     eval_total_s += std::chrono::duration<double>(Clock::now() - t).count();
   };
-  const DriverResult d = StepDriver(*model_, train_, opts_, o, hooks, &exchange).Run();
+  const DriverResult d = StepDriver(*model_, train_, opts, o, hooks, &exchange).Run();
   progress.Update(d.epochs - 1, d.steps, d.last_loss,
                   d.train_seconds > 0 ? d.trips / d.train_seconds : 0.0, /*force=*/true);
   res.steps = d.steps;

@@ -4,12 +4,12 @@
 
 #include <vector>
 
+#include "common/job_config.h"
 #include "common/run_output.h"
 #include "common/trace.h"
 #include "worker/data/trip.h"
 #include "worker/deeptte/deeptte.h"
 #include "worker/evaluator.h"
-#include "worker/train_options.h"
 
 namespace tteps {
 
@@ -27,7 +27,7 @@ class LocalTrainer {
  public:
   // `out` may be null (tests); otherwise metrics lines go there.
   LocalTrainer(deeptte::DeepTTE model, const std::vector<data::Trip>& train,
-               const std::vector<data::Trip>& eval, const TrainOptions& opts, RunOutput* out);
+               const std::vector<data::Trip>& eval, const JobConfig& config, RunOutput* out);
   TrainResult Run();
   // --trace: spans of compute, optimizer and evaluation (null: none).
   void set_tracer(Tracer* tracer) { tracer_ = tracer; }
@@ -38,7 +38,7 @@ class LocalTrainer {
   deeptte::DeepTTE model_;
   const std::vector<data::Trip>& train_;
   const std::vector<data::Trip>& eval_;
-  TrainOptions opts_;
+  JobConfig config_;
   RunOutput* out_;
   Tracer* tracer_ = nullptr;
 };

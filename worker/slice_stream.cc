@@ -5,7 +5,7 @@
 
 namespace tteps {
 
-SliceStream::SliceStream(const std::vector<data::Trip>& trips, const TrainOptions& opts,
+SliceStream::SliceStream(const std::vector<data::Trip>& trips, const TrainConfig& opts,
                          int num_workers, int worker, int64_t first_worker_batch)
     : batch_size_(opts.batch_size),
       seed_(opts.seed),

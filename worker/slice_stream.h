@@ -7,14 +7,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/job_config.h"
 #include "worker/data/trip.h"
-#include "worker/train_options.h"
 
 namespace tteps {
 
 class SliceStream {
  public:
-  SliceStream(const std::vector<data::Trip>& trips, const TrainOptions& opts, int num_workers,
+  SliceStream(const std::vector<data::Trip>& trips, const TrainConfig& opts, int num_workers,
               int worker, int64_t first_worker_batch);
   // Indices of this worker's part of the next global batch.
   std::vector<size_t> Next();

@@ -19,7 +19,7 @@ double Since(Clock::time_point t) {
 }  // namespace
 
 StepDriver::StepDriver(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& train,
-                       const TrainOptions& opts, DriverOptions o, DriverHooks hooks,
+                       const TrainConfig& opts, DriverOptions o, DriverHooks hooks,
                        Exchange* exchange)
     : model_(model),
       train_(train),
@@ -34,7 +34,7 @@ DriverResult StepDriver::Run() {
   int64_t accumulation = o_.accumulation;
   // Resuming: skip the data the first start_step steps consumed (same accumulation assumed).
   for (int64_t i = 0; i < o_.start_step * accumulation; ++i) stream.Next();
-  EvalSchedule evals({opts_.eval_every, opts_.eval_every_s});
+  EvalSchedule evals(opts_.eval);
   evals.StartAt(o_.start_step, stream.epoch() + 1);
 
   if (hooks_.ready) hooks_.ready();

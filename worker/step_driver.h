@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "common/eval_schedule.h"
+#include "common/job_config.h"
 #include "common/trace.h"
 #include "worker/data/trip.h"
 #include "worker/deeptte/deeptte.h"
 #include "worker/exchange/exchange.h"
-#include "worker/train_options.h"
 #include "worker/train_report.h"
 
 namespace tteps {
@@ -56,14 +56,14 @@ struct DriverResult {
 class StepDriver {
  public:
   StepDriver(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& train,
-             const TrainOptions& opts, DriverOptions o, DriverHooks hooks, Exchange* exchange);
+             const TrainConfig& opts, DriverOptions o, DriverHooks hooks, Exchange* exchange);
   // Runs every step; exceptions from the exchange (a peer that failed) pass through.
   DriverResult Run();
 
  private:
   deeptte::DeepTTEImpl& model_;
   const std::vector<data::Trip>& train_;
-  TrainOptions opts_;
+  TrainConfig opts_;
   DriverOptions o_;
   DriverHooks hooks_;
   Exchange* exchange_;

@@ -1,8 +1,9 @@
-// tteps-worker: trains DeepTTE. --mode=local trains in this one process (the reference run).
+// tteps-worker: trains DeepTTE. --mode=local trains in this one process (the reference run);
+// under mpirun (launch/tteps) or with --scheduler it is a worker of a distributed job, whose
+// configuration comes from the scheduler.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,16 +13,18 @@
 #include "common/cereal_body.h"
 #include "common/control_channel.h"
 #include "common/init.h"
+#include "common/node_flags.h"
 #include "common/peak_memory.h"
 #include "common/run_output.h"
 #include "worker/data/norm_stats.h"
+#include "worker/dataset.h"
 #include "worker/deeptte/checkpoint.h"
 #include "worker/exchange/make_exchange.h"
 #include "worker/exchange/worker_group.h"
+#include "worker/job_flags.h"
 #include "worker/local_trainer.h"
 #include "worker/model_params.h"
 #include "worker/step_driver.h"
-#include "worker/worker_flags.h"
 
 DEFINE_string(mode, "local",
               "local: train in this one process. Under mpirun (launch/tteps) the mode comes "
@@ -31,24 +34,25 @@ DEFINE_string(out_dir, "out", "output directory: metrics.jsonl, summary.json, mo
 namespace tteps {
 namespace {
 
-int RunLocal() {
-  auto model_config = ModelConfigFromFlags();
-  auto train_opts = TrainOptionsFromFlags();
-  auto dataset = LoadDataset(DatasetOptionsFromFlags());
+deeptte::DeepTTE BuildModel(const JobConfig& c) {
+  torch::manual_seed(c.train.seed);
+  return deeptte::DeepTTE(c.model, data::LoadNormStats(c.data.stats));
+}
+
+int RunLocal(const JobConfig& config) {
+  auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
-  auto stats = data::LoadNormStats(FLAGS_stats);
-
-  torch::manual_seed(train_opts.seed);
-  deeptte::DeepTTE model(model_config, stats);
+  deeptte::DeepTTE model = BuildModel(config);
   const ParamLayout layout = LayoutOf(*model);
-  LOG(INFO) << "model: " << model_config.ToString() << "; parameters: " << layout.Describe();
+  LOG(INFO) << "model: " << config.model.ToString() << "; parameters: " << layout.Describe();
 
-  RunOutput out(FLAGS_out_dir);
-  LocalTrainer trainer(model, dataset.train, dataset.eval, train_opts, &out);
+  RunOutput out(config.output.out_dir);
+  WriteFileAtomically(out.Path("config.json"), config.ToJson().str() + "\n");
+  LocalTrainer trainer(model, dataset.train, dataset.eval, config, &out);
   std::unique_ptr<TraceFile> trace_file;
   std::unique_ptr<Tracer> tracer;
-  if (!TracePath().empty()) {
-    trace_file = std::make_unique<TraceFile>(TracePath());
+  if (!config.output.trace.empty()) {
+    trace_file = std::make_unique<TraceFile>(config.output.trace);
     tracer = std::make_unique<Tracer>(200, "local worker",
                                       [&](std::string events) { trace_file->Append(events); });
     trainer.set_tracer(tracer.get());
@@ -66,14 +70,14 @@ int RunLocal() {
       .Add("servers", 0)
       .Add("epochs", r.epochs)
       .Add("steps", r.steps)
-      .Add("batch_size", train_opts.batch_size)
+      .Add("batch_size", config.train.batch_size)
       .Add("trips", r.trips)
       .Add("trips_per_s", r.trips / r.train_seconds)
       .Add("train_seconds", r.train_seconds)
       .Add("wall_seconds", r.wall_seconds)
       .Add("final_loss", r.last_loss)
       .Add("parameters", layout.total())
-      .Add("threads", FLAGS_threads)
+      .Add("threads", config.train.threads)
       .Add("peak_rss_mb", JsonObject().Add("workers", std::vector<double>{PeakRssMb()}))
       .Add("final_eval", r.final_eval.ToJson())
       .Add("model", out.Path("model.pt"));
@@ -102,78 +106,81 @@ void SendSnapshot(ControlChannel* control, deeptte::DeepTTEImpl& model, int64_t 
   control->SendWithPayloads(MsgType::kSnapshot, steps, final ? 1 : 0, {p});
 }
 
-// Under mpirun (or with --scheduler): a worker of a parameter-server or ring job. Its
-// configuration comes from the scheduler with the cluster map.
-int RunDistributed(Bootstrap& boot) {
+// Trains this worker's part of the job, from registration to the report that it is done.
+void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config, ControlChannel* control,
+           zmq::context_t* ctx) {
+  ApplyOwnFlags(&config);  // this node's own command line wins for this node
+  config.Validate();
+  torch::set_num_threads(config.train.threads);
+  auto dataset = LoadDataset(config.data, config.model.kernel_size);
+  deeptte::DeepTTE model = BuildModel(config);
+  const ParamLayout layout = LayoutOf(*model);
+  if (layout.fingerprint() != map.fingerprint || layout.total() != map.param_count) {
+    throw std::runtime_error("model layout " + layout.Describe() + " differs from the job's (" +
+                             std::to_string(map.param_count) + " floats, fingerprint " +
+                             std::to_string(map.fingerprint) + ")");
+  }
+  const int id = map.your_id;
+  LOG(INFO) << "worker " << id << " of " << map.workers.size() << ", mode "
+            << ModeName(config.exchange.mode) << ", " << dataset.train.size() << " training trips, "
+            << layout.Describe();
+
+  auto tracer = MakeNodeTracer(control, !config.output.trace.empty());
+  if (tracer) {
+    tracer->NameThread(1, "training");
+    tracer->NameThread(WorkerGroup::kCommRow, "allreduce thread");
+  }
+  ExchangeContext ec;
+  ec.config = config;
+  ec.tracer = tracer.get();
+  ec.map = &map;
+  ec.control = control;
+  ec.zmq = ctx;
+  ec.workers_comm = boot.workers_comm;
+  auto exchange = MakeExchange(*model, ec);
+
+  DriverOptions o;
+  o.worker = id;
+  o.num_workers = static_cast<int>(map.workers.size());
+  o.accumulation = config.exchange.accumulation;
+  o.first_worker_batch = config.exchange.first_worker_batch;
+  o.slowdown_percent = config.train.slowdown_worker == id ? config.train.slowdown_percent : 0;
+  if (map.resume_version >= 0) o.start_step = map.start_steps.at(id);
+  o.tracer = tracer.get();
+  DriverHooks hooks;
+  // Every worker begins together, once all have loaded their data (the training clock's start).
+  hooks.ready = [&] {
+    control->Send(MsgType::kReady, o.start_step, "");
+    control->WaitForGo();
+  };
+  hooks.stop_requested = [control] { return control->StopRequested(); };
+  hooks.accumulation = [control] { return control->accumulation(); };
+  hooks.report = [control](const TrainReport& r) {
+    control->Send(MsgType::kTrainReport, r.step, EncodeCereal(r));
+  };
+  if (!UsesServers(config.exchange.mode) && id == 0) {
+    hooks.evaluate = [&](int64_t steps, int64_t /*epoch*/, bool final) {
+      SendSnapshot(control, *model, steps, final);
+    };
+  }
+  const DriverResult r =
+      StepDriver(*model, dataset.train, config.train, o, hooks, exchange.get()).Run();
+  exchange.reset();
+  if (tracer) tracer->Flush();  // the timeline reaches the scheduler before "done"
+  control->Send(MsgType::kDone, r.steps, "");
+  control->Flush();
+}
+
+// Under mpirun (or with --scheduler): a worker of a parameter-server or ring job.
+int RunDistributed(Bootstrap& boot, const NodeOptions& node) {
   ShareSchedulerEndpoint(&boot, "");
   zmq::context_t ctx;
   ControlChannel control(ctx, boot.scheduler_endpoint, SelfInfo(Role::kWorker, boot),
-                         TimeoutSeconds(), HeartbeatSeconds());
+                         node.timeout_s, node.heartbeat_s);
   const ClusterMap map = control.Register();
-  ApplyJobFlags(map.flags);
   control.Start();
   try {
-    torch::set_num_threads(FLAGS_threads);
-    auto train_opts = TrainOptionsFromFlags();
-    auto dataset = LoadDataset(DatasetOptionsFromFlags());
-    torch::manual_seed(train_opts.seed);
-    deeptte::DeepTTE model(ModelConfigFromFlags(), data::LoadNormStats(FLAGS_stats));
-    const ParamLayout layout = LayoutOf(*model);
-    if (layout.fingerprint() != map.fingerprint || layout.total() != map.param_count) {
-      throw std::runtime_error("model layout " + layout.Describe() + " differs from the job's (" +
-                               std::to_string(map.param_count) + " floats, fingerprint " +
-                               std::to_string(map.fingerprint) + ")");
-    }
-    const int id = map.your_id;
-    LOG(INFO) << "worker " << id << " of " << map.workers.size() << ", mode " << ModeName(map.mode)
-              << ", " << dataset.train.size() << " training trips, " << layout.Describe();
-
-    auto tracer = MakeNodeTracer(&control);
-    if (tracer) {
-      tracer->NameThread(1, "training");
-      tracer->NameThread(WorkerGroup::kCommRow, "allreduce thread");
-    }
-    ExchangeContext ec;
-    ec.train = train_opts;
-    if (!UsesServers(map.mode)) ec.ring = RingOptionsFromFlags();
-    ec.timeout_s = TimeoutSeconds();
-    ec.tracer = tracer.get();
-    ec.map = &map;
-    ec.control = &control;
-    ec.zmq = &ctx;
-    ec.workers_comm = boot.workers_comm;
-    auto exchange = MakeExchange(map.mode, *model, ec);
-
-    DriverOptions o;
-    o.worker = id;
-    o.num_workers = static_cast<int>(map.workers.size());
-    o.accumulation = FLAGS_accumulation;
-    o.first_worker_batch = FLAGS_first_worker_batch;
-    o.slowdown_percent = FLAGS_slowdown_worker == id ? FLAGS_slowdown : 0;
-    if (map.resume_version >= 0) o.start_step = map.start_steps.at(id);
-    o.tracer = tracer.get();
-    DriverHooks hooks;
-    // Every worker begins together, once all have loaded their data (the training clock's start).
-    hooks.ready = [&] {
-      control.Send(MsgType::kReady, o.start_step, "");
-      control.WaitForGo();
-    };
-    hooks.stop_requested = [&] { return control.StopRequested(); };
-    hooks.accumulation = [&] { return control.accumulation(); };
-    hooks.report = [&](const TrainReport& r) {
-      control.Send(MsgType::kTrainReport, r.step, EncodeCereal(r));
-    };
-    if (!UsesServers(map.mode) && id == 0) {
-      hooks.evaluate = [&](int64_t steps, int64_t /*epoch*/, bool final) {
-        SendSnapshot(&control, *model, steps, final);
-      };
-    }
-    const DriverResult r =
-        StepDriver(*model, dataset.train, train_opts, o, hooks, exchange.get()).Run();
-    exchange.reset();
-    if (tracer) tracer->Flush();  // the timeline reaches the scheduler before "done"
-    control.Send(MsgType::kDone, r.steps, "");
-    control.Flush();
+    Train(boot, map, map.config, &control, &ctx);
     return 0;
   } catch (const std::exception& e) {
     std::string reason;
@@ -201,18 +208,25 @@ int main(int argc, char** argv) {
   tteps::InitProgram(&argc, &argv,
                      "tteps-worker: trains the DeepTTE travel-time model.\n"
                      "  tteps-worker --mode=local [--train_data FILE] [--out_dir DIR] ...");
-  torch::set_num_threads(FLAGS_threads);
-  const bool distributed = tteps::SchedulerFlagGiven() || tteps::UnderMpi();
-  if (!distributed) {
+  const tteps::NodeOptions node = tteps::NodeOptionsFromFlags();
+  if (node.scheduler.empty() && !tteps::UnderMpi()) {
     try {
-      if (FLAGS_mode == "local") return tteps::RunLocal();
-      LOG(ERROR) << "--mode=" << FLAGS_mode
-                 << " needs a scheduler: start the job with launch/tteps (mpirun)";
-      return 2;
+      tteps::JobConfig config = tteps::JobConfigFromFlags();
+      config.exchange.mode = tteps::ParseMode(FLAGS_mode);
+      if (config.exchange.mode != tteps::Mode::kLocal) {
+        LOG(ERROR) << "--mode=" << FLAGS_mode
+                   << " needs a scheduler: start the job with launch/tteps (mpirun)";
+        return 2;
+      }
+      config.output.out_dir = FLAGS_out_dir;
+      config.Validate();
+      torch::set_num_threads(config.train.threads);
+      return tteps::RunLocal(config);
     } catch (const std::exception& e) {
       LOG(ERROR) << e.what();
       return 1;
     }
   }
-  return tteps::RunNode(tteps::Role::kWorker, tteps::RunDistributed);
+  return tteps::RunNode(tteps::Role::kWorker, node,
+                        [&](tteps::Bootstrap& boot) { return tteps::RunDistributed(boot, node); });
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the real programs: tteps-worker --mode=local writes the output contract, tteps-eval
-# reproduces the run's final evaluation from model.pt alone, and bad input fails clearly.
+# Runs the real programs: tteps-worker --mode=local writes the output contract (config.json
+# included), tteps-eval reproduces the run's final evaluation from model.pt alone, and bad input
+# fails clearly.
 set -euo pipefail
 bin=$1
 src=$2
@@ -17,11 +18,11 @@ tail -n 100 "$data" >"$tmp/eval.jsonl"
 "$bin/tteps-worker" --mode=local --train_data "$tmp/train.jsonl" --eval_data "$tmp/eval.jsonl" \
   --max_steps 8 --log_every 2 --out_dir "$tmp/run" >"$tmp/stdout" 2>"$tmp/stderr" ||
   { cat "$tmp/stderr"; fail "tteps-worker exited non-zero"; }
-for f in metrics.jsonl summary.json model.pt; do [ -s "$tmp/run/$f" ] || fail "missing $f"; done
+for f in metrics.jsonl summary.json model.pt config.json; do [ -s "$tmp/run/$f" ] || fail "missing $f"; done
 grep -q '"mode":"local"' "$tmp/run/summary.json" || fail "summary has no mode"
 [ "$(grep -c '"type":"train"' "$tmp/run/metrics.jsonl")" -eq 4 ] || fail "expected 4 train lines"
 grep -q '"type":"eval"' "$tmp/run/metrics.jsonl" || fail "no eval line"
-grep -q 'config: ' "$tmp/stderr" || fail "effective configuration not logged"
+grep -q '"max_steps":8,' "$tmp/run/config.json" || fail "config.json lacks the effective configuration"
 
 # 2. tteps-eval on model.pt alone gives the run's final evaluation.
 "$bin/tteps-eval" --model "$tmp/run/model.pt" --data "$tmp/eval.jsonl" \

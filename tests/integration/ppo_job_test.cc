@@ -23,19 +23,19 @@ TEST(PpoJob, SyncJobWithTheAgentChangesAlphaAndFinishes) {
   const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
                           "/run -- --train_data " + kData +
                           " --max_steps 80 --batch_size 32 --log_every 2 --accumulation 2" +
-                          " --accumulation_policy ppo --alpha_max 8 --ppo_rollout 8" +
+                          " --accumulation_policy ppo --accumulation_max 8 --ppo_rollout 8" +
                           " --ppo_minibatch 8 --ppo_policy_out " + policy;
   ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
   const std::string summary = ReadFile(dir + "/run/summary.json");
   EXPECT_NE(summary.find("\"accumulation_policy\":\"ppo\""), std::string::npos) << summary;
-  EXPECT_GT(JsonNumber(summary, "alpha_decisions"), 0) << summary;
+  EXPECT_GT(JsonNumber(summary, "accumulation_decisions"), 0) << summary;
   EXPECT_GT(JsonNumber(summary, "mape"), 0) << summary;
   EXPECT_EQ(summary.find("policy_error"), std::string::npos) << summary;
   const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
-  // Every decision is recorded with its observation; at least one changed a worker's alpha,
-  // and the workers then trained with an alpha other than the starting 2.
+  // Every decision is recorded with its observation; at least one changed a worker's accumulation,
+  // and the workers then trained with an accumulation other than the starting 2.
   const std::regex decision(
-      R"re(\{"type":"decision","worker":\d,"step":\d+,"wall_s":[^,]+,"action":"(halve|keep|double)","old_alpha":(\d+),"new_alpha":(\d+),"observation":\[[^\]]+\])re");
+      R"re(\{"type":"decision","worker":\d,"step":\d+,"wall_s":[^,]+,"action":"(halve|keep|double)","old_accumulation":(\d+),"new_accumulation":(\d+),"observation":\[[^\]]+\])re");
   bool changed = false;
   for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), decision);
        it != std::sregex_iterator(); ++it) {
@@ -48,19 +48,20 @@ TEST(PpoJob, SyncJobWithTheAgentChangesAlphaAndFinishes) {
     if ((*it)[1] != "2") applied = true;
   }
   EXPECT_TRUE(changed) << metrics;
-  EXPECT_TRUE(applied) << "no worker trained with a changed alpha\n" << metrics;
+  EXPECT_TRUE(applied) << "no worker trained with a changed accumulation\n" << metrics;
   EXPECT_GT(Count(metrics, "\"reward\":"), 0);
   EXPECT_TRUE(std::filesystem::exists(policy));
 
   // The saved policy drives a ring job without learning.
-  const std::string ring =
-      Launcher() + " --mode ring --workers 2 --out_dir " + dir + "/ring -- --train_data " + kData +
-      " --max_steps 30 --batch_size 32 --log_every 2 --accumulation 2" +
-      " --accumulation_policy ppo --alpha_max 8 --ppo_learn=false" + " --ppo_policy_in " + policy;
+  const std::string ring = Launcher() + " --mode ring --workers 2 --out_dir " + dir +
+                           "/ring -- --train_data " + kData +
+                           " --max_steps 30 --batch_size 32 --log_every 2 --accumulation 2" +
+                           " --accumulation_policy ppo --accumulation_max 8 --ppo_learn=false" +
+                           " --ppo_policy_in " + policy;
   ASSERT_EQ(RunCommand(ring, 600, dir + "/ring.log"), 0) << ReadFile(dir + "/ring.log");
   EXPECT_NE(ReadFile(dir + "/ring.log").find("PPO policy loaded from " + policy),
             std::string::npos);
-  EXPECT_GT(JsonNumber(ReadFile(dir + "/ring/summary.json"), "alpha_decisions"), 0);
+  EXPECT_GT(JsonNumber(ReadFile(dir + "/ring/summary.json"), "accumulation_decisions"), 0);
 }
 
 TEST(PpoJob, AMissingPolicyFileIsRefusedBeforeTheJobStarts) {

@@ -27,7 +27,7 @@ void SaveModel(DeepTTE& model, const std::string& path) {
   archive.write("config.kernel_size", c10::IValue(c.kernel_size));
   archive.write("config.num_filter", c10::IValue(c.num_filter));
   archive.write("config.pooling", c10::IValue(c.pooling));
-  archive.write("config.alpha", c10::IValue(c.alpha));
+  archive.write("config.alpha", c10::IValue(c.local_loss_weight));  // the paper's name
   archive.write("config.num_final_fcs", c10::IValue(c.num_final_fcs));
   archive.write("config.final_fc_size", c10::IValue(c.final_fc_size));
   ForEachStat(model->stats(), [&](const char* name, double v) {
@@ -64,7 +64,7 @@ DeepTTE LoadModel(const std::string& path) {
   c.kernel_size = read("config.kernel_size").toInt();
   c.num_filter = read("config.num_filter").toInt();
   c.pooling = read("config.pooling").toStringRef();
-  c.alpha = read("config.alpha").toDouble();
+  c.local_loss_weight = read("config.alpha").toDouble();
   c.num_final_fcs = read("config.num_final_fcs").toInt();
   c.final_fc_size = read("config.final_fc_size").toInt();
   data::NormStats stats;

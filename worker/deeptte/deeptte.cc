@@ -72,7 +72,8 @@ LossParts DeepTTEImpl::Loss(const BatchTensors& b) {
   auto local_pred = local_estimate_(out.sptm.hiddens) * LocalScale(stats_.time_gap_std) +
                     LocalScale(stats_.time_gap_mean);
   loss.local = LocalPathLoss(local_pred, label, out.sptm.mask);
-  loss.total = (1.0 - config_.alpha) * loss.entire + config_.alpha * loss.local;
+  loss.total =
+      (1.0 - config_.local_loss_weight) * loss.entire + config_.local_loss_weight * loss.local;
   return loss;
 }
 

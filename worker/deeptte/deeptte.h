@@ -13,7 +13,7 @@
 namespace tteps::deeptte {
 
 struct LossParts {
-  torch::Tensor total;   // (1 - alpha) * entire + alpha * local
+  torch::Tensor total;   // (1 - w) * entire + w * local, w = local_loss_weight
   torch::Tensor entire;  // mean |pred - label| / label over trips
   torch::Tensor local;   // mean |pred - label| / (label + 10 s) over local paths
 };

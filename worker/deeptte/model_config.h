@@ -1,23 +1,14 @@
-// DeepTTE hyperparameters (torch-free so flags and checkpoints can share it).
+// DeepTTE's fixed sizes, and its hyperparameters' type (torch-free).
 #pragma once
 
 #include <cstdint>
-#include <string>
+
+#include "common/job_config.h"
 
 namespace tteps::deeptte {
 
-struct ModelConfig {
-  int64_t kernel_size = 3;            // Geo-Conv window, in points
-  int64_t num_filter = 32;            // Geo-Conv output channels
-  std::string pooling = "attention";  // "attention" | "mean"
-  double alpha = 0.1;                 // weight of the local-path loss
-  int64_t num_final_fcs = 3;          // residual layers of the entire estimator
-  int64_t final_fc_size = 128;        // width of the entire estimator
-
-  // Throws std::invalid_argument naming the bad field.
-  void Validate() const;
-  std::string ToString() const;
-};
+// The hyperparameters are part of the job's configuration (common/job_config.h).
+using ModelConfig = tteps::ModelConfig;
 
 // Sizes of the attribute embeddings, as in the paper.
 inline constexpr int64_t kNumDrivers = 24000;

@@ -14,7 +14,7 @@ double Since(Clock::time_point t) {
 
 }  // namespace
 
-AverageExchange::AverageExchange(deeptte::DeepTTEImpl& model, const TrainOptions& opts,
+AverageExchange::AverageExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
                                  std::unique_ptr<WorkerGroup> group, int64_t average_every,
                                  Tracer* tracer)
     : model_(model),

@@ -13,7 +13,7 @@ namespace tteps {
 
 class AverageExchange : public Exchange {
  public:
-  AverageExchange(deeptte::DeepTTEImpl& model, const TrainOptions& opts,
+  AverageExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
                   std::unique_ptr<WorkerGroup> group, int64_t average_every, Tracer* tracer);
   void Start(int64_t first_step) override;
   ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;

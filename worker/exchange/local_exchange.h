@@ -10,7 +10,7 @@ namespace tteps {
 
 class LocalExchange : public Exchange {
  public:
-  LocalExchange(deeptte::DeepTTEImpl& model, const TrainOptions& opts, Tracer* tracer)
+  LocalExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts, Tracer* tracer)
       : optimizer_(model, opts), tracer_(tracer) {}
   void Start(int64_t /*first_step*/) override {}
   ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;

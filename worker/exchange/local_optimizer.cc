@@ -4,7 +4,7 @@
 
 namespace tteps {
 
-LocalOptimizer::LocalOptimizer(deeptte::DeepTTEImpl& model, const TrainOptions& opts)
+LocalOptimizer::LocalOptimizer(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts)
     : model_(model),
       optimizer_(MakeOptimizer(opts, model.parameters())),
       clip_norm_(opts.clip_norm) {}

@@ -7,14 +7,14 @@
 
 #include <memory>
 
+#include "common/job_config.h"
 #include "worker/deeptte/deeptte.h"
-#include "worker/train_options.h"
 
 namespace tteps {
 
 class LocalOptimizer {
  public:
-  LocalOptimizer(deeptte::DeepTTEImpl& model, const TrainOptions& opts);
+  LocalOptimizer(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts);
   // The model's gradients hold a sum over `trips` trips: divides, clips and steps.
   void Step(double trips);
 

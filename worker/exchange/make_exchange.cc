@@ -18,12 +18,12 @@ void Require(bool ok, Mode mode, const char* what) {
 std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const ExchangeContext& c) {
   Require(c.map && c.control && c.zmq, mode, "a scheduler and servers (launch/tteps)");
   ControlChannel* control = c.control;
-  auto kv = std::make_unique<KVClient>(*c.zmq, *c.map, control->self(), c.timeout_s,
+  auto kv = std::make_unique<KVClient>(*c.zmq, *c.map, control->self(), c.config.cluster.timeout_s,
                                        [control] { return control->ShutdownRequested(); });
   PsExchangeOptions o;
   o.worker = c.map->your_id;
   o.wait_for_version = mode != Mode::kAsync;
-  o.send_norm = c.train.clip_norm > 0;
+  o.send_norm = c.config.optimizer.clip_norm > 0;
   o.tracer = c.tracer;
   return std::make_unique<PsExchange>(model, std::move(kv), o);
 }
@@ -40,33 +40,34 @@ std::unique_ptr<WorkerGroup> MakeGroup(Mode mode, deeptte::DeepTTEImpl& model,
   WorkerGroupOptions o;
   o.worker = c.map->your_id;
   o.num_workers = static_cast<int>(c.map->workers.size());
-  o.timeout_s = c.timeout_s;
-  o.check_every = c.ring.check_every;
+  o.timeout_s = c.config.cluster.timeout_s;
+  o.check_every = c.config.exchange.check_every;
   for (const auto& w : c.map->workers) o.worker_names.push_back(w.Name());
   o.tracer = c.tracer;
   ControlChannel* control = c.control;
-  return std::make_unique<WorkerGroup>(model,
-                                       collectives::MakeAllreduce(c.ring.allreduce, c.workers_comm),
-                                       o, [control] { return control->ShutdownRequested(); });
+  return std::make_unique<WorkerGroup>(
+      model, collectives::MakeAllreduce(c.config.exchange.allreduce, c.workers_comm), o,
+      [control] { return control->ShutdownRequested(); });
 }
 
 }  // namespace
 
-std::unique_ptr<Exchange> MakeExchange(Mode mode, deeptte::DeepTTEImpl& model,
-                                       const ExchangeContext& c) {
+std::unique_ptr<Exchange> MakeExchange(deeptte::DeepTTEImpl& model, const ExchangeContext& c) {
+  const Mode mode = c.config.exchange.mode;
+  const OptimizerConfig& opt = c.config.optimizer;
   switch (mode) {
     case Mode::kLocal:
-      return std::make_unique<LocalExchange>(model, c.train, c.tracer);
+      return std::make_unique<LocalExchange>(model, opt, c.tracer);
     case Mode::kSync:
     case Mode::kAsync:
     case Mode::kSsp:
       return MakePs(mode, model, c);
     case Mode::kRing:
-      return std::make_unique<RingExchange>(model, c.train, MakeGroup(mode, model, c),
-                                            c.ring.bucket_mb, c.tracer);
+      return std::make_unique<RingExchange>(model, opt, MakeGroup(mode, model, c),
+                                            c.config.exchange.bucket_mb, c.tracer);
     case Mode::kAverage:
-      return std::make_unique<AverageExchange>(model, c.train, MakeGroup(mode, model, c),
-                                               c.ring.average_every, c.tracer);
+      return std::make_unique<AverageExchange>(model, opt, MakeGroup(mode, model, c),
+                                               c.config.exchange.average_every, c.tracer);
   }
   throw std::logic_error("unknown mode");
 }

@@ -9,21 +9,18 @@
 
 #include "common/cluster_map.h"
 #include "common/control_channel.h"
+#include "common/job_config.h"
 #include "common/mode.h"
 #include "common/trace.h"
 #include "worker/deeptte/deeptte.h"
 #include "worker/exchange/exchange.h"
-#include "worker/ring_options.h"
-#include "worker/train_options.h"
 
 namespace tteps {
 
 // What the process offers its exchange. The distributed modes need the cluster map and the
 // control channel; the PS modes the ZeroMQ context; the ring modes the workers' communicator.
 struct ExchangeContext {
-  TrainOptions train;
-  RingOptions ring;
-  double timeout_s = 30;
+  JobConfig config;
   Tracer* tracer = nullptr;
   const ClusterMap* map = nullptr;
   ControlChannel* control = nullptr;
@@ -31,8 +28,8 @@ struct ExchangeContext {
   MPI_Comm workers_comm = MPI_COMM_NULL;
 };
 
-// Throws std::runtime_error when the context lacks what the mode needs.
-std::unique_ptr<Exchange> MakeExchange(Mode mode, deeptte::DeepTTEImpl& model,
-                                       const ExchangeContext& c);
+// The exchange of c.config.exchange.mode. Throws std::runtime_error when the context lacks what
+// the mode needs.
+std::unique_ptr<Exchange> MakeExchange(deeptte::DeepTTEImpl& model, const ExchangeContext& c);
 
 }  // namespace tteps

@@ -17,7 +17,7 @@ double Since(Clock::time_point t) {
 
 }  // namespace
 
-RingExchange::RingExchange(deeptte::DeepTTEImpl& model, const TrainOptions& opts,
+RingExchange::RingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
                            std::unique_ptr<WorkerGroup> group, double bucket_mb, Tracer* tracer)
     : model_(model),
       optimizer_(model, opts),

@@ -16,7 +16,7 @@ namespace tteps {
 class RingExchange : public Exchange {
  public:
   // `bucket_mb`: gradient bucket size (<= 0: one bucket).
-  RingExchange(deeptte::DeepTTEImpl& model, const TrainOptions& opts,
+  RingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
                std::unique_ptr<WorkerGroup> group, double bucket_mb, Tracer* tracer);
   ~RingExchange() override;
   void Start(int64_t first_step) override;

@@ -195,13 +195,13 @@ TEST(ParamLayout, RoundTripAndFingerprint) {
 TEST(Checkpoint, SaveLoadGivesIdenticalPredictions) {
   ModelConfig c;
   c.pooling = "mean";
-  c.alpha = 0.3;
+  c.local_loss_weight = 0.3;
   auto model = MakeModel(c);
   const std::string path = ::testing::TempDir() + "/tteps_model_test.pt";
   deeptte::SaveModel(model, path);
   auto loaded = deeptte::LoadModel(path);
   EXPECT_EQ(loaded->config().pooling, "mean");
-  EXPECT_DOUBLE_EQ(loaded->config().alpha, 0.3);
+  EXPECT_DOUBLE_EQ(loaded->config().local_loss_weight, 0.3);
   EXPECT_DOUBLE_EQ(loaded->stats().time_std, SampleStats().time_std);
   torch::NoGradGuard no_grad;
   auto b = Batch(MixedLengths(6));

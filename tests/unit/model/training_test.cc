@@ -45,9 +45,9 @@ TEST(LocalTraining, ShortRunLowersTrainingLoss) {
         .total.item<double>();
   };
   const double before = loss_on_probe();
-  TrainOptions opts;
-  opts.max_steps = 30;
-  opts.progress_s = 1e9;
+  JobConfig opts;
+  opts.train.max_steps = 30;
+  opts.train.progress_s = 1e9;
   auto r = LocalTrainer(model, train, {}, opts, nullptr).Run();
   EXPECT_EQ(r.steps, 30);
   const double after = loss_on_probe();
@@ -57,9 +57,9 @@ TEST(LocalTraining, ShortRunLowersTrainingLoss) {
 TEST(LocalTraining, SameSeedSameNumbers) {
   auto train = Slice(0, 300);
   auto eval = Slice(1000, 1100);
-  TrainOptions opts;
-  opts.max_steps = 6;
-  opts.progress_s = 1e9;
+  JobConfig opts;
+  opts.train.max_steps = 6;
+  opts.train.progress_s = 1e9;
   auto a = Model(5), b = Model(5);
   auto ra = LocalTrainer(a, train, eval, opts, nullptr).Run();
   auto rb = LocalTrainer(b, train, eval, opts, nullptr).Run();
@@ -72,10 +72,10 @@ TEST(LocalTraining, SameSeedSameNumbers) {
 TEST(LocalTraining, TenEpochsReachEvalMapeBelowPoint45) {
   auto train = Slice(0, 1000);
   auto eval = Slice(1000, 1200);
-  TrainOptions opts;
-  opts.epochs = 10;
-  opts.batch_size = 64;
-  opts.progress_s = 30;
+  JobConfig opts;
+  opts.train.epochs = 10;
+  opts.train.batch_size = 64;
+  opts.train.progress_s = 30;
   auto model = Model(1);
   auto r = LocalTrainer(model, train, eval, opts, nullptr).Run();
   EXPECT_EQ(r.final_eval.n, 200);

@@ -55,7 +55,7 @@ class ControlChannelTest : public ::testing::Test {
       Message m = Expect(MsgType::kRegister);
       peer = m.peer;
       ClusterMap map;
-      map.mode = Mode::kSync;
+      map.config.exchange.mode = Mode::kSync;
       map.your_id = 3;
       Header h;
       h.type = MsgType::kClusterMap;

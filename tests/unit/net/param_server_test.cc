@@ -56,7 +56,7 @@ class ParamServerTest : public ::testing::Test {
  protected:
   void StartServer(double timeout_s) {
     const std::string endpoint = BindEphemeral(router_, "127.0.0.1");
-    map_.mode = Mode::kSync;
+    map_.config.exchange.mode = Mode::kSync;
     map_.param_count = kN;
     map_.fingerprint = kFingerprint;
     map_.ranges = {{0, kN}};

@@ -1,0 +1,214 @@
+#include "common/job_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace tteps {
+namespace {
+
+std::string Str(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+[[noreturn]] void Fail(const std::string& what) { throw std::invalid_argument(what); }
+
+void Check(bool ok, const std::string& what) {
+  if (!ok) Fail(what);
+}
+
+}  // namespace
+
+void ModelConfig::Validate() const {
+  auto check = [](bool ok, const std::string& what) { Check(ok, "model config: " + what); };
+  check(kernel_size >= 2, "kernel_size must be >= 2");
+  check(num_filter >= 1, "num_filter must be >= 1");
+  check(pooling == "attention" || pooling == "mean", "pooling must be attention or mean");
+  check(local_loss_weight >= 0.0 && local_loss_weight <= 1.0,
+        "local_loss_weight must be in [0, 1]");
+  check(num_final_fcs >= 0, "num_final_fcs must be >= 0");
+  check(final_fc_size >= 1, "final_fc_size must be >= 1");
+}
+
+std::string ModelConfig::ToString() const {
+  std::ostringstream os;
+  os << "kernel_size=" << kernel_size << " num_filter=" << num_filter << " pooling=" << pooling
+     << " local_loss_weight=" << local_loss_weight << " num_final_fcs=" << num_final_fcs
+     << " final_fc_size=" << final_fc_size;
+  return os.str();
+}
+
+void OptimizerConfig::Validate() const {
+  if (name != "adam" && name != "sgd" && name != "momentum") {
+    Fail("unknown optimizer '" + name + "': OptimizerConfig.name must be adam, sgd or momentum");
+  }
+  if (!(std::isfinite(lr) && lr > 0)) {
+    Fail("OptimizerConfig.lr must be finite and > 0, got " + Str(lr));
+  }
+  const auto check_unit = [](const char* field, double v) {
+    if (!(v >= 0 && v < 1)) {
+      Fail(std::string("OptimizerConfig.") + field + " must be in [0, 1), got " + Str(v));
+    }
+  };
+  check_unit("momentum", momentum);
+  check_unit("beta1", beta1);
+  check_unit("beta2", beta2);
+  if (!(std::isfinite(eps) && eps >= 0)) {
+    Fail("OptimizerConfig.eps must be finite and >= 0, got " + Str(eps));
+  }
+  Check(clip_norm >= 0, "--clip_norm must be >= 0");
+}
+
+void JobConfig::Validate() const {
+  Check(!data.train_files.empty(), "--train_data names no file");
+  Check(data.eval_fraction >= 0 && data.eval_fraction < 1, "--eval_fraction must be in [0, 1)");
+  Check(data.split == "random" || data.split == "tail",
+        "--split must be random or tail, not '" + data.split + "'");
+  Check(data.bad_records == "fail" || data.bad_records == "skip",
+        "--bad_records must be fail or skip, not '" + data.bad_records + "'");
+  model.Validate();
+  optimizer.Validate();
+
+  const TrainConfig& t = train;
+  Check(t.batch_size >= 1, "--batch_size must be >= 1");
+  Check(t.epochs >= 1 || t.max_steps >= 1, "--epochs or --max_steps must be >= 1");
+  Check(t.max_steps >= 0, "--max_steps must be >= 0");
+  Check(t.log_every >= 1, "--log_every must be >= 1");
+  Check(t.eval.every_steps >= 0, "--eval_every must be >= 0");
+  Check(t.eval.every_s >= 0, "--eval_every_s must be >= 0");
+  Check(t.max_train_s >= 0, "--max_train_s must be >= 0");
+  Check(t.eval_batch_size >= 1, "--eval_batch_size must be >= 1");
+  Check(t.threads >= 1, "--threads must be >= 1");
+  Check(t.slowdown_percent >= 0, "--slowdown must be >= 0");
+
+  const ExchangeConfig& x = exchange;
+  Check(x.accumulation >= 1, "--accumulation must be >= 1");
+  Check(x.staleness >= 0, "--staleness must be >= 0");
+  Check(x.allreduce == "ring" || x.allreduce == "mpi",
+        "--allreduce must be ring or mpi, not '" + x.allreduce + "'");
+  Check(x.check_every >= 1, "--check_every must be >= 1");
+  Check(x.average_every >= 1, "--average_every must be >= 1");
+  if (!UsesServers(x.mode)) {
+    Check(output.resume.empty() && output.checkpoint_every == 0,
+          std::string("--resume and --checkpoint_every: checkpoints are kept by the parameter "
+                      "servers, and --mode ") +
+              ModeName(x.mode) + " has none");
+  }
+
+  const PolicyConfig& p = policy;
+  Check(p.name == "fixed" || p.name == "ppo",
+        "--accumulation_policy must be fixed or ppo, not '" + p.name + "'");
+  if (p.name == "ppo") {
+    Check(p.accumulation_min >= 1 && p.accumulation_max >= p.accumulation_min,
+          "--accumulation_min must be >= 1 and <= --accumulation_max");
+    Check(x.accumulation >= p.accumulation_min && x.accumulation <= p.accumulation_max,
+          "--accumulation (the starting value) must lie in [--accumulation_min, "
+          "--accumulation_max]");
+    Check(p.rollout >= 1, "--ppo_rollout must be >= 1");
+  }
+
+  Check(output.checkpoint_every >= 0, "--checkpoint_every must be >= 0");
+  Check(cluster.timeout_s > 0, "--timeout_s must be > 0");
+  Check(cluster.heartbeat_s > 0, "--heartbeat_s must be > 0");
+  Check(cluster.silence_s >= 0, "--silence_s must be >= 0");
+}
+
+JsonObject JobConfig::ToJson() const {
+  JsonObject d;
+  d.Add("train_files", data.train_files)
+      .Add("eval_file", data.eval_file)
+      .Add("eval_fraction", data.eval_fraction)
+      .Add("split", data.split)
+      .Add("split_seed", data.split_seed)
+      .Add("bad_records", data.bad_records)
+      .Add("stats", data.stats);
+  JsonObject m;
+  m.Add("kernel_size", model.kernel_size)
+      .Add("num_filter", model.num_filter)
+      .Add("pooling", model.pooling)
+      .Add("local_loss_weight", model.local_loss_weight)
+      .Add("num_final_fcs", model.num_final_fcs)
+      .Add("final_fc_size", model.final_fc_size);
+  JsonObject o;
+  o.Add("name", optimizer.name)
+      .Add("lr", optimizer.lr)
+      .Add("momentum", optimizer.momentum)
+      .Add("beta1", optimizer.beta1)
+      .Add("beta2", optimizer.beta2)
+      .Add("eps", optimizer.eps)
+      .Add("clip_norm", optimizer.clip_norm);
+  JsonObject t;
+  t.Add("batch_size", train.batch_size)
+      .Add("epochs", train.epochs)
+      .Add("max_steps", train.max_steps)
+      .Add("seed", train.seed)
+      .Add("log_every", train.log_every)
+      .Add("eval_every", train.eval.every_steps)
+      .Add("eval_every_s", train.eval.every_s)
+      .Add("max_train_s", train.max_train_s)
+      .Add("eval_batch_size", train.eval_batch_size)
+      .Add("progress_s", train.progress_s)
+      .Add("threads", train.threads)
+      .Add("slowdown", train.slowdown_percent)
+      .Add("slowdown_worker", train.slowdown_worker);
+  JsonObject x;
+  x.Add("mode", ModeName(exchange.mode))
+      .Add("accumulation", exchange.accumulation)
+      .Add("first_worker_batch", exchange.first_worker_batch)
+      .Add("staleness", exchange.staleness)
+      .Add("allreduce", exchange.allreduce)
+      .Add("bucket_mb", exchange.bucket_mb)
+      .Add("check_every", exchange.check_every)
+      .Add("average_every", exchange.average_every);
+  JsonObject p;
+  p.Add("name", policy.name)
+      .Add("accumulation_min", policy.accumulation_min)
+      .Add("accumulation_max", policy.accumulation_max)
+      .Add("policy_in", policy.policy_in)
+      .Add("policy_out", policy.policy_out)
+      .Add("learn", policy.learn)
+      .Add("rollout", policy.rollout)
+      .Add("hidden", policy.hidden)
+      .Add("epochs", policy.epochs)
+      .Add("minibatch", policy.minibatch)
+      .Add("lr", policy.lr)
+      .Add("gamma", policy.gamma)
+      .Add("lambda", policy.lambda)
+      .Add("clip", policy.clip)
+      .Add("value_coef", policy.value_coef)
+      .Add("entropy", policy.entropy)
+      .Add("seed", policy.seed);
+  JsonObject out;
+  out.Add("out_dir", output.out_dir)
+      .Add("checkpoint_every", output.checkpoint_every)
+      .Add("checkpoint_dir", output.checkpoint_dir)
+      .Add("resume", output.resume)
+      .Add("trace", output.trace)
+      .Add("verbose", output.verbose);
+  JsonObject c;
+  c.Add("timeout_s", cluster.timeout_s)
+      .Add("heartbeat_s", cluster.heartbeat_s)
+      .Add("silence_s", cluster.silence_s);
+  JsonObject all;
+  all.Add("data", d)
+      .Add("model", m)
+      .Add("optimizer", o)
+      .Add("train", t)
+      .Add("exchange", x)
+      .Add("policy", p)
+      .Add("output", out)
+      .Add("cluster", c);
+  return all;
+}
+
+int64_t TotalSteps(const TrainConfig& c, size_t num_trips) {
+  const int64_t per_epoch = (static_cast<int64_t>(num_trips) + c.batch_size - 1) / c.batch_size;
+  int64_t total = per_epoch * std::max<int64_t>(c.epochs, 0);
+  if (c.max_steps > 0 && (c.epochs < 1 || c.max_steps < total)) total = c.max_steps;
+  return total;
+}
+
+}  // namespace tteps

@@ -1,0 +1,176 @@
+// The job's configuration as one typed value: filled from flags in the programs' main files
+// only, validated once, sent by the scheduler to every node inside the cluster map (Cereal) and
+// written to out_dir/config.json. Plain data: no flags, no roles.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/eval_schedule.h"
+#include "common/json_writer.h"
+#include "common/mode.h"
+
+namespace tteps {
+
+struct DataConfig {
+  std::vector<std::string> train_files;
+  std::string eval_file;          // if set, the evaluation set; else a held-out fraction
+  double eval_fraction = 0.1667;  // of the training files, used when eval_file is empty
+  std::string split = "random";   // random (seeded shuffle) | tail (the last trips)
+  uint64_t split_seed = 1;
+  std::string bad_records = "fail";  // fail | skip
+  std::string stats;                 // normalisation statistics (stats.json)
+
+  template <class A>
+  void serialize(A& ar) {
+    ar(train_files, eval_file, eval_fraction, split, split_seed, bad_records, stats);
+  }
+};
+
+// DeepTTE's hyperparameters.
+struct ModelConfig {
+  int64_t kernel_size = 3;            // Geo-Conv window, in points
+  int64_t num_filter = 32;            // Geo-Conv output channels
+  std::string pooling = "attention";  // "attention" | "mean"
+  double local_loss_weight = 0.1;     // (1 - w) entire + w local (the paper's alpha)
+  int64_t num_final_fcs = 3;          // residual layers of the entire estimator
+  int64_t final_fc_size = 128;        // width of the entire estimator
+
+  // Throws std::invalid_argument naming the bad field.
+  void Validate() const;
+  std::string ToString() const;
+  template <class A>
+  void serialize(A& ar) {
+    ar(kernel_size, num_filter, pooling, local_loss_weight, num_final_fcs, final_fc_size);
+  }
+};
+
+// The update rule, applied by the servers (PS modes) or by every worker (the others).
+struct OptimizerConfig {
+  std::string name = "adam";  // adam | sgd | momentum
+  double lr = 1e-3;
+  double momentum = 0.9;  // for "momentum" (dampening 0, no Nesterov: torch::optim::SGD semantics)
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // for "adam" (torch::optim::Adam defaults, no
+                                                  // amsgrad, no weight decay)
+  double clip_norm = 0;  // clip each step's gradient to this global L2 norm (0: off)
+
+  // Throws std::invalid_argument naming the bad field. Every field is checked, also those the
+  // named optimizer does not use: lr finite > 0, momentum/beta1/beta2 in [0, 1), eps finite >= 0.
+  void Validate() const;
+  template <class A>
+  void serialize(A& ar) {
+    ar(name, lr, momentum, beta1, beta2, eps, clip_norm);
+  }
+};
+
+struct TrainConfig {
+  int64_t batch_size = 64;  // trips per optimizer step (the global batch)
+  int64_t epochs = 10;
+  int64_t max_steps = 0;   // stop after this many steps; 0 = no limit
+  uint64_t seed = 1;       // weights and data order
+  int64_t log_every = 10;  // steps between train reports
+  EvalScheduleConfig eval;
+  double max_train_s = 0;  // time budget: training stops soon after this (0: no budget)
+  int64_t eval_batch_size = 256;
+  double progress_s = 5;  // seconds between progress lines
+  int32_t threads = 1;    // LibTorch intra-op threads per process
+  // Test knobs: worker `slowdown_worker` sleeps slowdown_percent of its compute time per step.
+  int64_t slowdown_percent = 0;
+  int32_t slowdown_worker = -1;
+
+  template <class A>
+  void serialize(A& ar) {
+    ar(batch_size, epochs, max_steps, seed, log_every, eval, max_train_s, eval_batch_size,
+       progress_s, threads, slowdown_percent, slowdown_worker);
+  }
+};
+
+// How the workers' gradients are combined.
+struct ExchangeConfig {
+  Mode mode = Mode::kSync;
+  int64_t accumulation = 1;         // micro-batches per worker step (a policy may change it)
+  int64_t first_worker_batch = -1;  // trips of each global batch for worker 0; -1: even split
+  int64_t staleness = 2;            // ssp: the slowest clock may lag this many steps
+  std::string allreduce = "ring";   // ring modes: ring (ours) | mpi (MPI_Allreduce)
+  double bucket_mb = 25;            // ring: gradient bucket size; <= 0: one bucket
+  int64_t check_every = 20;         // ring modes: steps between parameter identity checks
+  int64_t average_every = 10;       // average: local steps between parameter averages
+
+  template <class A>
+  void serialize(A& ar) {
+    ar(mode, accumulation, first_worker_batch, staleness, allreduce, bucket_mb, check_every,
+       average_every);
+  }
+};
+
+// Who chooses each worker's accumulation while the job runs (the scheduler).
+struct PolicyConfig {
+  std::string name = "fixed";  // fixed | ppo
+  int64_t accumulation_min = 1, accumulation_max = 16;
+  std::string policy_in, policy_out;  // ppo: start from / save to
+  bool learn = true;                  // ppo: update the policy during the job
+  int32_t rollout = 32;               // ppo: decisions per update
+  int32_t hidden = 64, epochs = 4, minibatch = 32;
+  double lr = 3e-4, gamma = 0.9, lambda = 0.95, clip = 0.2, value_coef = 0.5, entropy = 0.01;
+  uint64_t seed = 1;
+
+  template <class A>
+  void serialize(A& ar) {
+    ar(name, accumulation_min, accumulation_max, policy_in, policy_out, learn, rollout, hidden,
+       epochs, minibatch, lr, gamma, lambda, clip, value_coef, entropy, seed);
+  }
+};
+
+struct OutputConfig {
+  std::string out_dir = "out";
+  int64_t checkpoint_every = 0;  // server versions between checkpoints (0: never)
+  std::string checkpoint_dir;    // default: out_dir/checkpoints
+  std::string resume;            // resume from the newest complete checkpoint here
+  std::string trace;             // the job's timeline file (empty: off)
+  bool verbose = false;          // every process's log on the console too
+
+  template <class A>
+  void serialize(A& ar) {
+    ar(out_dir, checkpoint_every, checkpoint_dir, resume, trace, verbose);
+  }
+};
+
+// How a node reaches and watches the others.
+struct ClusterConfig {
+  double timeout_s = 30;   // bound of every blocking wait
+  double heartbeat_s = 1;  // between heartbeats
+  double silence_s = 0;    // a node silent this long fails the job (0: 5 x heartbeat_s)
+
+  template <class A>
+  void serialize(A& ar) {
+    ar(timeout_s, heartbeat_s, silence_s);
+  }
+};
+
+struct JobConfig {
+  DataConfig data;
+  ModelConfig model;
+  OptimizerConfig optimizer;
+  TrainConfig train;
+  ExchangeConfig exchange;
+  PolicyConfig policy;
+  OutputConfig output;
+  ClusterConfig cluster;
+
+  // Throws std::invalid_argument naming the first bad field (by its flag).
+  void Validate() const;
+  // Every field, by part: what out_dir/config.json holds.
+  JsonObject ToJson() const;
+
+  template <class A>
+  void serialize(A& ar) {
+    ar(data, model, optimizer, train, exchange, policy, output, cluster);
+  }
+};
+
+// Optimizer steps of a run over `num_trips` trips: epochs x ceil(num_trips / batch_size),
+// capped by max_steps when set (max_steps alone when epochs < 1).
+int64_t TotalSteps(const TrainConfig& c, size_t num_trips);
+
+}  // namespace tteps

@@ -1,0 +1,46 @@
+#include "scheduler/make_policy.h"
+
+#include <fstream>
+#include <stdexcept>
+
+namespace tteps::scheduler {
+
+ppo::LivePolicyOptions LivePolicyOptionsOf(const PolicyConfig& p) {
+  ppo::LivePolicyOptions o;
+  o.ppo.lr = p.lr;
+  o.ppo.gamma = p.gamma;
+  o.ppo.lambda = p.lambda;
+  o.ppo.clip = p.clip;
+  o.ppo.value_coef = p.value_coef;
+  o.ppo.entropy_coef = p.entropy;
+  o.ppo.epochs = p.epochs;
+  o.ppo.minibatch = p.minibatch;
+  o.ppo.hidden = p.hidden;
+  o.ppo.seed = p.seed;
+  o.rollout = p.rollout;
+  o.learn = p.learn;
+  o.alpha_min = p.accumulation_min;
+  o.alpha_max = p.accumulation_max;
+  o.policy_in = p.policy_in;
+  o.policy_out = p.policy_out;
+  return o;
+}
+
+void CheckPpo(const PolicyConfig& p) {
+  if (p.accumulation_min < 1 || p.accumulation_max < p.accumulation_min) {
+    throw std::invalid_argument("--accumulation_min must be >= 1 and <= --accumulation_max");
+  }
+  if (p.rollout < 1) throw std::invalid_argument("--ppo_rollout must be >= 1");
+  if (!p.policy_in.empty() && !std::ifstream(p.policy_in)) {
+    throw std::invalid_argument("cannot open --ppo_policy_in " + p.policy_in);
+  }
+  LivePolicyOptionsOf(p).ppo.Validate();
+}
+
+std::unique_ptr<AccumulationPolicy> MakePolicy(const PolicyConfig& p) {
+  if (p.name == "fixed") return nullptr;
+  CheckPpo(p);
+  return ppo::MakePpoPolicy(LivePolicyOptionsOf(p));
+}
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,20 @@
+// The accumulation policy a job's configuration asks for.
+#pragma once
+
+#include <memory>
+
+#include "common/job_config.h"
+#include "scheduler/accumulation_policy.h"
+#include "scheduler/ppo/live_policy.h"
+
+namespace tteps::scheduler {
+
+ppo::LivePolicyOptions LivePolicyOptionsOf(const PolicyConfig& p);
+// The agent's part: bounds, rollout, network and optimizer settings, --ppo_policy_in readable.
+// Throws std::invalid_argument.
+void CheckPpo(const PolicyConfig& p);
+// nullptr for the fixed policy. Throws std::invalid_argument or std::runtime_error (a policy
+// file that cannot be loaded).
+std::unique_ptr<AccumulationPolicy> MakePolicy(const PolicyConfig& p);
+
+}  // namespace tteps::scheduler

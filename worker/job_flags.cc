@@ -1,0 +1,152 @@
+#include "worker/job_flags.h"
+
+#include <gflags/gflags.h>
+
+#include "common/split_list.h"
+
+// Data
+DEFINE_string(train_data, TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl",
+              "training trips, DeepTTE JSON lines; several files separated by commas");
+DEFINE_string(eval_data, "", "evaluation trips; if empty, --eval_fraction of --train_data");
+DEFINE_double(eval_fraction, 0.1667, "fraction of --train_data held out for evaluation");
+DEFINE_string(split, "random",
+              "how --eval_fraction is held out: random (seeded by --split_seed) or tail "
+              "(the last trips of the files)");
+DEFINE_uint64(split_seed, 1, "seed of the random train/eval split");
+DEFINE_string(bad_records, "fail",
+              "a malformed record: fail (stop, naming file, line and field) or skip (count it, "
+              "report the first line numbers, go on)");
+DEFINE_string(stats, TTEPS_SOURCE_DIR "/data/chengdu/stats.json",
+              "normalisation statistics (stats.json format; tteps-stats makes one)");
+
+// Model
+DEFINE_int64(kernel_size, 3, "Geo-Conv kernel size (points per local path)");
+DEFINE_int64(num_filter, 32, "Geo-Conv filters");
+DEFINE_string(pooling, "attention", "pooling of the LSTM outputs: attention or mean");
+DEFINE_double(local_loss_weight, 0.1,
+              "weight w of the local-path loss (the paper's alpha): (1-w) entire + w local");
+DEFINE_int64(num_final_fcs, 3, "residual layers of the entire estimator");
+DEFINE_int64(final_fc_size, 128, "width of the entire estimator");
+
+// Optimizer
+DEFINE_string(optimizer, "adam", "adam, sgd or momentum");
+DEFINE_double(lr, 1e-3, "learning rate");
+DEFINE_double(momentum, 0.9, "momentum for --optimizer=momentum");
+DEFINE_double(clip_norm, 0,
+              "clip the gradient of each step to this global L2 norm (0: off). sync: the norm "
+              "of the aggregate, gathered from every shard through the scheduler; async / ssp: "
+              "the norm of each push, computed by its worker");
+
+// Training
+DEFINE_int64(batch_size, 64, "trips per optimizer step (the global batch in distributed modes)");
+DEFINE_int64(epochs, 10, "epochs over the training trips");
+DEFINE_int64(max_steps, 0, "stop after this many optimizer steps (0: run all epochs)");
+DEFINE_uint64(seed, 1, "seed of weight initialisation and data order");
+DEFINE_int64(log_every, 10, "steps between training metrics lines");
+DEFINE_int64(eval_every, 0, "steps between evaluations (0: after every epoch)");
+DEFINE_double(eval_every_s, 0,
+              "seconds between evaluations (0: use --eval_every); for curves against wall time");
+DEFINE_double(max_train_s, 0,
+              "time budget in seconds: training stops at the first step after it on which all "
+              "workers can agree (0: none); --epochs / --max_steps still cap the run");
+DEFINE_int64(eval_batch_size, 256, "trips per evaluation batch");
+DEFINE_double(progress_s, 5, "seconds between progress lines");
+DEFINE_int32(threads, 1, "LibTorch intra-op threads in each process");
+DEFINE_int64(slowdown, 0,
+             "test knob: worker --slowdown_worker sleeps this percentage of its compute time "
+             "after each step, to emulate a slower machine (the sleep counts as compute time)");
+DEFINE_int32(slowdown_worker, -1, "the worker slowed by --slowdown (-1: none)");
+
+// Exchange
+DEFINE_int64(accumulation, 1, "micro-batches each worker accumulates per step");
+DEFINE_int64(first_worker_batch, -1,
+             "trips of each global batch for worker 0, the rest split evenly over the others "
+             "(-1: even split)");
+DEFINE_int64(
+    staleness, 2,
+    "ssp mode: a worker at clock c may pull once every worker's clock is >= c - staleness");
+DEFINE_string(allreduce, "ring",
+              "ring modes: ring (our ring allreduce) or mpi (MPI_Allreduce, the vendor baseline)");
+DEFINE_double(bucket_mb, 25,
+              "ring mode: gradient bucket size in MB; a bucket is reduced while backward computes "
+              "the rest (<= 0: one bucket)");
+DEFINE_int64(check_every, 20,
+             "ring modes: steps between checks that all workers hold bitwise-identical "
+             "parameters (a mismatch fails the job)");
+DEFINE_int64(average_every, 10, "average mode: local optimizer steps between parameter averages");
+
+// Output
+DEFINE_int64(checkpoint_every, 0,
+             "each server writes a checkpoint of its shard every this many versions (0: never)");
+DEFINE_string(checkpoint_dir, "", "where checkpoints go (default: <out_dir>/checkpoints)");
+DEFINE_string(resume, "",
+              "resume from the newest checkpoint in this directory that every server has "
+              "written: values, optimizer state, version and worker clocks");
+DEFINE_string(trace, "",
+              "write a timeline of the job to this file (Chrome trace-event JSON: open it in "
+              "ui.perfetto.dev or chrome://tracing); the scheduler collects every process's spans");
+
+namespace tteps {
+namespace {
+
+// Copies every flag into its field, or only the flags set on this command line.
+void Fill(JobConfig* c, bool only_explicit) {
+  const auto set = [only_explicit](const char* name, auto* field, const auto& value) {
+    if (!only_explicit || !gflags::GetCommandLineFlagInfoOrDie(name).is_default) *field = value;
+  };
+#define TTEPS_SET(field, flag) set(#flag, &c->field, FLAGS_##flag)
+  set("train_data", &c->data.train_files, SplitList(FLAGS_train_data));
+  TTEPS_SET(data.eval_file, eval_data);
+  TTEPS_SET(data.eval_fraction, eval_fraction);
+  TTEPS_SET(data.split, split);
+  TTEPS_SET(data.split_seed, split_seed);
+  TTEPS_SET(data.bad_records, bad_records);
+  TTEPS_SET(data.stats, stats);
+  TTEPS_SET(model.kernel_size, kernel_size);
+  TTEPS_SET(model.num_filter, num_filter);
+  TTEPS_SET(model.pooling, pooling);
+  TTEPS_SET(model.local_loss_weight, local_loss_weight);
+  TTEPS_SET(model.num_final_fcs, num_final_fcs);
+  TTEPS_SET(model.final_fc_size, final_fc_size);
+  TTEPS_SET(optimizer.name, optimizer);
+  TTEPS_SET(optimizer.lr, lr);
+  TTEPS_SET(optimizer.momentum, momentum);
+  TTEPS_SET(optimizer.clip_norm, clip_norm);
+  TTEPS_SET(train.batch_size, batch_size);
+  TTEPS_SET(train.epochs, epochs);
+  TTEPS_SET(train.max_steps, max_steps);
+  TTEPS_SET(train.seed, seed);
+  TTEPS_SET(train.log_every, log_every);
+  TTEPS_SET(train.eval.every_steps, eval_every);
+  TTEPS_SET(train.eval.every_s, eval_every_s);
+  TTEPS_SET(train.max_train_s, max_train_s);
+  TTEPS_SET(train.eval_batch_size, eval_batch_size);
+  TTEPS_SET(train.progress_s, progress_s);
+  TTEPS_SET(train.threads, threads);
+  TTEPS_SET(train.slowdown_percent, slowdown);
+  TTEPS_SET(train.slowdown_worker, slowdown_worker);
+  TTEPS_SET(exchange.accumulation, accumulation);
+  TTEPS_SET(exchange.first_worker_batch, first_worker_batch);
+  TTEPS_SET(exchange.staleness, staleness);
+  TTEPS_SET(exchange.allreduce, allreduce);
+  TTEPS_SET(exchange.bucket_mb, bucket_mb);
+  TTEPS_SET(exchange.check_every, check_every);
+  TTEPS_SET(exchange.average_every, average_every);
+  TTEPS_SET(output.checkpoint_every, checkpoint_every);
+  TTEPS_SET(output.checkpoint_dir, checkpoint_dir);
+  TTEPS_SET(output.resume, resume);
+  TTEPS_SET(output.trace, trace);
+#undef TTEPS_SET
+}
+
+}  // namespace
+
+JobConfig JobConfigFromFlags() {
+  JobConfig c;
+  Fill(&c, false);
+  return c;
+}
+
+void ApplyOwnFlags(JobConfig* config) { Fill(config, true); }
+
+}  // namespace tteps
