@@ -121,7 +121,7 @@ void ShareSchedulerEndpoint(Bootstrap* b, const std::string& endpoint_if_schedul
   b->endpoint_shared = true;
   Watchdog().Disarm();
   if (b->rank != 0 && b->scheduler_endpoint.empty()) {
-    throw std::runtime_error("the scheduler failed before the job started (see its error)");
+    throw JobEndedElsewhere("the scheduler failed before the job started (see its error)");
   }
 }
 
@@ -131,6 +131,9 @@ int RunNode(Role role, const NodeOptions& opts, const std::function<int(Bootstra
   try {
     boot = StartNode(role, opts);
     rc = body(boot);
+  } catch (const JobEndedElsewhere& e) {
+    LOG(WARNING) << e.what();
+    rc = 1;
   } catch (const std::exception& e) {
     LOG(ERROR) << e.what();
     rc = 1;

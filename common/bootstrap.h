@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 #include "common/cluster_map.h"
@@ -26,6 +27,12 @@ struct Bootstrap {
   // The workers' own communicator (ring modes; MPI only; MPI_COMM_NULL on other roles). Its
   // rank of a worker equals the worker's id.
   MPI_Comm workers_comm = MPI_COMM_NULL;
+};
+
+// Another process's failure ended this one before the job started: that process names the
+// cause, so this one only notes it (a warning in its log, not an error on the console).
+class JobEndedElsewhere : public std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // How this node finds the cluster (common/node_flags.h fills it from the command line).

@@ -186,8 +186,7 @@ JsonObject JobConfig::ToJson() const {
       .Add("checkpoint_every", output.checkpoint_every)
       .Add("checkpoint_dir", output.checkpoint_dir)
       .Add("resume", output.resume)
-      .Add("trace", output.trace)
-      .Add("verbose", output.verbose);
+      .Add("trace", output.trace);
   JsonObject c;
   c.Add("timeout_s", cluster.timeout_s)
       .Add("heartbeat_s", cluster.heartbeat_s)

@@ -128,11 +128,10 @@ struct OutputConfig {
   std::string checkpoint_dir;    // default: out_dir/checkpoints
   std::string resume;            // resume from the newest complete checkpoint here
   std::string trace;             // the job's timeline file (empty: off)
-  bool verbose = false;          // every process's log on the console too
 
   template <class A>
   void serialize(A& ar) {
-    ar(out_dir, checkpoint_every, checkpoint_dir, resume, trace, verbose);
+    ar(out_dir, checkpoint_every, checkpoint_dir, resume, trace);
   }
 };
 

@@ -1,5 +1,7 @@
 #include "common/node_flags.h"
 
+#include "common/log_file.h"
+
 DEFINE_double(timeout_s, 30,
               "bound of every blocking wait: a peer silent for longer is named in an error and "
               "the job exits non-zero");
@@ -11,6 +13,11 @@ DEFINE_string(advertise_host, "",
               "address other nodes use to reach this one (default: 127.0.0.1 when the whole job "
               "runs on one host, else the host name)");
 
+DEFINE_string(logs, "",
+              "write this process's whole log to DIR/<role>-<rank>.log; the console then gets "
+              "only errors (launch/tteps sets it to <out_dir>/logs)");
+DEFINE_bool(verbose, false, "with --logs: every log line on the console too");
+
 namespace tteps {
 
 NodeOptions NodeOptionsFromFlags() {
@@ -20,6 +27,10 @@ NodeOptions NodeOptionsFromFlags() {
   o.timeout_s = FLAGS_timeout_s;
   o.heartbeat_s = FLAGS_heartbeat_s;
   return o;
+}
+
+void StartLogFile(const std::string& role) {
+  if (!FLAGS_logs.empty()) LogToFile(FLAGS_logs, role, FLAGS_verbose);
 }
 
 }  // namespace tteps

@@ -4,6 +4,8 @@
 
 #include <gflags/gflags.h>
 
+#include <string>
+
 #include "common/bootstrap.h"
 
 DECLARE_double(timeout_s);
@@ -12,5 +14,7 @@ DECLARE_double(heartbeat_s);
 namespace tteps {
 
 NodeOptions NodeOptionsFromFlags();
+// With --logs: this process's log goes to its file there (common/log_file.h).
+void StartLogFile(const std::string& role);
 
 }  // namespace tteps

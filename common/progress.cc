@@ -22,9 +22,12 @@ void ProgressLine::Update(int64_t epoch, int64_t step, double loss, double trips
   if (step > 0 && total_steps_ > 0) {
     eta = FormatDuration(elapsed / step * std::max<int64_t>(0, total_steps_ - step));
   }
-  std::fprintf(stderr, "[%s] epoch %lld step %lld/%lld loss %.4f trips/s %.1f elapsed %s ETA %s\n",
-               label_.c_str(), static_cast<long long>(epoch), static_cast<long long>(step),
-               static_cast<long long>(total_steps_), loss, trips_per_s,
+  char eval[32] = "";
+  if (eval_mape_ >= 0) std::snprintf(eval, sizeof eval, " eval MAPE %.4f", eval_mape_);
+  std::fprintf(stderr,
+               "[%s] step %lld/%lld epoch %lld loss %.4f %.1f trips/s%s elapsed %s ETA %s\n",
+               label_.c_str(), static_cast<long long>(step), static_cast<long long>(total_steps_),
+               static_cast<long long>(epoch), loss, trips_per_s, eval,
                FormatDuration(elapsed).c_str(), eta.c_str());
   std::fflush(stderr);
 }

@@ -12,6 +12,8 @@ class ProgressLine {
   ProgressLine(std::string label, int64_t total_steps, double interval_s);
   // Prints if the interval has passed (or `force`).
   void Update(int64_t epoch, int64_t step, double loss, double trips_per_s, bool force = false);
+  // The latest evaluation's MAPE, shown from the next line on.
+  void set_eval_mape(double mape) { eval_mape_ = mape; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -19,6 +21,7 @@ class ProgressLine {
   int64_t total_steps_;
   double interval_s_;
   Clock::time_point start_, last_;
+  double eval_mape_ = -1;  // none yet
 };
 
 // "1h02m", "3m07s", "12s"

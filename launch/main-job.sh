@@ -2,9 +2,14 @@
 # The main job: set-up (dependencies, configure, build), then a real parameter-server run on
 # the shipped Chengdu sample: mpirun with 1 scheduler, 2 servers and 2 workers in sync mode,
 # 10 epochs, evaluated on a held-out sixth of the sample. Writes out/main/{metrics.jsonl,
-# summary.json,model.pt} and prints the final evaluation. Extra arguments are training flags.
+# summary.json,config.json,model.pt,logs/} and prints the final evaluation. Extra arguments are
+# training flags; --verbose also shows every process's log on the console.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/launch/build.sh" --target tteps-scheduler tteps-server tteps-worker tteps-eval
+launcher=() flags=()
+for a in "$@"; do
+  if [ "$a" = --verbose ]; then launcher+=(--verbose); else flags+=("$a"); fi
+done
 exec "$root/launch/tteps" --mode sync --workers 2 --servers 2 --out_dir "$root/out/main" \
-  -- --epochs 10 "$@"
+  "${launcher[@]}" -- --epochs 10 "${flags[@]}"

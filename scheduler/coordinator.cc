@@ -176,6 +176,8 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
     tps += wp.trips_per_s;
   }
   progress_line_.Update(p.epoch, min_step, loss, tps);
+  last_loss_ = loss;
+  last_trips_per_s_ = tps;
   if (policy_) policy_->Observe(ToWindowReport(r));
   MaybeEvaluate();
 }
@@ -413,6 +415,7 @@ int Coordinator::Run() {
       line.Add("wall_s", Since(start_)).Add("train_s", r->train_s).AddRaw("eval", r->json);
       out_->AppendMetrics(line);
       LOG(INFO) << "eval at step " << r->step << " (version " << r->version << "): " << r->json;
+      progress_line_.set_eval_mape(r->mape);
       if (r->final) {
         final_done_ = true;
         final_eval_ = r->json;
@@ -441,6 +444,9 @@ int Coordinator::Run() {
     });
     if (workers_done && !final_requested_) {
       train_end_ = Clock::now();
+      int64_t epoch = 0;
+      for (const auto& [w, p] : progress_) epoch = std::max(epoch, p.epoch);
+      progress_line_.Update(epoch, steps_done_, last_loss_, last_trips_per_s_, /*force=*/true);
       final_requested_ = true;
       FinishPolicy();
       if (UsesServers(mode_)) {

@@ -104,6 +104,7 @@ class Coordinator {
   ProgressLine progress_line_;
   std::chrono::steady_clock::time_point start_, train_start_, train_end_;
   EvalSchedule eval_schedule_;
+  double last_loss_ = 0, last_trips_per_s_ = 0;  // of the latest reports, for the progress line
   bool stop_sent_ = false;
   int64_t steps_done_ = 0;              // the most steps a finished worker reported
   int64_t min_steps_done_ = INT64_MAX;  // the fewest

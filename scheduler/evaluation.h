@@ -19,7 +19,8 @@ struct EvalOutcome {
   bool final = false;
   double train_s = 0;  // training seconds when it was asked for (the parameters' age)
   std::string json;    // {"mape":..,"rmse":..,"mae":..,"n":..}
-  std::string error;   // non-empty if the evaluation failed
+  double mape = 0;
+  std::string error;  // non-empty if the evaluation failed
 };
 
 class Evaluation {

@@ -98,7 +98,9 @@ class ModelEvaluation : public Evaluation {
           out.version = kv->Pull(want, pulled.data()).version;
           CopyParamsIn(*model_, layout, pulled.data());
         }
-        out.json = Evaluate(*model_, trips_, batch_size_).ToJson().str();
+        const EvalResult r = Evaluate(*model_, trips_, batch_size_);
+        out.json = r.ToJson().str();
+        out.mape = r.mape;
         if (out.final) deeptte::SaveModel(model_, model_path_);
       } catch (const std::exception& e) {
         out.error = e.what();

@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 #include <torch/torch.h>
 
+#include <cstdio>
 #include <fstream>
 #include <zmq.hpp>
 
@@ -57,7 +58,7 @@ JobConfig ConfigFromFlags() {
   return c;
 }
 
-// Opens the input files, without starting anything.
+// Opens the input files, without starting anything (reading every trip is the job's work).
 void CheckFiles(const JobConfig& c) {
   std::vector<std::string> files = c.data.train_files;
   if (!c.data.eval_file.empty()) files.push_back(c.data.eval_file);
@@ -73,10 +74,21 @@ void CheckFiles(const JobConfig& c) {
   }
 }
 
+// A job that failed before the coordinator ran: summary.json says why.
+void WriteFailure(const JobConfig& config, const std::string& error) {
+  try {
+    RunOutput out(config.output.out_dir);
+    out.WriteSummary(JsonObject().Add("mode", ModeName(config.exchange.mode)).Add("error", error));
+  } catch (const std::exception& e) {
+    LOG(ERROR) << e.what();
+  }
+}
+
 int Schedule(Bootstrap& boot, const JobConfig& config) {
   const Mode mode = config.exchange.mode;
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
+  const size_t train_trips = dataset.train.size(), eval_trips = dataset.eval.size();
   torch::manual_seed(config.train.seed);
   deeptte::DeepTTE model(config.model, data::LoadNormStats(config.data.stats));
   const ParamLayout layout = LayoutOf(*model);
@@ -130,6 +142,12 @@ int Schedule(Bootstrap& boot, const JobConfig& config) {
 
   RunOutput out(config.output.out_dir);
   WriteFileAtomically(out.Path("config.json"), config.ToJson().str() + "\n");
+  // The console's header; every process's full log is in out_dir/logs.
+  std::fprintf(stderr,
+               "[tteps] %s: %d workers, %d servers; %zu training and %zu eval trips; %lld steps; "
+               "out_dir %s\n",
+               ModeName(mode), o.num_workers, o.num_servers, train_trips, eval_trips,
+               static_cast<long long>(o.total_steps), out.dir().c_str());
   auto eval = MakeModelEvaluation(ctx, model, std::move(dataset.eval), config.train.eval_batch_size,
                                   config.cluster.timeout_s, out.Path("model.pt"));
   Coordinator coordinator(socket, o, eval.get(), &out, policy.get());
@@ -154,6 +172,7 @@ int main(int argc, char** argv) {
   tteps::InitProgram(&argc, &argv,
                      "tteps-scheduler: coordinates a tteps job (MPI rank 0).\n"
                      "  launch/tteps --mode sync --workers 2 --servers 1 -- [training flags]");
+  tteps::StartLogFile("scheduler");
   tteps::JobConfig config;
   try {
     config = tteps::scheduler::ConfigFromFlags();
@@ -169,7 +188,14 @@ int main(int argc, char** argv) {
     return tteps::RunNode(tteps::Role::kScheduler, tteps::NodeOptionsFromFlags(),
                           [](tteps::Bootstrap&) { return 1; });
   }
-  return tteps::RunNode(
-      tteps::Role::kScheduler, tteps::NodeOptionsFromFlags(),
-      [&](tteps::Bootstrap& boot) { return tteps::scheduler::Schedule(boot, config); });
+  return tteps::RunNode(tteps::Role::kScheduler, tteps::NodeOptionsFromFlags(),
+                        [&](tteps::Bootstrap& boot) {
+                          try {
+                            return tteps::scheduler::Schedule(boot, config);
+                          } catch (const std::exception& e) {
+                            // The launcher's verdict repeats the cause from summary.json.
+                            tteps::scheduler::WriteFailure(config, e.what());
+                            throw;
+                          }
+                        });
 }

@@ -71,7 +71,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   control.Send(MsgType::kMetrics, shard.version(), server.StatsJson());
   control.Flush();
   if (failed) {
-    LOG(ERROR) << "server " << id << " stops: " << reason;
+    LOG(WARNING) << "server " << id << " stops: " << reason;
     return 1;
   }
   LOG(INFO) << "server " << id << " done: " << server.StatsJson();
@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
                      "tteps-server: a parameter server holding one key range of the model.\n"
                      "Started by launch/tteps (mpirun); its configuration comes from the "
                      "scheduler.");
+  tteps::StartLogFile("server");
   const tteps::NodeOptions node = tteps::NodeOptionsFromFlags();
   return tteps::RunNode(tteps::Role::kServer, node,
                         [&](tteps::Bootstrap& boot) { return tteps::server::Serve(boot, node); });

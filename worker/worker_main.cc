@@ -186,7 +186,7 @@ int RunDistributed(Bootstrap& boot, const NodeOptions& node) {
     std::string reason;
     bool failed = false;
     if (control.ShutdownRequested(&reason, &failed) && failed) {
-      LOG(ERROR) << "worker " << map.your_id << " stops: " << reason;
+      LOG(WARNING) << "worker " << map.your_id << " stops: " << reason;
     } else {
       LOG(ERROR) << e.what();
       control.Send(MsgType::kError, 0, e.what());
@@ -208,6 +208,7 @@ int main(int argc, char** argv) {
   tteps::InitProgram(&argc, &argv,
                      "tteps-worker: trains the DeepTTE travel-time model.\n"
                      "  tteps-worker --mode=local [--train_data FILE] [--out_dir DIR] ...");
+  tteps::StartLogFile("worker");
   const tteps::NodeOptions node = tteps::NodeOptionsFromFlags();
   if (node.scheduler.empty() && !tteps::UnderMpi()) {
     try {

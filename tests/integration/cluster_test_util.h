@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "worker/deeptte/checkpoint.h"
 #include "worker/model_params.h"
@@ -37,6 +39,18 @@ inline std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Every process's log of a job (launch/tteps writes them to OUT_DIR/logs), one after another.
+inline std::string JobLogs(const std::string& out_dir) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(out_dir + "/logs")) {
+    files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::string all;
+  for (const auto& f : files) all += ReadFile(f);
+  return all;
 }
 
 // Runs a shell command with a hard time limit; returns its exit status (124 on timeout).
@@ -78,7 +92,7 @@ struct KillOutcome {
 
 // Starts `launch` (a launch/tteps command line, output to `log`) in its own process group,
 // waits until training runs, SIGKILLs worker `worker` (its pid from the scheduler's
-// registration line) and waits up to `limit_s` for the job to end.
+// registration line in its log) and waits up to `limit_s` for the job to end.
 inline KillOutcome KillWorkerDuringTraining(const std::string& launch, const std::string& out_dir,
                                             const std::string& log, int worker, int limit_s) {
   KillOutcome k;
@@ -95,7 +109,7 @@ inline KillOutcome KillWorkerDuringTraining(const std::string& launch, const std
   const auto start = std::chrono::steady_clock::now();
   while (victim == 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
     std::smatch m;
-    const std::string text = ReadFile(log);
+    const std::string text = ReadFile(out_dir + "/logs/scheduler-0.log");
     if (std::regex_search(text, m, registered) &&
         ReadFile(out_dir + "/metrics.jsonl").find("\"type\":\"train\"") != std::string::npos) {
       victim = std::stoi(m[1]);
@@ -138,7 +152,7 @@ inline std::vector<int> RunOutOfTime(const std::string& name, const std::string&
       TTEPS_SOURCE_DIR + "/data/chengdu/trajectories.jsonl --epochs 200 --log_every 1 " +
       "--max_train_s 4 --eval_every_s 1 --trace " + dir + "/trace.json " + train_flags;
   EXPECT_EQ(RunCommand(cmd, 120, dir + "/log"), 0) << ReadFile(dir + "/log");
-  const std::string log = ReadFile(dir + "/log");
+  const std::string log = JobLogs(dir + "/run");
   const std::string summary = ReadFile(dir + "/run/summary.json");
   std::printf("%s: %s\n", name.c_str(), summary.c_str());
   EXPECT_NE(summary.find("\"stopped_by_time_budget\":true"), std::string::npos) << summary;

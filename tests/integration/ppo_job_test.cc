@@ -59,8 +59,7 @@ TEST(PpoJob, SyncJobWithTheAgentChangesAlphaAndFinishes) {
                            " --accumulation_policy ppo --accumulation_max 8 --ppo_learn=false" +
                            " --ppo_policy_in " + policy;
   ASSERT_EQ(RunCommand(ring, 600, dir + "/ring.log"), 0) << ReadFile(dir + "/ring.log");
-  EXPECT_NE(ReadFile(dir + "/ring.log").find("PPO policy loaded from " + policy),
-            std::string::npos);
+  EXPECT_NE(JobLogs(dir + "/ring").find("PPO policy loaded from " + policy), std::string::npos);
   EXPECT_GT(JsonNumber(ReadFile(dir + "/ring/summary.json"), "accumulation_decisions"), 0);
 }
 

@@ -55,7 +55,7 @@ TEST(RingCluster, RingWithMomentumEqualsLocalAndSyncTraining) {
   EXPECT_LT(vs_sync, 1e-5);
   // Several buckets were used, and the workers' parameters were compared and found identical
   // at every check (steps 5, 10, 15, 20).
-  const std::string log = ReadFile(dir + "/ring.log");
+  const std::string log = JobLogs(dir + "/ring");
   EXPECT_TRUE(std::regex_search(log, std::regex(R"([2-9] gradient bucket\(s\) of up to 0.25 MB)")))
       << log;
   for (int step : {5, 10, 15, 20}) {

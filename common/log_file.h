@@ -1,0 +1,14 @@
+// Where a process's log goes when it runs in a job: every line to a file of its own,
+// DIR/<role>-<rank>.log, so that the console keeps the few lines a user reads. Errors still
+// reach the console at once, tagged with the process that wrote them; `verbose` puts every line
+// there too.
+#pragma once
+
+#include <string>
+
+namespace tteps {
+
+// Call once, after InitProgram. Throws std::runtime_error if the file cannot be opened.
+void LogToFile(const std::string& dir, const std::string& role, bool verbose);
+
+}  // namespace tteps
