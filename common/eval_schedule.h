@@ -3,6 +3,7 @@
 // trainer, worker 0 of the ring modes and the scheduler of the parameter-server modes.
 #pragma once
 
+#include <cereal/cereal.hpp>
 #include <cstdint>
 
 namespace tteps {
@@ -13,7 +14,7 @@ struct EvalScheduleConfig {
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(every_steps, every_s);
+    ar(CEREAL_NVP(every_steps), CEREAL_NVP(every_s));
   }
 };
 

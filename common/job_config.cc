@@ -1,6 +1,9 @@
 #include "common/job_config.h"
 
 #include <algorithm>
+#include <cereal/archives/json.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/vector.hpp>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -116,91 +119,14 @@ void JobConfig::Validate() const {
   Check(cluster.silence_s >= 0, "--silence_s must be >= 0");
 }
 
-JsonObject JobConfig::ToJson() const {
-  JsonObject d;
-  d.Add("train_files", data.train_files)
-      .Add("eval_file", data.eval_file)
-      .Add("eval_fraction", data.eval_fraction)
-      .Add("split", data.split)
-      .Add("split_seed", data.split_seed)
-      .Add("bad_records", data.bad_records)
-      .Add("stats", data.stats);
-  JsonObject m;
-  m.Add("kernel_size", model.kernel_size)
-      .Add("num_filter", model.num_filter)
-      .Add("pooling", model.pooling)
-      .Add("local_loss_weight", model.local_loss_weight)
-      .Add("num_final_fcs", model.num_final_fcs)
-      .Add("final_fc_size", model.final_fc_size);
-  JsonObject o;
-  o.Add("name", optimizer.name)
-      .Add("lr", optimizer.lr)
-      .Add("momentum", optimizer.momentum)
-      .Add("beta1", optimizer.beta1)
-      .Add("beta2", optimizer.beta2)
-      .Add("eps", optimizer.eps)
-      .Add("clip_norm", optimizer.clip_norm);
-  JsonObject t;
-  t.Add("batch_size", train.batch_size)
-      .Add("epochs", train.epochs)
-      .Add("max_steps", train.max_steps)
-      .Add("seed", train.seed)
-      .Add("log_every", train.log_every)
-      .Add("eval_every", train.eval.every_steps)
-      .Add("eval_every_s", train.eval.every_s)
-      .Add("max_train_s", train.max_train_s)
-      .Add("eval_batch_size", train.eval_batch_size)
-      .Add("progress_s", train.progress_s)
-      .Add("threads", train.threads)
-      .Add("slowdown", train.slowdown_percent)
-      .Add("slowdown_worker", train.slowdown_worker);
-  JsonObject x;
-  x.Add("mode", ModeName(exchange.mode))
-      .Add("accumulation", exchange.accumulation)
-      .Add("first_worker_batch", exchange.first_worker_batch)
-      .Add("staleness", exchange.staleness)
-      .Add("allreduce", exchange.allreduce)
-      .Add("bucket_mb", exchange.bucket_mb)
-      .Add("check_every", exchange.check_every)
-      .Add("average_every", exchange.average_every);
-  JsonObject p;
-  p.Add("name", policy.name)
-      .Add("accumulation_min", policy.accumulation_min)
-      .Add("accumulation_max", policy.accumulation_max)
-      .Add("policy_in", policy.policy_in)
-      .Add("policy_out", policy.policy_out)
-      .Add("learn", policy.learn)
-      .Add("rollout", policy.rollout)
-      .Add("hidden", policy.hidden)
-      .Add("epochs", policy.epochs)
-      .Add("minibatch", policy.minibatch)
-      .Add("lr", policy.lr)
-      .Add("gamma", policy.gamma)
-      .Add("lambda", policy.lambda)
-      .Add("clip", policy.clip)
-      .Add("value_coef", policy.value_coef)
-      .Add("entropy", policy.entropy)
-      .Add("seed", policy.seed);
-  JsonObject out;
-  out.Add("out_dir", output.out_dir)
-      .Add("checkpoint_every", output.checkpoint_every)
-      .Add("checkpoint_dir", output.checkpoint_dir)
-      .Add("resume", output.resume)
-      .Add("trace", output.trace);
-  JsonObject c;
-  c.Add("timeout_s", cluster.timeout_s)
-      .Add("heartbeat_s", cluster.heartbeat_s)
-      .Add("silence_s", cluster.silence_s);
-  JsonObject all;
-  all.Add("data", d)
-      .Add("model", m)
-      .Add("optimizer", o)
-      .Add("train", t)
-      .Add("exchange", x)
-      .Add("policy", p)
-      .Add("output", out)
-      .Add("cluster", c);
-  return all;
+std::string JobConfig::ToJson() const {
+  std::ostringstream os;
+  {
+    cereal::JSONOutputArchive ar(os);
+    // Saving does not modify: cereal itself calls serialize() on const objects this way.
+    const_cast<JobConfig*>(this)->serialize(ar);
+  }
+  return os.str() + "\n";
 }
 
 int64_t TotalSteps(const TrainConfig& c, size_t num_trips) {

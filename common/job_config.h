@@ -3,12 +3,12 @@
 // written to out_dir/config.json. Plain data: no flags, no roles.
 #pragma once
 
+#include <cereal/cereal.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "common/eval_schedule.h"
-#include "common/json_writer.h"
 #include "common/mode.h"
 
 namespace tteps {
@@ -24,7 +24,8 @@ struct DataConfig {
 
   template <class A>
   void serialize(A& ar) {
-    ar(train_files, eval_file, eval_fraction, split, split_seed, bad_records, stats);
+    ar(CEREAL_NVP(train_files), CEREAL_NVP(eval_file), CEREAL_NVP(eval_fraction), CEREAL_NVP(split),
+       CEREAL_NVP(split_seed), CEREAL_NVP(bad_records), CEREAL_NVP(stats));
   }
 };
 
@@ -42,7 +43,8 @@ struct ModelConfig {
   std::string ToString() const;
   template <class A>
   void serialize(A& ar) {
-    ar(kernel_size, num_filter, pooling, local_loss_weight, num_final_fcs, final_fc_size);
+    ar(CEREAL_NVP(kernel_size), CEREAL_NVP(num_filter), CEREAL_NVP(pooling),
+       CEREAL_NVP(local_loss_weight), CEREAL_NVP(num_final_fcs), CEREAL_NVP(final_fc_size));
   }
 };
 
@@ -60,7 +62,8 @@ struct OptimizerConfig {
   void Validate() const;
   template <class A>
   void serialize(A& ar) {
-    ar(name, lr, momentum, beta1, beta2, eps, clip_norm);
+    ar(CEREAL_NVP(name), CEREAL_NVP(lr), CEREAL_NVP(momentum), CEREAL_NVP(beta1), CEREAL_NVP(beta2),
+       CEREAL_NVP(eps), CEREAL_NVP(clip_norm));
   }
 };
 
@@ -81,8 +84,10 @@ struct TrainConfig {
 
   template <class A>
   void serialize(A& ar) {
-    ar(batch_size, epochs, max_steps, seed, log_every, eval, max_train_s, eval_batch_size,
-       progress_s, threads, slowdown_percent, slowdown_worker);
+    ar(CEREAL_NVP(batch_size), CEREAL_NVP(epochs), CEREAL_NVP(max_steps), CEREAL_NVP(seed),
+       CEREAL_NVP(log_every), CEREAL_NVP(eval), CEREAL_NVP(max_train_s),
+       CEREAL_NVP(eval_batch_size), CEREAL_NVP(progress_s), CEREAL_NVP(threads),
+       CEREAL_NVP(slowdown_percent), CEREAL_NVP(slowdown_worker));
   }
 };
 
@@ -99,8 +104,9 @@ struct ExchangeConfig {
 
   template <class A>
   void serialize(A& ar) {
-    ar(mode, accumulation, first_worker_batch, staleness, allreduce, bucket_mb, check_every,
-       average_every);
+    ar(CEREAL_NVP(mode), CEREAL_NVP(accumulation), CEREAL_NVP(first_worker_batch),
+       CEREAL_NVP(staleness), CEREAL_NVP(allreduce), CEREAL_NVP(bucket_mb), CEREAL_NVP(check_every),
+       CEREAL_NVP(average_every));
   }
 };
 
@@ -117,8 +123,11 @@ struct PolicyConfig {
 
   template <class A>
   void serialize(A& ar) {
-    ar(name, accumulation_min, accumulation_max, policy_in, policy_out, learn, rollout, hidden,
-       epochs, minibatch, lr, gamma, lambda, clip, value_coef, entropy, seed);
+    ar(CEREAL_NVP(name), CEREAL_NVP(accumulation_min), CEREAL_NVP(accumulation_max),
+       CEREAL_NVP(policy_in), CEREAL_NVP(policy_out), CEREAL_NVP(learn), CEREAL_NVP(rollout),
+       CEREAL_NVP(hidden), CEREAL_NVP(epochs), CEREAL_NVP(minibatch), CEREAL_NVP(lr),
+       CEREAL_NVP(gamma), CEREAL_NVP(lambda), CEREAL_NVP(clip), CEREAL_NVP(value_coef),
+       CEREAL_NVP(entropy), CEREAL_NVP(seed));
   }
 };
 
@@ -131,7 +140,8 @@ struct OutputConfig {
 
   template <class A>
   void serialize(A& ar) {
-    ar(out_dir, checkpoint_every, checkpoint_dir, resume, trace);
+    ar(CEREAL_NVP(out_dir), CEREAL_NVP(checkpoint_every), CEREAL_NVP(checkpoint_dir),
+       CEREAL_NVP(resume), CEREAL_NVP(trace));
   }
 };
 
@@ -143,7 +153,7 @@ struct ClusterConfig {
 
   template <class A>
   void serialize(A& ar) {
-    ar(timeout_s, heartbeat_s, silence_s);
+    ar(CEREAL_NVP(timeout_s), CEREAL_NVP(heartbeat_s), CEREAL_NVP(silence_s));
   }
 };
 
@@ -159,12 +169,13 @@ struct JobConfig {
 
   // Throws std::invalid_argument naming the first bad field (by its flag).
   void Validate() const;
-  // Every field, by part: what out_dir/config.json holds.
-  JsonObject ToJson() const;
+  // Every field, by part, as indented JSON: what out_dir/config.json holds.
+  std::string ToJson() const;
 
   template <class A>
   void serialize(A& ar) {
-    ar(data, model, optimizer, train, exchange, policy, output, cluster);
+    ar(CEREAL_NVP(data), CEREAL_NVP(model), CEREAL_NVP(optimizer), CEREAL_NVP(train),
+       CEREAL_NVP(exchange), CEREAL_NVP(policy), CEREAL_NVP(output), CEREAL_NVP(cluster));
   }
 };
 

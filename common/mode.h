@@ -22,4 +22,14 @@ const char* ModeName(Mode mode);
 // The parameter-server modes (sync, async, ssp).
 bool UsesServers(Mode mode);
 
+// Cereal stores a mode by its name (config.json reads "sync", not 1).
+template <class Archive>
+std::string save_minimal(const Archive&, const Mode& mode) {
+  return ModeName(mode);
+}
+template <class Archive>
+void load_minimal(const Archive&, Mode& mode, const std::string& name) {
+  mode = ParseMode(name);
+}
+
 }  // namespace tteps

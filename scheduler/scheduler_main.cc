@@ -141,7 +141,7 @@ int Schedule(Bootstrap& boot, const JobConfig& config) {
   }
 
   RunOutput out(config.output.out_dir);
-  WriteFileAtomically(out.Path("config.json"), config.ToJson().str() + "\n");
+  WriteFileAtomically(out.Path("config.json"), config.ToJson());
   // The console's header; every process's full log is in out_dir/logs.
   std::fprintf(stderr,
                "[tteps] %s: %d workers, %d servers; %zu training and %zu eval trips; %lld steps; "

@@ -45,16 +45,6 @@ std::vector<int> BucketTracker::MarkReady(int entry) {
   return Release();
 }
 
-std::vector<int> BucketTracker::MarkAllReady() {
-  for (size_t e = 0; e < ready_.size(); ++e) {
-    if (!ready_[e]) {
-      ready_[e] = true;
-      --missing_[bucket_of_[e]];
-    }
-  }
-  return Release();
-}
-
 std::vector<int> BucketTracker::Release() {
   std::vector<int> out;
   while (next_release_ < static_cast<int>(buckets_.size()) && missing_[next_release_] == 0) {

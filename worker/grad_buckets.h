@@ -31,9 +31,6 @@ class BucketTracker {
   void Reset();
   // Marks layout entry `entry` ready; returns the buckets released by it, in order.
   std::vector<int> MarkReady(int entry);
-  // Marks every entry not yet ready (tensors without a gradient this step); returns the buckets
-  // released.
-  std::vector<int> MarkAllReady();
   bool IsReady(int entry) const { return ready_[entry]; }
   const std::vector<Bucket>& buckets() const { return buckets_; }
 

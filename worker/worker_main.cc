@@ -47,7 +47,7 @@ int RunLocal(const JobConfig& config) {
   LOG(INFO) << "model: " << config.model.ToString() << "; parameters: " << layout.Describe();
 
   RunOutput out(config.output.out_dir);
-  WriteFileAtomically(out.Path("config.json"), config.ToJson().str() + "\n");
+  WriteFileAtomically(out.Path("config.json"), config.ToJson());
   LocalTrainer trainer(model, dataset.train, dataset.eval, config, &out);
   std::unique_ptr<TraceFile> trace_file;
   std::unique_ptr<Tracer> tracer;

@@ -22,7 +22,7 @@ for f in metrics.jsonl summary.json model.pt config.json; do [ -s "$tmp/run/$f" 
 grep -q '"mode":"local"' "$tmp/run/summary.json" || fail "summary has no mode"
 [ "$(grep -c '"type":"train"' "$tmp/run/metrics.jsonl")" -eq 4 ] || fail "expected 4 train lines"
 grep -q '"type":"eval"' "$tmp/run/metrics.jsonl" || fail "no eval line"
-grep -q '"max_steps":8,' "$tmp/run/config.json" || fail "config.json lacks the effective configuration"
+grep -q '"max_steps": 8,' "$tmp/run/config.json" || fail "config.json lacks the effective configuration"
 
 # 2. tteps-eval on model.pt alone gives the run's final evaluation.
 "$bin/tteps-eval" --model "$tmp/run/model.pt" --data "$tmp/eval.jsonl" \

@@ -9,7 +9,6 @@
 #include "common/run_output.h"
 #include "common/split_list.h"
 #include "common/trace.h"
-#include "worker/param_layout.h"
 
 namespace tteps {
 namespace {
@@ -46,17 +45,6 @@ TEST(Progress, FormatsDurations) {
   EXPECT_EQ(FormatDuration(12.2), "12s");
   EXPECT_EQ(FormatDuration(187), "3m07s");
   EXPECT_EQ(FormatDuration(3720), "1h02m");
-}
-
-TEST(ParamLayout, OffsetsAndFingerprint) {
-  ParamLayout a({{"w", {2, 3}}, {"b", {3}}});
-  ASSERT_EQ(a.entries().size(), 2u);
-  EXPECT_EQ(a.entries()[1].offset, 6);
-  EXPECT_EQ(a.total(), 9);
-  EXPECT_EQ(ParamLayout({{"w", {2, 3}}, {"b", {3}}}).fingerprint(), a.fingerprint());
-  EXPECT_NE(ParamLayout({{"w", {3, 2}}, {"b", {3}}}).fingerprint(), a.fingerprint());
-  EXPECT_NE(ParamLayout({{"w", {2, 3}}, {"c", {3}}}).fingerprint(), a.fingerprint());
-  EXPECT_NE(ParamLayout({{"b", {3}}, {"w", {2, 3}}}).fingerprint(), a.fingerprint());
 }
 
 size_t Count(const std::string& text, const std::string& needle) {

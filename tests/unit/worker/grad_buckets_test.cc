@@ -49,11 +49,15 @@ TEST(GradBuckets, BucketsAreReleasedInOrderOnly) {
   EXPECT_EQ(t.MarkReady(3), (std::vector<int>{0, 1}));
   EXPECT_TRUE(t.IsReady(3));
   EXPECT_FALSE(t.IsReady(0));
-  EXPECT_EQ(t.MarkAllReady(), std::vector<int>{2});
-  EXPECT_TRUE(t.MarkAllReady().empty());
+  EXPECT_EQ(t.MarkReady(0), std::vector<int>{2});
+  EXPECT_TRUE(t.MarkReady(0).empty());
   t.Reset();
   EXPECT_FALSE(t.IsReady(3));
-  EXPECT_EQ(t.MarkAllReady(), (std::vector<int>{0, 1, 2}));
+  std::vector<int> released;
+  for (int e = 0; e < 5; ++e) {
+    for (int b : t.MarkReady(e)) released.push_back(b);
+  }
+  EXPECT_EQ(released, (std::vector<int>{0, 1, 2}));
 }
 
 }  // namespace

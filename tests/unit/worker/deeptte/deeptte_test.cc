@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <numeric>
 
-#include "tests/unit/model/test_trips.h"
+#include "tests/unit/worker/deeptte/test_trips.h"
 #include "worker/data/padded_batch.h"
 #include "worker/deeptte/checkpoint.h"
 #include "worker/model_params.h"

@@ -5,7 +5,7 @@
 
 #include <numeric>
 
-#include "tests/unit/model/test_trips.h"
+#include "tests/unit/worker/deeptte/test_trips.h"
 #include "worker/data/padded_batch.h"
 #include "worker/local_trainer.h"
 #include "worker/model_params.h"

@@ -1,0 +1,140 @@
+// The typed configuration: the mode parsed once, every part validated with the flag named, the
+// whole value carried by Cereal unchanged, config.json naming every part; and the one
+// evaluation schedule.
+#include "common/job_config.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "common/cereal_body.h"
+#include "common/eval_schedule.h"
+#include "common/mode.h"
+
+namespace tteps {
+namespace {
+
+TEST(Mode, ParsedOnceByName) {
+  for (Mode m :
+       {Mode::kLocal, Mode::kSync, Mode::kAsync, Mode::kSsp, Mode::kRing, Mode::kAverage}) {
+    EXPECT_EQ(ParseMode(ModeName(m)), m);
+  }
+  EXPECT_THROW(ParseMode("Sync"), std::invalid_argument);
+  EXPECT_TRUE(UsesServers(Mode::kSsp));
+  EXPECT_FALSE(UsesServers(Mode::kRing));
+  EXPECT_FALSE(UsesServers(Mode::kLocal));
+}
+
+JobConfig Valid() {
+  JobConfig c;
+  c.data.train_files = {"trips.jsonl"};
+  return c;
+}
+
+// Expects Validate() to throw std::invalid_argument mentioning `what`.
+template <class Change>
+void ExpectRefused(Change change, const std::string& what) {
+  JobConfig c = Valid();
+  change(c);
+  try {
+    c.Validate();
+    ADD_FAILURE() << "accepted; expected an error about " << what;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+TEST(JobConfig, ValidateNamesTheBadFlag) {
+  EXPECT_NO_THROW(Valid().Validate());
+  ExpectRefused([](JobConfig& c) { c.data.train_files.clear(); }, "--train_data");
+  ExpectRefused([](JobConfig& c) { c.data.split = "head"; }, "--split");
+  ExpectRefused([](JobConfig& c) { c.model.pooling = "max"; }, "pooling");
+  ExpectRefused([](JobConfig& c) { c.optimizer.lr = 0; }, "lr");
+  ExpectRefused([](JobConfig& c) { c.train.batch_size = 0; }, "--batch_size");
+  ExpectRefused([](JobConfig& c) { c.train.eval.every_s = -1; }, "--eval_every_s");
+  ExpectRefused([](JobConfig& c) { c.exchange.accumulation = 0; }, "--accumulation");
+  ExpectRefused([](JobConfig& c) { c.exchange.allreduce = "nccl"; }, "--allreduce");
+  ExpectRefused(
+      [](JobConfig& c) {
+        c.exchange.mode = Mode::kRing;
+        c.output.checkpoint_every = 5;
+      },
+      "--checkpoint_every");
+  ExpectRefused(
+      [](JobConfig& c) {
+        c.policy.name = "ppo";
+        c.exchange.accumulation = 32;
+      },
+      "--accumulation_max");
+  ExpectRefused([](JobConfig& c) { c.cluster.timeout_s = 0; }, "--timeout_s");
+}
+
+TEST(JobConfig, CerealCarriesEveryPart) {
+  JobConfig c = Valid();
+  c.data.eval_file = "eval.jsonl";
+  c.model.local_loss_weight = 0.25;
+  c.optimizer.name = "momentum";
+  c.optimizer.clip_norm = 0.5;
+  c.train.eval.every_s = 3;
+  c.train.slowdown_worker = 1;
+  c.exchange.mode = Mode::kSsp;
+  c.exchange.staleness = 4;
+  c.policy.name = "ppo";
+  c.policy.seed = 9;
+  c.output.trace = "t.json";
+  c.cluster.heartbeat_s = 0.5;
+  const JobConfig d = DecodeCereal<JobConfig>(EncodeCereal(c));
+  EXPECT_EQ(d.ToJson(), c.ToJson());
+  EXPECT_EQ(d.exchange.mode, Mode::kSsp);
+  EXPECT_EQ(d.model.local_loss_weight, 0.25);
+  EXPECT_EQ(d.policy.seed, 9u);
+  EXPECT_THROW(DecodeCereal<JobConfig>(EncodeCereal(c).substr(0, 40)), CodecError);
+}
+
+TEST(JobConfig, JsonNamesEveryPartAndTheModeByName) {
+  JobConfig c = Valid();
+  c.exchange.mode = Mode::kAverage;
+  const std::string json = c.ToJson();
+  for (const char* part :
+       {"data", "model", "optimizer", "train", "exchange", "policy", "output", "cluster"}) {
+    EXPECT_NE(json.find(std::string("\"") + part + "\": {"), std::string::npos) << part;
+  }
+  EXPECT_NE(json.find("\"mode\": \"average\""), std::string::npos) << json;
+}
+
+TEST(EvalSchedule, EveryNStepsStaysDueUntilTaken) {
+  EvalSchedule s({/*every_steps=*/4, /*every_s=*/0});
+  EXPECT_FALSE(s.Due(3, 0, 0));
+  EXPECT_TRUE(s.Due(4, 0, 0));
+  EXPECT_TRUE(s.Due(5, 0, 0));  // not taken at 4 (say the workers did not agree): still due
+  s.Taken(5, 0, 0);
+  EXPECT_FALSE(s.Due(7, 0, 0));
+  EXPECT_TRUE(s.Due(8, 0, 0));
+  EXPECT_FALSE(s.per_epoch());
+}
+
+TEST(EvalSchedule, EverySecondsWinsOverSteps) {
+  EvalSchedule s({/*every_steps=*/1, /*every_s=*/2.0});
+  EXPECT_FALSE(s.Due(10, 3, 1.9));
+  EXPECT_TRUE(s.Due(10, 3, 2.0));
+  s.Taken(10, 3, 2.5);
+  EXPECT_FALSE(s.Due(20, 3, 4.4));
+  EXPECT_TRUE(s.Due(20, 3, 4.5));
+}
+
+TEST(EvalSchedule, PerEpochByDefaultAndFromTheResumePoint) {
+  EvalSchedule s({});
+  EXPECT_TRUE(s.per_epoch());
+  EXPECT_FALSE(s.Due(15, 0, 100));
+  EXPECT_TRUE(s.Due(16, 1, 0));
+  s.Taken(16, 1, 0);
+  EXPECT_FALSE(s.Due(20, 1, 0));
+  EvalSchedule resumed({});
+  resumed.StartAt(40, 2);
+  EXPECT_FALSE(resumed.Due(41, 2, 0));
+  EXPECT_TRUE(resumed.Due(48, 3, 0));
+}
+
+}  // namespace
+}  // namespace tteps

@@ -1,0 +1,191 @@
+// The one training loop, over a recording exchange: the steps it plans and takes, the slices
+// and trips of each step, the accumulation a policy sets, the stop an exchange agrees on, the
+// time budget, train reports, the evaluation schedule at points where the workers agree, and
+// the resume offset.
+#include "worker/step_driver.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "tests/unit/worker/deeptte/test_trips.h"
+
+namespace tteps {
+namespace {
+
+using testing_util::SampleStats;
+using testing_util::SampleTrips;
+
+struct Call {
+  int64_t step, trips;
+  bool vote, planned_last;
+};
+
+// Records what the driver asks; combines nothing (the model's weights stay as they are).
+class RecordingExchange : public Exchange {
+ public:
+  void Start(int64_t first_step) override { starts.push_back(first_step); }
+  void BeforeLastBackward(int64_t step_trips, bool /*stop_vote*/) override {
+    backward_trips.push_back(step_trips);
+  }
+  ExchangeResult Finish(int64_t step, int64_t trips, bool vote, bool planned_last) override {
+    calls.push_back({step, trips, vote, planned_last});
+    ExchangeResult r;
+    r.stop = (step == stop_at || vote) && !planned_last;
+    return r;
+  }
+  bool Agreed(int64_t steps) const override { return steps % agree_every == 0; }
+  void Report(TrainReport* r, int64_t steps) override { r->exchange = {{"steps", double(steps)}}; }
+
+  int64_t stop_at = -1, agree_every = 1;
+  std::vector<int64_t> starts, backward_trips;
+  std::vector<Call> calls;
+};
+
+struct Outcome {
+  DriverResult result;
+  RecordingExchange ex;
+  std::vector<TrainReport> reports;
+  std::vector<std::pair<int64_t, bool>> evals;  // (steps, final)
+};
+
+const std::vector<data::Trip>& Trips() {
+  static const auto* t =
+      new std::vector<data::Trip>(SampleTrips().begin(), SampleTrips().begin() + 200);
+  return *t;
+}
+
+TrainConfig Config() {
+  TrainConfig c;
+  c.batch_size = 32;  // 200 trips: 7 steps per epoch, the last one of 8 trips
+  c.epochs = 2;
+  c.log_every = 5;
+  c.eval.every_steps = 2;
+  return c;
+}
+
+// Runs the driver over the first 200 sample trips; `setup` adjusts the pieces first.
+template <class Setup>
+Outcome Drive(TrainConfig config, DriverOptions o, Setup setup) {
+  torch::manual_seed(1);
+  deeptte::DeepTTE model(deeptte::ModelConfig{}, SampleStats());
+  Outcome run;
+  DriverHooks hooks;
+  hooks.report = [&](const TrainReport& r) { run.reports.push_back(r); };
+  hooks.evaluate = [&](int64_t steps, int64_t, bool final) { run.evals.push_back({steps, final}); };
+  setup(run.ex, hooks, o);
+  run.result = StepDriver(*model, Trips(), config, o, hooks, &run.ex).Run();
+  return run;
+}
+Outcome Drive(TrainConfig config, DriverOptions o = {}) {
+  return Drive(config, o, [](RecordingExchange&, DriverHooks&, DriverOptions&) {});
+}
+
+TEST(StepDriver, TakesThePlannedStepsAndHandsEachOneToTheExchange) {
+  const Outcome run = Drive(Config());
+  EXPECT_EQ(run.ex.starts, std::vector<int64_t>{0});
+  ASSERT_EQ(run.ex.calls.size(), 14u);
+  int64_t trips = 0;
+  for (size_t i = 0; i < run.ex.calls.size(); ++i) {
+    const Call& c = run.ex.calls[i];
+    EXPECT_EQ(c.step, static_cast<int64_t>(i));
+    EXPECT_EQ(c.planned_last, i == 13);
+    EXPECT_FALSE(c.vote);
+    EXPECT_EQ(c.trips, i % 7 == 6 ? 8 : 32) << i;
+    EXPECT_EQ(run.ex.backward_trips[i], c.trips);
+    trips += c.trips;
+  }
+  EXPECT_EQ(trips, 400);  // both epochs, every trip once per epoch
+  EXPECT_EQ(run.result.steps, 14);
+  EXPECT_EQ(run.result.epochs, 2);
+  EXPECT_EQ(run.result.trips, 400);
+  // Reports every 5 steps and at the end, with the exchange's own values.
+  ASSERT_EQ(run.reports.size(), 3u);
+  EXPECT_EQ(run.reports[0].step, 5);
+  EXPECT_EQ(run.reports[1].step, 10);
+  EXPECT_EQ(run.reports[2].step, 14);
+  EXPECT_EQ(run.reports[2].epoch, 1);
+  EXPECT_EQ(run.reports[2].step_losses.size(), 4u);
+  EXPECT_EQ(run.reports[2].Exchange("steps"), 4);
+  EXPECT_GT(run.reports[0].loss, 0);
+}
+
+TEST(StepDriver, EvaluatesOnScheduleWhereTheWorkersAgreeAndAtTheEnd) {
+  const Outcome every_step = Drive(Config());
+  const std::vector<std::pair<int64_t, bool>> two = {
+      {2, false}, {4, false}, {6, false}, {8, false}, {10, false}, {12, false}, {14, true}};
+  EXPECT_EQ(every_step.evals, two);
+  // Due every 2 steps, but the weights agree only every 3: each evaluation waits for that.
+  const Outcome averaging =
+      Drive(Config(), {},
+            [](RecordingExchange& ex, DriverHooks&, DriverOptions&) { ex.agree_every = 3; });
+  const std::vector<std::pair<int64_t, bool>> three = {
+      {3, false}, {6, false}, {9, false}, {12, false}, {14, true}};
+  EXPECT_EQ(averaging.evals, three);
+}
+
+TEST(StepDriver, AStopTheExchangeAgreesOnEndsTrainingAfterThatStep) {
+  const Outcome run = Drive(
+      Config(), {}, [](RecordingExchange& ex, DriverHooks&, DriverOptions&) { ex.stop_at = 5; });
+  EXPECT_EQ(run.ex.calls.size(), 6u);
+  EXPECT_EQ(run.result.steps, 6);
+  ASSERT_FALSE(run.reports.empty());
+  EXPECT_EQ(run.reports.back().step, 6);  // the last window is reported
+  EXPECT_EQ(run.evals.back(), std::make_pair(int64_t{6}, true));
+}
+
+TEST(StepDriver, AStopRequestIsThisWorkersVote) {
+  const Outcome run =
+      Drive(Config(), {}, [](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+        h.stop_requested = [&ex] { return ex.calls.size() >= 3; };
+      });
+  ASSERT_EQ(run.ex.calls.size(), 4u);
+  EXPECT_FALSE(run.ex.calls[2].vote);
+  EXPECT_TRUE(run.ex.calls[3].vote);
+  EXPECT_EQ(run.result.steps, 4);
+}
+
+TEST(StepDriver, TheTimeBudgetVotesToStop) {
+  DriverOptions o;
+  o.max_train_s = 1e-9;  // spent by the end of the first step's compute
+  const Outcome run = Drive(Config(), o);
+  ASSERT_EQ(run.ex.calls.size(), 1u);
+  EXPECT_TRUE(run.ex.calls[0].vote);
+  EXPECT_EQ(run.result.steps, 1);
+}
+
+TEST(StepDriver, AccumulationTakesThatManySlicesPerStepAndFollowsThePolicy) {
+  DriverOptions o;
+  o.accumulation = 2;
+  TrainConfig c = Config();
+  c.epochs = 4;  // 28 slices of the global batch
+  const Outcome run = Drive(c, o, [](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+    h.accumulation = [&ex] { return ex.calls.size() < 4 ? 0 : 1; };  // 0: keep
+  });
+  ASSERT_GE(run.ex.calls.size(), 5u);
+  EXPECT_EQ(run.ex.calls[0].trips, 64);      // slices 0 and 1
+  EXPECT_EQ(run.ex.calls[3].trips, 8 + 32);  // slices 6 (the epoch's short one) and 7
+  EXPECT_EQ(run.ex.calls[4].trips, 32);      // the policy set 1
+  EXPECT_EQ(run.reports.back().accumulation, 1);
+}
+
+TEST(StepDriver, ResumingSkipsTheDataOfTheStepsDone) {
+  const Outcome full = Drive(Config());
+  DriverOptions o;
+  o.start_step = 9;
+  const Outcome resumed = Drive(Config(), o);
+  EXPECT_EQ(resumed.ex.starts, std::vector<int64_t>{9});
+  ASSERT_EQ(resumed.ex.calls.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(resumed.ex.calls[i].step, full.ex.calls[9 + i].step);
+    EXPECT_EQ(resumed.ex.calls[i].trips, full.ex.calls[9 + i].trips);
+  }
+  // The same slices as the uninterrupted run, hence the same losses (the weights here never
+  // change: the recording exchange applies nothing).
+  EXPECT_EQ(resumed.reports.back().step_losses, full.reports.back().step_losses);
+  EXPECT_EQ(resumed.evals.front(), std::make_pair(int64_t{10}, false));
+}
+
+}  // namespace
+}  // namespace tteps
