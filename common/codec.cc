@@ -33,6 +33,22 @@ bool IsDataMessage(MsgType t) {
 
 }  // namespace
 
+template <class Archive>
+void SaveString(Archive& ar, const std::string& s) {
+  ar(static_cast<uint32_t>(s.size()));
+  ar(cereal::binary_data(s.data(), s.size()));
+}
+
+template <class Archive>
+void LoadString(Archive& ar, std::string* s, size_t max, const char* what) {
+  uint32_t n = 0;
+  ar(n);
+  if (n > max)
+    throw CodecError(std::string("header ") + what + " of " + std::to_string(n) + " bytes");
+  s->resize(n);
+  ar(cereal::binary_data(s->data(), n));
+}
+
 const char* RoleName(Role role) {
   switch (role) {
     case Role::kScheduler:
@@ -46,11 +62,9 @@ const char* RoleName(Role role) {
 }
 
 const char* TypeName(MsgType type) {
-  static const char* kNames[] = {
-      "error",    "register", "cluster-map",  "init",        "init-ack", "push",
-      "push-ack", "pull",     "pull-reply",   "heartbeat",   "metrics",  "set-accumulation",
-      "done",     "shutdown", "norm-partial", "norm-total",  "snapshot", "stop",
-      "trace",    "go",       "ready",        "train-report"};
+  static const char* kNames[] = {"error",    "register", "cluster-map", "init",       "init-ack",
+                                 "push",     "push-ack", "pull",        "pull-reply", "heartbeat",
+                                 "shutdown", "trace",    "command",     "report"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(MsgType::kTypeCount));
   const auto i = static_cast<size_t>(type);
   return i < static_cast<size_t>(MsgType::kTypeCount) ? kNames[i] : "unknown-type";
@@ -60,10 +74,10 @@ template <class Archive>
 void Header::save(Archive& ar) const {
   ar(magic, version, static_cast<uint8_t>(type), static_cast<uint8_t>(sender_role), sender_id,
      request_id, step, samples, fingerprint, held_s, norm, stop);
+  SaveString(ar, topic);
   SaveVector(ar, ranges);
   SaveVector(ar, payload_bytes);
-  ar(static_cast<uint32_t>(text.size()));
-  ar(cereal::binary_data(text.data(), text.size()));
+  SaveString(ar, text);
 }
 
 template <class Archive>
@@ -83,13 +97,10 @@ void Header::load(Archive& ar) {
     throw CodecError("unknown role " + std::to_string(r));
   type = static_cast<MsgType>(t);
   sender_role = static_cast<Role>(r);
+  LoadString(ar, &topic, kMaxTopicBytes, "topic");
   LoadVector(ar, &ranges, "ranges");
   LoadVector(ar, &payload_bytes, "payloads");
-  uint32_t n = 0;
-  ar(n);
-  if (n > kMaxHeaderBytes) throw CodecError("header text of " + std::to_string(n) + " bytes");
-  text.resize(n);
-  ar(cereal::binary_data(text.data(), n));
+  LoadString(ar, &text, kMaxHeaderBytes, "text");
 }
 
 std::string EncodeHeader(const Header& header) {

@@ -2,18 +2,14 @@
 
 #include <glog/logging.h>
 
+#include "common/clock.h"
 #include "common/codec.h"
 #include "common/transport.h"
 
 namespace tteps {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr long kPollMs = 20;
-
-double SecondsSince(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 }  // namespace
 
@@ -63,63 +59,68 @@ ClusterMap ControlChannel::Register() {
                            std::to_string(timeout_s_) + " s (--timeout_s)");
 }
 
+void ControlChannel::OnCommand(const std::string& topic, Handler handler) {
+  if (running_) throw std::logic_error("ControlChannel::OnCommand after Start");
+  handlers_[topic] = std::move(handler);
+}
+
 void ControlChannel::Start() {
   running_ = true;
   thread_ = std::thread([this] { Loop(); });
 }
 
-std::optional<double> ControlChannel::TakeNorm(int64_t version) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = norms_.find(version);
-  if (it == norms_.end()) return std::nullopt;
-  const double norm = it->second;
-  norms_.erase(it);
-  return norm;
-}
-
-void ControlChannel::Send(MsgType type, int64_t step, std::string text, int64_t samples,
-                          double norm) {
+void ControlChannel::Report(const std::string& topic, int64_t step, std::string text,
+                            std::vector<Payload> payloads, int64_t samples, double norm) {
   Header h;
+  h.type = MsgType::kReport;
+  h.topic = topic;
+  h.step = step;
   h.text = std::move(text);
+  h.samples = samples;
   h.norm = norm;
-  Queue(type, step, samples, std::move(h), {});
+  Queue(std::move(h), std::move(payloads));
 }
 
-void ControlChannel::SendWithPayloads(MsgType type, int64_t step, int64_t samples,
-                                      std::vector<Payload> payloads) {
-  Queue(type, step, samples, Header{}, std::move(payloads));
+void ControlChannel::SendError(const std::string& text) {
+  Header h;
+  h.type = MsgType::kError;
+  h.text = text;
+  Queue(std::move(h), {});
 }
 
-void ControlChannel::Queue(MsgType type, int64_t step, int64_t samples, Header h,
-                           std::vector<Payload> payloads) {
-  h.type = type;
+void ControlChannel::SendTrace(std::string events) {
+  Header h;
+  h.type = MsgType::kTrace;
+  h.text = std::move(events);
+  Queue(std::move(h), {});
+}
+
+void ControlChannel::Queue(Header h, std::vector<Payload> payloads) {
   h.sender_role = self_.role;
   h.sender_id = self_.id;
-  h.step = step;
-  h.samples = samples;
   std::lock_guard<std::mutex> lock(mu_);
   outbox_.push_back({std::move(h), std::move(payloads)});
-  ++queued_;
+  ++unsent_;
 }
 
-void ControlChannel::WaitForGo() {
-  const auto start = Clock::now();
-  while (!go_.load()) {
-    std::string reason;
-    if (ShutdownRequested(&reason)) throw std::runtime_error("stopped before training: " + reason);
-    if (SecondsSince(start) > timeout_s_) {
-      throw std::runtime_error(self_.Name() + ": the scheduler did not start training within " +
-                               std::to_string(timeout_s_) + " s (--timeout_s) of it being ready");
+void ControlChannel::WaitUntil(const std::function<bool()>& done, const std::string& what) {
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_s_));
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!done()) {
+    if (shutdown_) throw std::runtime_error("stopped while waiting for " + what + ": " + reason_);
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && !done()) {
+      throw std::runtime_error(self_.Name() + ": " + what + " did not come within " +
+                               std::to_string(timeout_s_) + " s (--timeout_s)");
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 
 void ControlChannel::Flush() {
-  const auto start = Clock::now();
-  while (queued_.load() > 0 && running_ && SecondsSince(start) < timeout_s_) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_s_));
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait_until(lock, deadline, [this] { return unsent_ == 0 || !running_; });
 }
 
 bool ControlChannel::ShutdownRequested(std::string* reason, bool* failed) const {
@@ -130,11 +131,14 @@ bool ControlChannel::ShutdownRequested(std::string* reason, bool* failed) const 
 }
 
 void ControlChannel::Stop(const std::string& reason, bool failed) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (shutdown_) return;
-  shutdown_ = true;
-  failed_ = failed;
-  reason_ = reason;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutdown_) return;
+    shutdown_ = true;
+    failed_ = failed;
+    reason_ = reason;
+  }
+  changed_.notify_all();
 }
 
 void ControlChannel::Loop() {
@@ -146,9 +150,13 @@ void ControlChannel::Loop() {
       std::lock_guard<std::mutex> lock(mu_);
       out.swap(outbox_);
     }
-    for (auto& o : out) {
-      SendMessage(socket_, o.header, o.payloads);
-      --queued_;
+    for (auto& o : out) SendMessage(socket_, o.header, o.payloads);
+    if (!out.empty()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        unsent_ -= out.size();
+      }
+      changed_.notify_all();
     }
     if (SecondsSince(last_heartbeat) >= heartbeat_s_) {
       Header h;
@@ -160,32 +168,27 @@ void ControlChannel::Loop() {
     }
     Message m;
     try {
+      // Waits for the scheduler up to kPollMs: the deadline of queued sends and heartbeats.
       while (ReceiveMessage(socket_, false, kPollMs, &m)) {
         last_heard = Clock::now();
-        switch (m.header.type) {
-          case MsgType::kSetAccumulation:
-            accumulation_ = m.header.samples;
-            break;
-          case MsgType::kStop:
-            stop_requested_ = true;
-            break;
-          case MsgType::kGo:
-            go_ = true;
-            break;
-          case MsgType::kNormTotal: {
-            std::lock_guard<std::mutex> lock(mu_);
-            norms_[m.header.step] = m.header.norm;
-            break;
+        if (m.header.type == MsgType::kCommand) {
+          auto it = handlers_.find(m.header.topic);
+          if (it == handlers_.end()) {
+            LOG(ERROR) << "command '" << m.header.topic
+                       << "' from the scheduler ignored: " << RoleName(self_.role)
+                       << "s do not know it";
+            continue;
           }
-          case MsgType::kShutdown:
-            Stop(m.header.text, !m.header.text.empty());
-            break;
-          case MsgType::kError:
-            LOG(ERROR) << "scheduler: " << m.header.text;
-            break;
-          default:
-            break;  // heartbeat acknowledgements only refresh last_heard
-        }
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            it->second(m.header);
+          }
+          changed_.notify_all();
+        } else if (m.header.type == MsgType::kShutdown) {
+          Stop(m.header.text, !m.header.text.empty());
+        } else if (m.header.type == MsgType::kError) {
+          LOG(ERROR) << "scheduler: " << m.header.text;
+        }  // heartbeat acknowledgements only refresh last_heard
       }
     } catch (const CodecError& e) {
       LOG(ERROR) << "malformed message from the scheduler ignored: " << e.what();
@@ -197,6 +200,7 @@ void ControlChannel::Loop() {
       last_heard = Clock::now();
     }
   }
+  changed_.notify_all();
 }
 
 std::unique_ptr<Tracer> MakeNodeTracer(ControlChannel* control, bool enabled) {
@@ -204,9 +208,8 @@ std::unique_ptr<Tracer> MakeNodeTracer(ControlChannel* control, bool enabled) {
   const NodeInfo& self = control->self();
   // Process ids in the viewer: servers 100 + id, workers 200 + id.
   const int pid = (self.role == Role::kServer ? 100 : 200) + self.id;
-  return std::make_unique<Tracer>(pid, self.Name(), [control](std::string events) {
-    control->Send(MsgType::kTrace, 0, std::move(events));
-  });
+  return std::make_unique<Tracer>(pid, self.Name(),
+                                  [control](std::string events) { control->SendTrace(events); });
 }
 
 }  // namespace tteps

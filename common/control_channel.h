@@ -1,15 +1,17 @@
-// A node's line to the scheduler: registration, then a background thread that sends
-// heartbeats and queued messages and receives the scheduler's commands (new
-// accumulation, shutdown). Its own DEALER socket, so the training thread never touches it.
+// A node's line to the scheduler: registration, then a background thread that sends heartbeats
+// and queued reports and receives the scheduler's commands. Role-free: a command or report is
+// named by a topic that the roles define (worker/topics.h, server/topics.h), and a role
+// registers a handler per command it understands. Its own DEALER socket, so the training
+// thread never touches it.
 #pragma once
 
 #include <atomic>
-#include <chrono>
+#include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <zmq.hpp>
@@ -23,6 +25,8 @@ namespace tteps {
 
 class ControlChannel {
  public:
+  using Handler = std::function<void(const Header&)>;
+
   ControlChannel(zmq::context_t& ctx, const std::string& scheduler_endpoint, NodeInfo self,
                  double timeout_s, double heartbeat_s);
   ~ControlChannel();
@@ -32,53 +36,51 @@ class ControlChannel {
   // Sends the registration and waits (up to the timeout) for the cluster map. Throws
   // std::runtime_error naming the scheduler if it does not answer, or the scheduler's refusal.
   ClusterMap Register();
+  // Before Start(): `handler` runs on the channel's thread for every command of `topic`, with
+  // the channel's lock held (so that WaitUntil sees its effect at once): it records the
+  // command and must not call the channel.
+  void OnCommand(const std::string& topic, Handler handler);
   // Starts the background thread (heartbeats, commands, queued sends).
   void Start();
-  // Thread-safe: queues a message to the scheduler.
-  void Send(MsgType type, int64_t step, std::string text, int64_t samples = 0, double norm = -1);
-  // Thread-safe: queues a message with float payloads (a parameter snapshot).
-  void SendWithPayloads(MsgType type, int64_t step, int64_t samples, std::vector<Payload> payloads);
-  // The global gradient norm of `version` once the scheduler has sent it (servers, clipping).
-  std::optional<double> TakeNorm(int64_t version);
+
+  // Thread-safe: queues a report of `topic` to the scheduler.
+  void Report(const std::string& topic, int64_t step, std::string text = "",
+              std::vector<Payload> payloads = {}, int64_t samples = 0, double norm = -1);
+  // Thread-safe: queues an error (the scheduler fails the job with it) or timeline events.
+  void SendError(const std::string& text);
+  void SendTrace(std::string events);
   // Sends everything queued (waits up to timeout_s); used before a clean exit.
   void Flush();
 
+  // Waits until `done()` holds, checking it again after every command received. Throws
+  // std::runtime_error (saying `what` was awaited) on a shutdown or once timeout_s have passed.
+  void WaitUntil(const std::function<bool()>& done, const std::string& what);
   // True once the scheduler said to stop, or fell silent for longer than the timeout.
   // `failed` and `reason` say whether the job failed and why.
   bool ShutdownRequested(std::string* reason = nullptr, bool* failed = nullptr) const;
-  // Waits (up to the timeout) until the scheduler says every worker is ready to train (kGo).
-  // Throws std::runtime_error on a shutdown or when the deadline passes.
-  void WaitForGo();
-  // True once the scheduler said the time budget is spent (kStop): finish soon, cleanly.
-  bool StopRequested() const { return stop_requested_.load(); }
-  // The accumulation (micro-batches per step) last set by the scheduler (0: never set).
-  int64_t accumulation() const { return accumulation_.load(); }
   const NodeInfo& self() const { return self_; }
 
  private:
   void Loop();
-  // Fills in the sender and queues the message for the background thread.
-  void Queue(MsgType type, int64_t step, int64_t samples, Header h, std::vector<Payload> payloads);
+  void Queue(Header h, std::vector<Payload> payloads);
   void Stop(const std::string& reason, bool failed);
 
   zmq::socket_t socket_;
   std::string scheduler_endpoint_;
   NodeInfo self_;
   double timeout_s_, heartbeat_s_;
+  std::map<std::string, Handler> handlers_;
   std::thread thread_;
   std::atomic<bool> running_{false};
-  std::atomic<int64_t> accumulation_{0};
-  std::atomic<bool> stop_requested_{false};
-  std::atomic<bool> go_{false};
-  std::atomic<size_t> queued_{0};
 
   mutable std::mutex mu_;
+  std::condition_variable changed_;  // a command arrived, the outbox drained, or a shutdown
   struct Outgoing {
     Header header;
     std::vector<Payload> payloads;
   };
   std::deque<Outgoing> outbox_;
-  std::map<int64_t, double> norms_;
+  size_t unsent_ = 0;  // queued and not yet handed to the socket
   bool shutdown_ = false, failed_ = false;
   std::string reason_;
 };

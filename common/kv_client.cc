@@ -4,12 +4,12 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/clock.h"
 #include "common/codec.h"
 #include "common/transport.h"
 
 namespace tteps {
 
-using Clock = std::chrono::steady_clock;
 constexpr double kReplyMarginS = 2.0;
 
 // answers[k][s]: the reply of server s to request k; seconds[k]: when the last server answered

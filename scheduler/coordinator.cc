@@ -7,17 +7,15 @@
 #include <cmath>
 
 #include "common/cereal_body.h"
+#include "common/clock.h"
 #include "common/codec.h"
 #include "common/json_writer.h"
 #include "common/peak_memory.h"
+#include "server/topics.h"
+#include "worker/topics.h"
 
 namespace tteps::scheduler {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 double Number(simdjson::dom::object& o, const char* key) {
   double v = 0;
@@ -142,11 +140,21 @@ void Coordinator::OnReady(const Node& node) {
   if (training_started_ || static_cast<int>(ready_.size()) != opts_.num_workers) return;
   training_started_ = true;
   train_start_ = Clock::now();
-  Header go;
-  go.type = MsgType::kGo;
-  go.sender_role = Role::kScheduler;
+  Command(Role::kWorker, topics::kGo);
+}
+
+void Coordinator::Command(Role role, const char* topic, int64_t step, int64_t samples, double norm,
+                          int only_id) {
+  Header h;
+  h.type = MsgType::kCommand;
+  h.sender_role = Role::kScheduler;
+  h.topic = topic;
+  h.step = step;
+  h.samples = samples;
+  h.norm = norm;
   for (const auto& n : nodes_) {
-    if (n.info.role == Role::kWorker) SendMessage(socket_, go, {}, n.peer);
+    if (n.info.role != role || n.done || (only_id >= 0 && n.info.id != only_id)) continue;
+    SendMessage(socket_, h, {}, n.peer);
   }
 }
 
@@ -214,7 +222,9 @@ int64_t Coordinator::MinStep() const {
   return progress_.empty() ? 0 : min_step;
 }
 
-double Coordinator::TrainSeconds() const { return training_started_ ? Since(train_start_) : 0.0; }
+double Coordinator::TrainSeconds() const {
+  return training_started_ ? SecondsSince(train_start_) : 0.0;
+}
 
 void Coordinator::MaybeStopForBudget() {
   if (opts_.config.train.max_train_s <= 0 || stop_sent_ ||
@@ -223,12 +233,7 @@ void Coordinator::MaybeStopForBudget() {
   stop_sent_ = true;
   LOG(INFO) << "time budget of " << opts_.config.train.max_train_s
             << " s (--max_train_s) spent: telling the workers to stop";
-  Header h;
-  h.type = MsgType::kStop;
-  h.sender_role = Role::kScheduler;
-  for (const auto& n : nodes_) {
-    if (n.info.role == Role::kWorker && !n.done) SendMessage(socket_, h, {}, n.peer);
-  }
+  Command(Role::kWorker, topics::kStop);
 }
 
 void Coordinator::OnSnapshot(const Node& node, const Message& m) {
@@ -250,20 +255,13 @@ void Coordinator::OnSnapshot(const Node& node, const Message& m) {
 void Coordinator::SendDecisions() {
   if (!policy_) return;
   while (auto d = policy_->Poll()) {
-    for (const auto& n : nodes_) {
-      if (n.info.role != Role::kWorker || n.info.id != d->worker || n.done) continue;
-      Header h;
-      h.type = MsgType::kSetAccumulation;
-      h.sender_role = Role::kScheduler;
-      h.samples = d->new_alpha;
-      SendMessage(socket_, h, {}, n.peer);
-    }
+    Command(Role::kWorker, topics::kSetAccumulation, 0, d->new_alpha, -1, d->worker);
     ++decisions_;
     JsonObject line;
     line.Add("type", "decision")
         .Add("worker", d->worker)
         .Add("step", d->step)
-        .Add("wall_s", Since(start_))
+        .Add("wall_s", SecondsSince(start_))
         .Add("action", d->action)
         .Add("old_accumulation", d->old_alpha)
         .Add("new_accumulation", d->new_alpha)
@@ -295,44 +293,15 @@ void Coordinator::HandleMessage(const Message& m) {
       SendMessage(socket_, ack, {}, m.peer);
       break;
     }
-    case MsgType::kMetrics:
-      if (node->info.role == Role::kServer) server_stats_[node->info.id] = m.header.text;
-      break;
-    case MsgType::kReady:
-      if (node->info.role == Role::kWorker) OnReady(*node);
-      break;
-    case MsgType::kTrainReport:
-      if (node->info.role == Role::kWorker) OnTrainReport(*node, m.header.text);
-      break;
-    case MsgType::kNormPartial: {
-      // Clipping in sync mode: the global norm of a version's aggregate, from every shard.
-      auto& [count, squared] = norm_parts_[m.header.step];
-      ++count;
-      squared += m.header.norm;
-      if (count == opts_.num_servers) {
-        Header total;
-        total.type = MsgType::kNormTotal;
-        total.sender_role = Role::kScheduler;
-        total.step = m.header.step;
-        total.norm = std::sqrt(squared);
-        for (const auto& n : nodes_) {
-          if (n.info.role == Role::kServer) SendMessage(socket_, total, {}, n.peer);
-        }
-        norm_parts_.erase(m.header.step);
+    case MsgType::kReport:
+      if (node->info.role == Role::kWorker) {
+        OnWorkerReport(*node, m);
+      } else {
+        OnServerReport(*node, m.header);
       }
-      break;
-    }
-    case MsgType::kSnapshot:
-      OnSnapshot(*node, m);
       break;
     case MsgType::kTrace:
       if (trace_) trace_->Append(m.header.text);
-      break;
-    case MsgType::kDone:
-      node->done = true;
-      steps_done_ = std::max(steps_done_, m.header.step);
-      min_steps_done_ = std::min(min_steps_done_, m.header.step);
-      LOG(INFO) << node->info.Name() << " finished its " << m.header.step << " steps";
       break;
     case MsgType::kError:
       Fail(node->info.Name() + ": " + m.header.text);
@@ -342,10 +311,45 @@ void Coordinator::HandleMessage(const Message& m) {
   }
 }
 
+void Coordinator::OnWorkerReport(Node& node, const Message& m) {
+  const std::string& topic = m.header.topic;
+  if (topic == topics::kReady) {
+    OnReady(node);
+  } else if (topic == topics::kTrainReport) {
+    OnTrainReport(node, m.header.text);
+  } else if (topic == topics::kSnapshot) {
+    OnSnapshot(node, m);
+  } else if (topic == topics::kDone) {
+    node.done = true;
+    steps_done_ = std::max(steps_done_, m.header.step);
+    min_steps_done_ = std::min(min_steps_done_, m.header.step);
+    LOG(INFO) << node.info.Name() << " finished its " << m.header.step << " steps";
+  } else {
+    LOG(ERROR) << "unknown report '" << topic << "' from " << node.info.Name() << " ignored";
+  }
+}
+
+void Coordinator::OnServerReport(const Node& node, const Header& h) {
+  if (h.topic == server::topics::kStats) {
+    server_stats_[node.info.id] = h.text;
+  } else if (h.topic == server::topics::kNormPartial) {
+    // Clipping in sync mode: the global norm of a version's aggregate, from every shard.
+    auto& [count, squared] = norm_parts_[h.step];
+    ++count;
+    squared += h.norm;
+    if (count == opts_.num_servers) {
+      Command(Role::kServer, server::topics::kNormTotal, h.step, 0, std::sqrt(squared));
+      norm_parts_.erase(h.step);
+    }
+  } else {
+    LOG(ERROR) << "unknown report '" << h.topic << "' from " << node.info.Name() << " ignored";
+  }
+}
+
 void Coordinator::CheckSilence() {
   for (const auto& n : nodes_) {
     if (n.done) continue;
-    const double silent = Since(n.last_seen);
+    const double silent = SecondsSince(n.last_seen);
     if (silent > opts_.config.cluster.silence_s) {
       Fail(n.info.Name() + " has been silent for " + std::to_string(static_cast<int>(silent)) +
            " s (no heartbeat; --heartbeat_s)");
@@ -359,7 +363,7 @@ int Coordinator::Run() {
   const int expected = opts_.num_servers + opts_.num_workers;
   // 1. Registration.
   while (static_cast<int>(nodes_.size()) < expected) {
-    if (Since(start_) > opts_.config.cluster.timeout_s) {
+    if (SecondsSince(start_) > opts_.config.cluster.timeout_s) {
       int servers = 0, workers = 0;
       for (const auto& n : nodes_) (n.info.role == Role::kServer ? servers : workers)++;
       LOG(ERROR) << "registration timed out after " << opts_.config.cluster.timeout_s
@@ -412,7 +416,7 @@ int Coordinator::Run() {
       }
       JsonObject line;
       line.Add("type", "eval").Add("step", r->step).Add("version", r->version);
-      line.Add("wall_s", Since(start_)).Add("train_s", r->train_s).AddRaw("eval", r->json);
+      line.Add("wall_s", SecondsSince(start_)).Add("train_s", r->train_s).AddRaw("eval", r->json);
       out_->AppendMetrics(line);
       LOG(INFO) << "eval at step " << r->step << " (version " << r->version << "): " << r->json;
       progress_line_.set_eval_mape(r->mape);
@@ -502,7 +506,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
       .Add("trips", trips)
       .Add("trips_per_s", train_s > 0 ? trips / train_s : 0.0)
       .Add("train_seconds", train_s)
-      .Add("wall_seconds", Since(start_))
+      .Add("wall_seconds", SecondsSince(start_))
       .Add("parameters", opts_.param_count)
       .Add("step_time_s", !UsesServers(mode_) ? JsonObject()
                                                     .Add("compute", compute * per)

@@ -66,6 +66,11 @@ class Coordinator {
   bool Register(const Message& m, std::string* error);
   void SendMaps();
   void HandleMessage(const Message& m);
+  // Sends command `topic` to every node of `role` (or only to id `only_id`) still running.
+  void Command(Role role, const char* topic, int64_t step = 0, int64_t samples = 0,
+               double norm = -1, int only_id = -1);
+  void OnWorkerReport(Node& node, const Message& m);
+  void OnServerReport(const Node& node, const Header& h);
   void OnReady(const Node& node);
   // Throws CodecError on a garbled report.
   void OnTrainReport(const Node& node, const std::string& body);

@@ -2,13 +2,12 @@
 
 #include <glog/logging.h>
 
+#include "common/clock.h"
 #include "common/codec.h"
 #include "common/json_writer.h"
 #include "common/peak_memory.h"
 
 namespace tteps::server {
-
-using Clock = std::chrono::steady_clock;
 
 ParamServer::ParamServer(zmq::socket_t& socket, const ClusterMap& map, int id, Shard* shard,
                          double timeout_s)

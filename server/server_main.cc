@@ -3,6 +3,9 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <map>
+#include <mutex>
+#include <optional>
 #include <zmq.hpp>
 
 #include "common/bootstrap.h"
@@ -12,6 +15,7 @@
 #include "common/transport.h"
 #include "server/checkpoint.h"
 #include "server/param_server.h"
+#include "server/topics.h"
 
 namespace tteps::server {
 namespace {
@@ -31,6 +35,13 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   const KeyRange range = map.ranges.at(id);
   LOG(INFO) << "server " << id << " at " << self.endpoint << " holds " << range.ToString() << " ("
             << range.size() << " floats), mode " << ModeName(config.exchange.mode);
+  // Clipping in sync mode: the scheduler answers each version's partial norms with the total.
+  std::mutex norms_mu;
+  std::map<int64_t, double> norms;  // version -> global norm
+  control.OnCommand(topics::kNormTotal, [&](const Header& h) {
+    std::lock_guard<std::mutex> lock(norms_mu);
+    norms[h.step] = h.norm;
+  });
   control.Start();
 
   Shard shard(range, ConsistencyFor(config.exchange.mode), static_cast<int>(map.workers.size()),
@@ -47,9 +58,16 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   shard.set_clip_norm(config.optimizer.clip_norm);
   server.SetNormExchange(
       [&](int64_t version, double squared) {
-        control.Send(MsgType::kNormPartial, version, "", 0, squared);
+        control.Report(topics::kNormPartial, version, "", {}, 0, squared);
       },
-      [&](int64_t version) { return control.TakeNorm(version); });
+      [&](int64_t version) -> std::optional<double> {
+        std::lock_guard<std::mutex> lock(norms_mu);
+        auto it = norms.find(version);
+        if (it == norms.end()) return std::nullopt;
+        const double norm = it->second;
+        norms.erase(it);
+        return norm;
+      });
   if (output.checkpoint_every > 0) {
     server.OnNewVersion([&](int64_t version) {
       if (version % output.checkpoint_every != 0) return;
@@ -58,7 +76,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
       } catch (const std::exception& e) {
         // Not the request's fault: the scheduler fails the job, naming this server.
         LOG(ERROR) << "checkpoint failed: " << e.what();
-        control.Send(MsgType::kError, version, std::string("checkpoint failed: ") + e.what());
+        control.SendError(std::string("checkpoint failed: ") + e.what());
       }
     });
   }
@@ -68,7 +86,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   bool failed = false;
   control.ShutdownRequested(&reason, &failed);
   if (tracer) tracer->Flush();
-  control.Send(MsgType::kMetrics, shard.version(), server.StatsJson());
+  control.Report(topics::kStats, shard.version(), server.StatsJson());
   control.Flush();
   if (failed) {
     LOG(WARNING) << "server " << id << " stops: " << reason;

@@ -4,8 +4,9 @@
 
 #include <chrono>
 
+#include "common/clock.h"
 #include "common/progress.h"
-#include "worker/exchange/local_exchange.h"
+#include "worker/exchange/exchanges.h"
 #include "worker/step_driver.h"
 
 namespace tteps {
@@ -29,13 +30,10 @@ void LocalTrainer::LogEval(const EvalResult& r, int64_t step, int64_t epoch, dou
 }
 
 TrainResult LocalTrainer::Run() {
-  using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  const auto since_start = [&] {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-  };
+  const auto since_start = [&] { return SecondsSince(start); };
   const TrainConfig& opts = config_.train;
-  LocalExchange exchange(*model_, config_.optimizer, tracer_);
+  auto exchange = MakeLocalExchange(*model_, config_.optimizer, tracer_);
   ProgressLine progress("local", TotalSteps(opts, train_.size()), opts.progress_s);
   TrainResult res;
   double eval_total_s = 0;  // evaluations run inline: their time is not training time
@@ -58,9 +56,9 @@ TrainResult LocalTrainer::Run() {
     }
     if (final) res.final_eval = r;
     if (!eval_.empty()) LogEval(r, steps, epoch, since_start(), since_start() - eval_total_s);
-    eval_total_s += std::chrono::duration<double>(Clock::now() - t).count();
+    eval_total_s += SecondsSince(t);
   };
-  const DriverResult d = StepDriver(*model_, train_, opts, o, hooks, &exchange).Run();
+  const DriverResult d = StepDriver(*model_, train_, opts, o, hooks, exchange.get()).Run();
   progress.Update(d.epochs - 1, d.steps, d.last_loss,
                   d.train_seconds > 0 ? d.trips / d.train_seconds : 0.0, /*force=*/true);
   res.steps = d.steps;

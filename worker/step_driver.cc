@@ -5,19 +5,11 @@
 #include <chrono>
 #include <thread>
 
+#include "common/clock.h"
 #include "worker/gradient_step.h"
 #include "worker/slice_stream.h"
 
 namespace tteps {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-}  // namespace
-
 StepDriver::StepDriver(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& train,
                        const TrainConfig& opts, DriverOptions o, DriverHooks hooks,
                        Exchange* exchange)
@@ -41,7 +33,7 @@ DriverResult StepDriver::Run() {
   // The training clock starts with every worker; evaluations inline are taken out of it.
   const auto start = Clock::now();
   double eval_s = 0;
-  const auto train_seconds = [&] { return Since(start) - eval_s; };
+  const auto train_seconds = [&] { return SecondsSince(start) - eval_s; };
   const auto stop_vote = [&] {
     return (hooks_.stop_requested && hooks_.stop_requested()) ||
            (o_.max_train_s > 0 && train_seconds() >= o_.max_train_s);
@@ -49,7 +41,7 @@ DriverResult StepDriver::Run() {
   const auto evaluate = [&](int64_t steps, bool final) {
     const auto t = Clock::now();
     hooks_.evaluate(steps, stream.epoch(), final);
-    eval_s += Since(t);
+    eval_s += SecondsSince(t);
   };
 
   exchange_->Start(o_.start_step);
@@ -79,10 +71,10 @@ DriverResult StepDriver::Run() {
       // An emulated slower machine: its extra time is compute time, as the agent must see it.
       const auto sleep_start = Clock::now();
       std::this_thread::sleep_for(
-          std::chrono::duration<double>(Since(step_start) * o_.slowdown_percent / 100.0));
+          std::chrono::duration<double>(SecondsSince(step_start) * o_.slowdown_percent / 100.0));
       TraceSince(o_.tracer, "slowdown", sleep_start);
     }
-    const double compute = Since(step_start);
+    const double compute = SecondsSince(step_start);
 
     const bool planned_last = step + 1 == total_steps;
     const ExchangeResult ex = exchange_->Finish(step, sum.trips, stop_vote(), planned_last);
@@ -92,12 +84,14 @@ DriverResult StepDriver::Run() {
       LOG(INFO) << "worker " << o_.worker << ": time budget spent, stopping after step "
                 << res.steps;
     }
-    window.AddStep(sum.loss_sum, sum.trips, compute + ex.compute_s, ex.wait_s, Since(step_start));
+    window.AddStep(sum.loss_sum, sum.trips, compute + ex.compute_s, ex.wait_s,
+                   SecondsSince(step_start));
     res.trips += sum.trips;
 
     if ((step + 1) % opts_.log_every == 0 || last) {
       const int64_t steps = window.steps();
-      TrainReport r = window.Take(o_.worker, step + 1, stream.epoch(), Since(start), accumulation);
+      TrainReport r =
+          window.Take(o_.worker, step + 1, stream.epoch(), SecondsSince(start), accumulation);
       exchange_->Report(&r, steps);
       res.last_loss = r.loss;
       if (hooks_.report) hooks_.report(r);

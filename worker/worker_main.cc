@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <zmq.hpp>
@@ -25,6 +26,7 @@
 #include "worker/local_trainer.h"
 #include "worker/model_params.h"
 #include "worker/step_driver.h"
+#include "worker/topics.h"
 
 DEFINE_string(mode, "local",
               "local: train in this one process. Under mpirun (launch/tteps) the mode comes "
@@ -93,6 +95,20 @@ int RunLocal(const JobConfig& config) {
   return 0;
 }
 
+// What the scheduler tells a worker while it trains: go, stop (the time budget) and its
+// accumulation.
+struct SchedulerCommands {
+  std::atomic<bool> go{false}, stop{false};
+  std::atomic<int64_t> accumulation{0};  // 0: not set
+
+  void Listen(ControlChannel* control) {
+    control->OnCommand(topics::kGo, [this](const Header&) { go = true; });
+    control->OnCommand(topics::kStop, [this](const Header&) { stop = true; });
+    control->OnCommand(topics::kSetAccumulation,
+                       [this](const Header& h) { accumulation = h.samples; });
+  }
+};
+
 // Worker 0 of the ring modes holds the job's weights: it sends them to the scheduler, which
 // evaluates them (and saves the final ones).
 void SendSnapshot(ControlChannel* control, deeptte::DeepTTEImpl& model, int64_t steps, bool final) {
@@ -103,12 +119,12 @@ void SendSnapshot(ControlChannel* control, deeptte::DeepTTEImpl& model, int64_t 
   p.data = snap->data();
   p.count = snap->size();
   p.owner = std::move(snap);
-  control->SendWithPayloads(MsgType::kSnapshot, steps, final ? 1 : 0, {p});
+  control->Report(topics::kSnapshot, steps, "", {p}, final ? 1 : 0);
 }
 
 // Trains this worker's part of the job, from registration to the report that it is done.
-void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config, ControlChannel* control,
-           zmq::context_t* ctx) {
+void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
+           const SchedulerCommands& commands, ControlChannel* control, zmq::context_t* ctx) {
   ApplyOwnFlags(&config);  // this node's own command line wins for this node
   config.Validate();
   torch::set_num_threads(config.train.threads);
@@ -150,13 +166,13 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config, Contr
   DriverHooks hooks;
   // Every worker begins together, once all have loaded their data (the training clock's start).
   hooks.ready = [&] {
-    control->Send(MsgType::kReady, o.start_step, "");
-    control->WaitForGo();
+    control->Report(topics::kReady, o.start_step);
+    control->WaitUntil([&] { return commands.go.load(); }, "the scheduler's go");
   };
-  hooks.stop_requested = [control] { return control->StopRequested(); };
-  hooks.accumulation = [control] { return control->accumulation(); };
+  hooks.stop_requested = [&] { return commands.stop.load(); };
+  hooks.accumulation = [&] { return commands.accumulation.load(); };
   hooks.report = [control](const TrainReport& r) {
-    control->Send(MsgType::kTrainReport, r.step, EncodeCereal(r));
+    control->Report(topics::kTrainReport, r.step, EncodeCereal(r));
   };
   if (!UsesServers(config.exchange.mode) && id == 0) {
     hooks.evaluate = [&](int64_t steps, int64_t /*epoch*/, bool final) {
@@ -167,7 +183,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config, Contr
       StepDriver(*model, dataset.train, config.train, o, hooks, exchange.get()).Run();
   exchange.reset();
   if (tracer) tracer->Flush();  // the timeline reaches the scheduler before "done"
-  control->Send(MsgType::kDone, r.steps, "");
+  control->Report(topics::kDone, r.steps);
   control->Flush();
 }
 
@@ -178,9 +194,11 @@ int RunDistributed(Bootstrap& boot, const NodeOptions& node) {
   ControlChannel control(ctx, boot.scheduler_endpoint, SelfInfo(Role::kWorker, boot),
                          node.timeout_s, node.heartbeat_s);
   const ClusterMap map = control.Register();
+  SchedulerCommands commands;
+  commands.Listen(&control);
   control.Start();
   try {
-    Train(boot, map, map.config, &control, &ctx);
+    Train(boot, map, map.config, commands, &control, &ctx);
     return 0;
   } catch (const std::exception& e) {
     std::string reason;
@@ -189,7 +207,7 @@ int RunDistributed(Bootstrap& boot, const NodeOptions& node) {
       LOG(WARNING) << "worker " << map.your_id << " stops: " << reason;
     } else {
       LOG(ERROR) << e.what();
-      control.Send(MsgType::kError, 0, e.what());
+      control.SendError(e.what());
       control.Flush();
     }
     return 1;

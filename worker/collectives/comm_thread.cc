@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-namespace tteps::collectives {
+#include "common/clock.h"
 
-using Clock = std::chrono::steady_clock;
+namespace tteps::collectives {
 
 CommThread::CommThread() : thread_([this] { Loop(); }) {}
 

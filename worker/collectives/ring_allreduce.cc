@@ -10,12 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "worker/collectives/allreduce.h"
 
 namespace tteps::collectives {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr int kTag = 0x7e57;
 
 class RingAllreduce : public Allreduce {
@@ -142,9 +142,12 @@ class MpiAllreduce : public Allreduce {
     MPI_Request request;
     MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, comm_, &request);
     int done = 0;
-    while (!done) {
+    for (int polls = 1; !done; ++polls) {
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-      if (done) break;
+      if (done || polls % 256 != 0) continue;  // the clock and the abort check are not free
+      // As the ring's wait: after a burst of tests, pause between them (the backoff) so that a
+      // waiting rank gives its core back to training instead of spinning.
+      if (polls >= 4096) std::this_thread::sleep_for(std::chrono::microseconds(20));
       if (ShouldAbort()) {
         throw CollectiveAborted("MPI_Allreduce on rank " + std::to_string(rank_) +
                                 " abandoned: the job is stopping");

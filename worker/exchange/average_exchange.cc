@@ -1,18 +1,39 @@
-#include "worker/exchange/average_exchange.h"
-
+// The parameter-averaging exchange: every worker steps alone on its own slices, and every
+// `average_every` steps (and after the last) the weights are replaced by their trip-weighted
+// average over the workers.
 #include <chrono>
+#include <memory>
 
+#include "common/clock.h"
+#include "worker/exchange/exchanges.h"
+#include "worker/exchange/local_optimizer.h"
+#include "worker/exchange/worker_group.h"
 #include "worker/model_params.h"
 
 namespace tteps {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+class AverageExchange : public Exchange {
+ public:
+  AverageExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
+                  std::unique_ptr<WorkerGroup> group, int64_t average_every, Tracer* tracer);
+  void Start(int64_t first_step) override;
+  ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
+  bool Agreed(int64_t steps) const override { return steps % average_every_ == 0; }
+  void Report(TrainReport* report, int64_t steps) override;
 
-}  // namespace
+ private:
+  // Replaces the weights by their average over the workers, weighted by the trips each trained
+  // on since the last average. Returns whether any worker voted to stop.
+  bool Average(bool stop_vote);
+
+  deeptte::DeepTTEImpl& model_;
+  LocalOptimizer optimizer_;
+  std::unique_ptr<WorkerGroup> group_;
+  int64_t average_every_;
+  Tracer* tracer_;
+  int64_t trips_since_average_ = 0;
+};
 
 AverageExchange::AverageExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
                                  std::unique_ptr<WorkerGroup> group, int64_t average_every,
@@ -49,7 +70,7 @@ ExchangeResult AverageExchange::Finish(int64_t step, int64_t trips, bool stop_vo
   ExchangeResult res;
   auto t = Clock::now();
   if (trips > 0) optimizer_.Step(static_cast<double>(trips));
-  res.compute_s = Since(t);
+  res.compute_s = SecondsSince(t);
   TraceSince(tracer_, "optimizer", t);
 
   t = Clock::now();
@@ -57,10 +78,19 @@ ExchangeResult AverageExchange::Finish(int64_t step, int64_t trips, bool stop_vo
   const bool average = (step + 1) % average_every_ == 0 || planned_last;
   if (average) res.stop = Average(stop_vote) && !planned_last;
   group_->MaybeCheck(step + 1, average, planned_last || res.stop);
-  res.wait_s = Since(t);
+  res.wait_s = SecondsSince(t);
   return res;
 }
 
 void AverageExchange::Report(TrainReport* report, int64_t steps) { group_->Report(report, steps); }
+
+}  // namespace
+
+std::unique_ptr<Exchange> MakeAverageExchange(deeptte::DeepTTEImpl& model,
+                                              const OptimizerConfig& opts,
+                                              std::unique_ptr<WorkerGroup> group,
+                                              int64_t average_every, Tracer* tracer) {
+  return std::make_unique<AverageExchange>(model, opts, std::move(group), average_every, tracer);
+}
 
 }  // namespace tteps

@@ -1,6 +1,24 @@
-#include "worker/exchange/local_exchange.h"
+// The local exchange: nothing to combine. The step's gradient is this process's, and the
+// optimizer steps at once. `local` mode, the reference that every distributed mode must match.
+
+#include "common/trace.h"
+#include "worker/exchange/exchanges.h"
+#include "worker/exchange/local_optimizer.h"
 
 namespace tteps {
+namespace {
+
+class LocalExchange : public Exchange {
+ public:
+  LocalExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts, Tracer* tracer)
+      : optimizer_(model, opts), tracer_(tracer) {}
+  void Start(int64_t /*first_step*/) override {}
+  ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
+
+ private:
+  LocalOptimizer optimizer_;
+  Tracer* tracer_;
+};
 
 ExchangeResult LocalExchange::Finish(int64_t /*step*/, int64_t trips, bool stop_vote,
                                      bool /*planned_last*/) {
@@ -11,6 +29,13 @@ ExchangeResult LocalExchange::Finish(int64_t /*step*/, int64_t trips, bool stop_
   r.stop = stop_vote;  // one worker agrees with itself
   r.compute_s = std::chrono::duration<double>(Tracer::Clock::now() - t).count();
   return r;
+}
+
+}  // namespace
+
+std::unique_ptr<Exchange> MakeLocalExchange(deeptte::DeepTTEImpl& model,
+                                            const OptimizerConfig& opts, Tracer* tracer) {
+  return std::make_unique<LocalExchange>(model, opts, tracer);
 }
 
 }  // namespace tteps

@@ -3,10 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "worker/exchange/average_exchange.h"
-#include "worker/exchange/local_exchange.h"
-#include "worker/exchange/ps_exchange.h"
-#include "worker/exchange/ring_exchange.h"
+#include "worker/exchange/exchanges.h"
 
 namespace tteps {
 namespace {
@@ -25,7 +22,7 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
   o.wait_for_version = mode != Mode::kAsync;
   o.send_norm = c.config.optimizer.clip_norm > 0;
   o.tracer = c.tracer;
-  return std::make_unique<PsExchange>(model, std::move(kv), o);
+  return MakePsExchange(model, std::move(kv), o);
 }
 
 std::unique_ptr<WorkerGroup> MakeGroup(Mode mode, deeptte::DeepTTEImpl& model,
@@ -57,17 +54,17 @@ std::unique_ptr<Exchange> MakeExchange(deeptte::DeepTTEImpl& model, const Exchan
   const OptimizerConfig& opt = c.config.optimizer;
   switch (mode) {
     case Mode::kLocal:
-      return std::make_unique<LocalExchange>(model, opt, c.tracer);
+      return MakeLocalExchange(model, opt, c.tracer);
     case Mode::kSync:
     case Mode::kAsync:
     case Mode::kSsp:
       return MakePs(mode, model, c);
     case Mode::kRing:
-      return std::make_unique<RingExchange>(model, opt, MakeGroup(mode, model, c),
-                                            c.config.exchange.bucket_mb, c.tracer);
+      return MakeRingExchange(model, opt, MakeGroup(mode, model, c), c.config.exchange.bucket_mb,
+                              c.tracer);
     case Mode::kAverage:
-      return std::make_unique<AverageExchange>(model, opt, MakeGroup(mode, model, c),
-                                               c.config.exchange.average_every, c.tracer);
+      return MakeAverageExchange(model, opt, MakeGroup(mode, model, c),
+                                 c.config.exchange.average_every, c.tracer);
   }
   throw std::logic_error("unknown mode");
 }

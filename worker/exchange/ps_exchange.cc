@@ -1,20 +1,47 @@
-#include "worker/exchange/ps_exchange.h"
-
+// The parameter-server exchange: push the step's gradient sum and its trip count to every
+// shard, pull the weights of the next step (sync: the next version; SSP: once the slowest
+// worker is close enough; async: whatever the servers hold). The consistency model itself
+// lives in the servers (server/shard.h); this side only says which version it waits for.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <memory>
+#include <vector>
 
+#include "common/clock.h"
+#include "common/kv_client.h"
 #include "common/numerics.h"
+#include "common/trace.h"
+#include "worker/deeptte/deeptte.h"
+#include "worker/exchange/exchanges.h"
 #include "worker/model_params.h"
+#include "worker/param_layout.h"
 
 namespace tteps {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+class PsExchange : public Exchange {
+ public:
+  PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv, PsExchangeOptions o);
+  void Start(int64_t first_step) override;
+  ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
+  void Report(TrainReport* report, int64_t steps) override;
 
-}  // namespace
+ private:
+  int64_t Want(int64_t step) const { return o_.wait_for_version ? step : 0; }
+  void TraceExchange(Clock::time_point begin, const PullResult& r);
+
+  deeptte::DeepTTEImpl& model_;
+  std::unique_ptr<KVClient> kv_;
+  PsExchangeOptions o_;
+  ParamLayout layout_;
+  std::vector<float> params_;
+  std::shared_ptr<std::vector<float>> grad_;
+  PullResult pulled_;
+  // The first pull is counted in the first step; later pulls in the exchange that ends a step.
+  double carry_wait_ = 0, carry_pull_ = 0;
+  double win_push_ = 0, win_pull_ = 0, win_staleness_ = 0;
+};
 
 PsExchange::PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv,
                        PsExchangeOptions o)
@@ -32,7 +59,7 @@ void PsExchange::Start(int64_t first_step) {
   const auto t = Clock::now();
   pulled_ = kv_->Pull(Want(first_step), params_.data());
   carry_wait_ = pulled_.held_s;
-  carry_pull_ = std::max(0.0, Since(t) - pulled_.held_s);
+  carry_pull_ = std::max(0.0, SecondsSince(t) - pulled_.held_s);
   CopyParamsIn(model_, layout_, params_.data());
 }
 
@@ -63,7 +90,7 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
   // Only servers that clip each push read its norm: otherwise it is not computed (-1: none).
   const double norm =
       o_.send_norm && trips > 0 ? std::sqrt(SquaredNorm(grad_->data(), grad_->size())) / trips : -1;
-  res.compute_s = Since(t);
+  res.compute_s = SecondsSince(t);
   if (stop_vote) kv_->RequestStop();
 
   // Push this step's gradient and pull the next step's weights in one exchange: the pull goes
@@ -72,11 +99,11 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
   PullResult next;
   if (planned_last) {
     kv_->Push(grad_, pulled_.version, trips, norm);
-    next.push_s = Since(t);
+    next.push_s = SecondsSince(t);
   } else {
     next = kv_->PushPull(grad_, pulled_.version, trips, norm, Want(step + 1), params_.data());
   }
-  const double exchange = Since(t);
+  const double exchange = SecondsSince(t);
   TraceExchange(t, next);
   // Updates by other workers between the version this gradient was computed on and the one
   // pulled next (0 in sync mode).
@@ -91,7 +118,7 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
   if (!planned_last) {
     t = Clock::now();
     CopyParamsIn(model_, layout_, params_.data());
-    res.compute_s += Since(t);
+    res.compute_s += SecondsSince(t);
   }
   return res;
 }
@@ -102,6 +129,13 @@ void PsExchange::Report(TrainReport* report, int64_t steps) {
                       {"pull_s", win_pull_ * per},
                       {"staleness", win_staleness_ * per}};
   win_push_ = win_pull_ = win_staleness_ = 0;
+}
+
+}  // namespace
+
+std::unique_ptr<Exchange> MakePsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv,
+                                         PsExchangeOptions o) {
+  return std::make_unique<PsExchange>(model, std::move(kv), o);
 }
 
 }  // namespace tteps

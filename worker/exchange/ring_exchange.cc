@@ -1,21 +1,49 @@
-#include "worker/exchange/ring_exchange.h"
-
+// The ring-allreduce exchange: the step's gradient sum and trip count are summed over the
+// workers bucket by bucket while the last micro-batch's backward still runs (as DDP's
+// Reducer does), divided by the total count, and every worker takes the same optimizer step.
 #include <glog/logging.h>
 
 #include <chrono>
+#include <memory>
 #include <stdexcept>
+#include <vector>
 
+#include "common/clock.h"
+#include "worker/exchange/exchanges.h"
+#include "worker/exchange/local_optimizer.h"
+#include "worker/exchange/worker_group.h"
+#include "worker/grad_buckets.h"
 #include "worker/model_params.h"
 
 namespace tteps {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+class RingExchange : public Exchange {
+ public:
+  // `bucket_mb`: gradient bucket size (<= 0: one bucket).
+  RingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
+               std::unique_ptr<WorkerGroup> group, double bucket_mb, Tracer* tracer);
+  ~RingExchange() override;
+  void Start(int64_t first_step) override;
+  void BeforeLastBackward(int64_t step_trips, bool stop_vote) override;
+  ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
+  void Report(TrainReport* report, int64_t steps) override;
 
-}  // namespace
+ private:
+  void OnGradient(int entry, const at::Tensor& grad);
+  // Writes entry's gradient into the flat buffer: .grad so far plus `incoming` (either may be
+  // missing; zeros if both are), then submits the buckets this completes.
+  void WriteGradient(int entry, const at::Tensor* incoming);
+
+  deeptte::DeepTTEImpl& model_;
+  LocalOptimizer optimizer_;
+  std::unique_ptr<WorkerGroup> group_;
+  Tracer* tracer_;
+  std::vector<at::Tensor> params_;  // in layout order
+  std::unique_ptr<BucketTracker> tracker_;
+  bool armed_ = false;  // the gradient hooks act (the last micro-batch of a step)
+  std::vector<unsigned> hook_handles_;
+};
 
 RingExchange::RingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
                            std::unique_ptr<WorkerGroup> group, double bucket_mb, Tracer* tracer)
@@ -86,11 +114,11 @@ ExchangeResult RingExchange::Finish(int64_t step, int64_t /*trips*/, bool /*stop
   for (int e = 0; e < static_cast<int>(params_.size()); ++e) {
     if (!tracker_->IsReady(e)) WriteGradient(e, nullptr);
   }
-  res.compute_s += Since(t);
+  res.compute_s += SecondsSince(t);
 
   t = Clock::now();
   group_->Drain(group_->timeout_s() * (tracker_->buckets().size() + 1));
-  res.wait_s += Since(t);
+  res.wait_s += SecondsSince(t);
   TraceSince(tracer_, "wait", t);
   const float total = group_->trips_slot();
   res.stop = group_->stop_slot() > 0 && !planned_last;
@@ -99,15 +127,23 @@ ExchangeResult RingExchange::Finish(int64_t step, int64_t /*trips*/, bool /*stop
   t = Clock::now();
   CopyGradsIn(model_, group_->layout(), group_->flat());
   optimizer_.Step(total);
-  res.compute_s += Since(t);
+  res.compute_s += SecondsSince(t);
   TraceSince(tracer_, "optimizer", t);
 
   t = Clock::now();
   group_->MaybeCheck(step + 1, /*agreed=*/true, planned_last || res.stop);
-  res.wait_s += Since(t);
+  res.wait_s += SecondsSince(t);
   return res;
 }
 
 void RingExchange::Report(TrainReport* report, int64_t steps) { group_->Report(report, steps); }
+
+}  // namespace
+
+std::unique_ptr<Exchange> MakeRingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
+                                           std::unique_ptr<WorkerGroup> group, double bucket_mb,
+                                           Tracer* tracer) {
+  return std::make_unique<RingExchange>(model, opts, std::move(group), bucket_mb, tracer);
+}
 
 }  // namespace tteps

@@ -44,6 +44,7 @@ Header FullHeader() {
   h.ranges = {{0, 5}, {5, int64_t{1} << 40}, {-3, 2}};
   h.payload_bytes = {20, 0, std::numeric_limits<uint64_t>::max()};
   h.text = std::string("bin\0ary\xff\x80\n text", 16);
+  h.topic = "train-report";
   return h;
 }
 
@@ -60,6 +61,7 @@ void ExpectSameHeader(const Header& a, const Header& b) {
   EXPECT_EQ(std::memcmp(&a.held_s, &b.held_s, sizeof(double)), 0) << a.held_s << " " << b.held_s;
   EXPECT_EQ(std::memcmp(&a.norm, &b.norm, sizeof(double)), 0) << a.norm << " " << b.norm;
   EXPECT_EQ(a.stop, b.stop);
+  EXPECT_EQ(a.topic, b.topic);
   EXPECT_EQ(a.ranges.size(), b.ranges.size());
   for (size_t i = 0; i < std::min(a.ranges.size(), b.ranges.size()); ++i) {
     EXPECT_EQ(a.ranges[i].begin, b.ranges[i].begin) << i;
@@ -113,6 +115,14 @@ TEST(Codec, EncodingHasTheLayoutTheCraftedBytesRelyOn) {
   Header text;
   text.text = "abc";
   EXPECT_EQ(EncodeHeader(text).size(), EmptyHeaderBytes() + 3);
+}
+
+TEST(Codec, RejectsATopicAboveTheLimit) {
+  Header h;
+  h.topic = std::string(kMaxTopicBytes, 't');
+  EXPECT_EQ(Decode(EncodeHeader(h)).topic, h.topic);
+  h.topic += "t";
+  ExpectCodecError([&] { Decode(EncodeHeader(h)); }, "header topic of 65 bytes");
 }
 
 TEST(Codec, RoundTripsEveryField) {
@@ -278,7 +288,7 @@ TEST(ValidatePayloads, AcceptsWellFormedMessages) {
   EXPECT_NO_THROW(ValidatePayloads(DataHeader(MsgType::kPull, {{0, 3}}, {}), {}));
   EXPECT_NO_THROW(ValidatePayloads(DataHeader(MsgType::kError, {}, {}), {}));
   EXPECT_NO_THROW(ValidatePayloads(DataHeader(MsgType::kHeartbeat, {}, {}), {}));
-  EXPECT_NO_THROW(ValidatePayloads(DataHeader(MsgType::kMetrics, {}, {5}), {5}));
+  EXPECT_NO_THROW(ValidatePayloads(DataHeader(MsgType::kReport, {}, {5}), {5}));
 }
 
 TEST(ValidatePayloads, RejectsFrameCountMismatch) {
@@ -300,7 +310,7 @@ TEST(ValidatePayloads, RejectsDeclaredSizeMismatch) {
         ValidatePayloads(DataHeader(MsgType::kPush, {{0, 2}, {2, 3}}, {8, 8}), {8, 4});
       },
       "payload 1 declares 8 bytes, got 4");
-  ExpectCodecError([] { ValidatePayloads(DataHeader(MsgType::kMetrics, {}, {3}), {4}); },
+  ExpectCodecError([] { ValidatePayloads(DataHeader(MsgType::kReport, {}, {3}), {4}); },
                    "payload 0 declares 3 bytes, got 4");
 }
 

@@ -39,12 +39,13 @@ class ControlChannelTest : public ::testing::Test {
   }
 
   void Answer(const std::string& peer, MsgType type, int64_t samples = 0,
-              const std::string& text = "") {
+              const std::string& text = "", const std::string& topic = "") {
     Header h;
     h.type = type;
     h.sender_role = Role::kScheduler;
     h.samples = samples;
     h.text = text;
+    h.topic = topic;
     ASSERT_TRUE(SendMessage(scheduler_, h, {}, peer));
   }
 
@@ -74,25 +75,30 @@ class ControlChannelTest : public ::testing::Test {
   std::string endpoint_;
 };
 
-TEST_F(ControlChannelTest, HeartbeatsAlphaAndShutdown) {
+TEST_F(ControlChannelTest, HeartbeatsCommandsReportsAndShutdown) {
   ControlChannel channel(ctx_, endpoint_, Worker(), /*timeout_s=*/5, /*heartbeat_s=*/0.05);
   const std::string peer = Register(channel);
+  int64_t setting = 0;  // written by the handler under the channel's lock
+  channel.OnCommand("set", [&](const Header& h) { setting = h.samples; });
   channel.Start();
+  EXPECT_THROW(channel.OnCommand("late", [](const Header&) {}), std::logic_error);
   Message hb = Expect(MsgType::kHeartbeat);
   EXPECT_EQ(hb.header.sender_id, 3);
-  EXPECT_EQ(channel.accumulation(), 0);
 
-  Answer(peer, MsgType::kSetAccumulation, 4);
+  // A command the role does not know is logged and ignored; a known one reaches its handler,
+  // and a waiter wakes for it.
+  Answer(peer, MsgType::kCommand, 9, "", "unknown");
+  Answer(peer, MsgType::kCommand, 4, "", "set");
   const auto start = Clock::now();
-  while (channel.accumulation() != 4 && Clock::now() - start < std::chrono::seconds(2)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  EXPECT_EQ(channel.accumulation(), 4);
+  channel.WaitUntil([&] { return setting == 4; }, "the setting");
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 2);
 
-  channel.Send(MsgType::kMetrics, 7, "{\"x\":1}");
-  Message metrics = Expect(MsgType::kMetrics);
-  EXPECT_EQ(metrics.header.step, 7);
-  EXPECT_EQ(metrics.header.text, "{\"x\":1}");
+  channel.Report("stats", 7, "{\"x\":1}");
+  Message report = Expect(MsgType::kReport);
+  EXPECT_EQ(report.header.topic, "stats");
+  EXPECT_EQ(report.header.step, 7);
+  EXPECT_EQ(report.header.text, "{\"x\":1}");
+  channel.Flush();
 
   EXPECT_FALSE(channel.ShutdownRequested());
   Answer(peer, MsgType::kShutdown, 0, "worker 1 has been silent");
@@ -104,6 +110,23 @@ TEST_F(ControlChannelTest, HeartbeatsAlphaAndShutdown) {
   }
   EXPECT_TRUE(failed);
   EXPECT_EQ(reason, "worker 1 has been silent");
+}
+
+TEST_F(ControlChannelTest, AWaitEndsAtItsDeadlineOrAtAShutdown) {
+  ControlChannel channel(ctx_, endpoint_, Worker(), /*timeout_s=*/0.3, /*heartbeat_s=*/0.05);
+  const std::string peer = Register(channel);
+  channel.Start();
+  const auto start = Clock::now();
+  try {
+    channel.WaitUntil([] { return false; }, "the go");
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the go did not come within"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_GT(std::chrono::duration<double>(Clock::now() - start).count(), 0.25);
+  Answer(peer, MsgType::kShutdown, 0, "the job failed");
+  EXPECT_THROW(channel.WaitUntil([] { return false; }, "the go"), std::runtime_error);
 }
 
 TEST_F(ControlChannelTest, ASilentSchedulerStopsTheNodeWithinTheTimeout) {

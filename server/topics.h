@@ -1,0 +1,14 @@
+// The control messages between the scheduler and the servers (kReport and kCommand topics).
+#pragma once
+
+namespace tteps::server::topics {
+
+// Server -> scheduler: norm = the squared norm of its part of version `step`'s aggregate
+// (sync mode with clipping).
+inline constexpr char kNormPartial[] = "norm-partial";
+// Scheduler -> servers: norm = the global gradient norm of version `step`.
+inline constexpr char kNormTotal[] = "norm-total";
+// Server -> scheduler, at the end: text = its statistics, one JSON object.
+inline constexpr char kStats[] = "server-stats";
+
+}  // namespace tteps::server::topics

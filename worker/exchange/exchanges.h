@@ -1,0 +1,42 @@
+// The exchanges, one per way of combining gradients; only the factory (make_exchange.cc) and
+// tests construct them.
+#pragma once
+
+#include <memory>
+
+#include "common/job_config.h"
+#include "common/kv_client.h"
+#include "common/trace.h"
+#include "worker/deeptte/deeptte.h"
+#include "worker/exchange/exchange.h"
+#include "worker/exchange/worker_group.h"
+
+namespace tteps {
+
+// Nothing to combine: the optimizer steps at once on this process's gradient (local mode).
+std::unique_ptr<Exchange> MakeLocalExchange(deeptte::DeepTTEImpl& model,
+                                            const OptimizerConfig& opts, Tracer* tracer);
+
+struct PsExchangeOptions {
+  int worker = 0;
+  bool wait_for_version = true;  // sync and SSP: a pull names the step it is for; async: not
+  bool send_norm = false;        // the servers clip by the norm of each push (async, SSP)
+  Tracer* tracer = nullptr;
+};
+// Push to and pull from the parameter servers (sync, async, SSP).
+std::unique_ptr<Exchange> MakePsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv,
+                                         PsExchangeOptions o);
+
+// Gradient allreduce over the workers, bucket by bucket during backward (ring mode).
+// `bucket_mb`: gradient bucket size (<= 0: one bucket).
+std::unique_ptr<Exchange> MakeRingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
+                                           std::unique_ptr<WorkerGroup> group, double bucket_mb,
+                                           Tracer* tracer);
+
+// Local steps and a trip-weighted parameter average every `average_every` steps.
+std::unique_ptr<Exchange> MakeAverageExchange(deeptte::DeepTTEImpl& model,
+                                              const OptimizerConfig& opts,
+                                              std::unique_ptr<WorkerGroup> group,
+                                              int64_t average_every, Tracer* tracer);
+
+}  // namespace tteps

@@ -1,0 +1,19 @@
+// The control messages between the scheduler and the workers: the topics of kReport (worker to
+// scheduler) and kCommand (scheduler to worker) messages, and what their fields carry.
+#pragma once
+
+namespace tteps::topics {
+
+// Worker -> scheduler.
+inline constexpr char kReady[] = "ready";  // data loaded, model built; step: the first step
+inline constexpr char kTrainReport[] = "train-report";  // text: a TrainReport (Cereal)
+// Ring modes, worker 0: one payload, the weights after `step` steps; samples 1: the final ones.
+inline constexpr char kSnapshot[] = "snapshot";
+inline constexpr char kDone[] = "done";  // step: the steps taken
+
+// Scheduler -> worker.
+inline constexpr char kGo[] = "go";      // every worker is ready: start training
+inline constexpr char kStop[] = "stop";  // the time budget is spent: stop where all agree
+inline constexpr char kSetAccumulation[] = "set-accumulation";  // samples: micro-batches/step
+
+}  // namespace tteps::topics
