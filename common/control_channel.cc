@@ -130,7 +130,7 @@ bool ControlChannel::ShutdownRequested(std::string* reason, bool* failed) const 
   return shutdown_;
 }
 
-void ControlChannel::Stop(const std::string& reason, bool failed) {
+void ControlChannel::Shutdown(const std::string& reason, bool failed) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (shutdown_) return;
@@ -185,7 +185,7 @@ void ControlChannel::Loop() {
           }
           changed_.notify_all();
         } else if (m.header.type == MsgType::kShutdown) {
-          Stop(m.header.text, !m.header.text.empty());
+          Shutdown(m.header.text, !m.header.text.empty());
         } else if (m.header.type == MsgType::kError) {
           LOG(ERROR) << "scheduler: " << m.header.text;
         }  // heartbeat acknowledgements only refresh last_heard
@@ -194,9 +194,9 @@ void ControlChannel::Loop() {
       LOG(ERROR) << "malformed message from the scheduler ignored: " << e.what();
     }
     if (SecondsSince(last_heard) > timeout_s_) {
-      Stop("the scheduler at " + scheduler_endpoint_ + " has been silent for " +
-               std::to_string(static_cast<int>(SecondsSince(last_heard))) + " s (--timeout_s)",
-           true);
+      Shutdown("the scheduler at " + scheduler_endpoint_ + " has been silent for " +
+                   std::to_string(static_cast<int>(SecondsSince(last_heard))) + " s (--timeout_s)",
+               true);
       last_heard = Clock::now();
     }
   }

@@ -63,7 +63,7 @@ class ControlChannel {
  private:
   void Loop();
   void Queue(Header h, std::vector<Payload> payloads);
-  void Stop(const std::string& reason, bool failed);
+  void Shutdown(const std::string& reason, bool failed);
 
   zmq::socket_t socket_;
   std::string scheduler_endpoint_;

@@ -127,7 +127,8 @@ void Coordinator::Broadcast(const std::string& reason) {
 }
 
 void Coordinator::Fail(const std::string& reason) {
-  if (!failure_.empty()) return;
+  if (phase_.is(Phase::kFailed) || phase_.is(Phase::kDone)) return;
+  phase_.MoveTo(Phase::kFailed);
   failure_ = reason;
   LOG(ERROR) << "job failed: " << reason;
   Broadcast(reason);
@@ -137,8 +138,8 @@ void Coordinator::OnReady(const Node& node) {
   // Every worker has loaded its data and built its model: training starts for all at once,
   // and so does the training clock (the local trainer and DDP do not count set-up either).
   ready_.insert(node.info.id);
-  if (training_started_ || static_cast<int>(ready_.size()) != opts_.num_workers) return;
-  training_started_ = true;
+  if (!phase_.is(Phase::kReady) || static_cast<int>(ready_.size()) != opts_.num_workers) return;
+  phase_.MoveTo(Phase::kTraining);
   train_start_ = Clock::now();
   Command(Role::kWorker, topics::kGo);
 }
@@ -192,7 +193,7 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
 
 void Coordinator::MaybeEvaluate() {
   // Without servers, worker 0 holds the weights and sends them on the same schedule.
-  if (!UsesServers(mode_) || final_requested_ || !training_started_) return;
+  if (!UsesServers(mode_) || !phase_.is(Phase::kTraining)) return;
   // Epochs as worker 0 counts them (it starts each one first), else the step every worker has
   // reached. The final evaluation covers the last step.
   const WorkerProgress first = progress_.count(0) ? progress_.at(0) : WorkerProgress{};
@@ -223,7 +224,7 @@ int64_t Coordinator::MinStep() const {
 }
 
 double Coordinator::TrainSeconds() const {
-  return training_started_ ? SecondsSince(train_start_) : 0.0;
+  return phase_.reached(Phase::kTraining) ? SecondsSince(train_start_) : 0.0;
 }
 
 void Coordinator::MaybeStopForBudget() {
@@ -272,7 +273,8 @@ void Coordinator::SendDecisions() {
 }
 
 void Coordinator::FinishPolicy() {
-  if (!policy_) return;
+  if (!policy_ || policy_finished_) return;
+  policy_finished_ = true;
   policy_error_ = policy_->Finish();
   SendDecisions();  // record the last ones (the workers are done: nothing is sent)
   if (!policy_error_.empty()) LOG(ERROR) << policy_error_;
@@ -366,15 +368,10 @@ int Coordinator::Run() {
     if (SecondsSince(start_) > opts_.config.cluster.timeout_s) {
       int servers = 0, workers = 0;
       for (const auto& n : nodes_) (n.info.role == Role::kServer ? servers : workers)++;
-      LOG(ERROR) << "registration timed out after " << opts_.config.cluster.timeout_s
-                 << " s (--timeout_s): " << servers << " of " << opts_.num_servers
-                 << " servers and " << workers << " of " << opts_.num_workers
-                 << " workers registered";
-      failure_ = "registration timed out after " + std::to_string(opts_.config.cluster.timeout_s) +
-                 " s: " + std::to_string(servers) + " of " + std::to_string(opts_.num_servers) +
-                 " servers and " + std::to_string(workers) + " of " +
-                 std::to_string(opts_.num_workers) + " workers registered";
-      Broadcast(failure_);
+      Fail("registration timed out after " + std::to_string(opts_.config.cluster.timeout_s) +
+           " s: " + std::to_string(servers) + " of " + std::to_string(opts_.num_servers) +
+           " servers and " + std::to_string(workers) + " of " + std::to_string(opts_.num_workers) +
+           " workers registered");
       WriteSummary("", failure_);
       return 1;
     }
@@ -396,12 +393,14 @@ int Coordinator::Run() {
     }
   }
   SendMaps();
+  phase_.MoveTo(Phase::kReady);
   eval_->Start(map_);
   train_start_ = Clock::now();
 
-  // 2. Training: until every worker is done and the final evaluation is in, or a failure.
+  // 2. Training, then draining: until every worker is done and the final evaluation and the
+  // servers' statistics are in, or a failure.
   auto server_stats_deadline = Clock::time_point::max();
-  while (failure_.empty()) {
+  while (!phase_.is(Phase::kFailed) && !phase_.is(Phase::kDone)) {
     Message m;
     std::string peer;
     try {
@@ -421,7 +420,6 @@ int Coordinator::Run() {
       LOG(INFO) << "eval at step " << r->step << " (version " << r->version << "): " << r->json;
       progress_line_.set_eval_mape(r->mape);
       if (r->final) {
-        final_done_ = true;
         final_eval_ = r->json;
         // Servers may go: they answer with their statistics.
         Header h;
@@ -438,7 +436,7 @@ int Coordinator::Run() {
                                std::chrono::duration<double>(opts_.config.cluster.timeout_s));
       }
     }
-    if (!failure_.empty()) break;
+    if (phase_.is(Phase::kFailed)) break;
     SendDecisions();
     MaybeEvaluate();
     MaybeStopForBudget();
@@ -446,12 +444,12 @@ int Coordinator::Run() {
     const bool workers_done = std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) {
       return n.info.role != Role::kWorker || n.done;
     });
-    if (workers_done && !final_requested_) {
+    if (workers_done && phase_.is(Phase::kTraining)) {
+      phase_.MoveTo(Phase::kDraining);
       train_end_ = Clock::now();
       int64_t epoch = 0;
       for (const auto& [w, p] : progress_) epoch = std::max(epoch, p.epoch);
       progress_line_.Update(epoch, steps_done_, last_loss_, last_trips_per_s_, /*force=*/true);
-      final_requested_ = true;
       FinishPolicy();
       if (UsesServers(mode_)) {
         eval_->Request(steps_done_, true, TrainSeconds());
@@ -460,14 +458,15 @@ int Coordinator::Run() {
         Fail("worker 0 finished without sending its final parameters (see its log)");
       }
     }
-    if (final_done_ && (static_cast<int>(server_stats_.size()) == opts_.num_servers ||
-                        Clock::now() > server_stats_deadline)) {
-      break;
+    if (!final_eval_.empty() && phase_.is(Phase::kDraining) &&
+        (static_cast<int>(server_stats_.size()) == opts_.num_servers ||
+         Clock::now() > server_stats_deadline)) {
+      phase_.MoveTo(Phase::kDone);
     }
   }
-  if (!final_requested_) FinishPolicy();  // a failed job: stop the agent too
+  FinishPolicy();  // a failed job: stop the agent too
   WriteSummary(final_eval_, failure_);
-  if (!failure_.empty()) return 1;
+  if (phase_.is(Phase::kFailed)) return 1;
   std::printf("%s\n", JsonObject()
                           .AddRaw("final_eval", final_eval_)
                           .Add("mode", ModeName(mode_))
@@ -479,7 +478,8 @@ int Coordinator::Run() {
 
 void Coordinator::WriteSummary(const std::string& final_eval, const std::string& error) {
   const double train_s =
-      std::chrono::duration<double>((final_requested_ ? train_end_ : Clock::now()) - train_start_)
+      std::chrono::duration<double>(
+          (train_end_ != Clock::time_point{} ? train_end_ : Clock::now()) - train_start_)
           .count();
   int64_t trips = 0, epochs = 0, steps_timed = 0;
   double compute = 0, push = 0, pull = 0, wait = 0, allreduce = 0;
@@ -525,7 +525,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   if (!policy_error_.empty()) s.Add("policy_error", policy_error_);
   if (!final_eval.empty()) s.AddRaw("final_eval", final_eval);
   if (!error.empty()) s.Add("error", error);
-  if (final_done_) s.Add("model", out_->Path("model.pt"));
+  if (!final_eval_.empty()) s.Add("model", out_->Path("model.pt"));
   out_->WriteSummary(s);
 }
 

@@ -22,6 +22,7 @@
 #include "common/transport.h"
 #include "scheduler/accumulation_policy.h"
 #include "scheduler/evaluation.h"
+#include "scheduler/job_phase.h"
 #include "worker/train_report.h"
 
 namespace tteps::scheduler {
@@ -99,6 +100,7 @@ class Coordinator {
   RunOutput* out_;
   AccumulationPolicy* policy_;
   int64_t decisions_ = 0;
+  bool policy_finished_ = false;
   std::string policy_error_;
   ClusterMap map_;
   std::vector<Node> nodes_;
@@ -114,8 +116,8 @@ class Coordinator {
   int64_t steps_done_ = 0;              // the most steps a finished worker reported
   int64_t min_steps_done_ = INT64_MAX;  // the fewest
   std::set<int> ready_;                 // workers that reported ready to train
-  bool training_started_ = false;       // all were, and were told to go
-  bool final_requested_ = false, final_done_ = false, final_offered_ = false;
+  JobPhase phase_;
+  bool final_offered_ = false;  // worker 0 sent its final weights (the ring modes)
   std::string final_eval_;
   TraceFile* trace_ = nullptr;
 };

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "worker/collectives/comm_thread.h"
-#include "worker/collectives/consistency.h"
+#include "worker/collectives/identity_check.h"
 
 namespace tteps::collectives {
 namespace {

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "worker/collectives/consistency.h"
+#include "worker/collectives/identity_check.h"
 #include "worker/model_params.h"
 
 namespace tteps {

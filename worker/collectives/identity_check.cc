@@ -1,4 +1,4 @@
-#include "worker/collectives/consistency.h"
+#include "worker/collectives/identity_check.h"
 
 #include <cstring>
 
