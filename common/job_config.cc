@@ -36,14 +36,6 @@ void ModelConfig::Validate() const {
   check(final_fc_size >= 1, "final_fc_size must be >= 1");
 }
 
-std::string ModelConfig::ToString() const {
-  std::ostringstream os;
-  os << "kernel_size=" << kernel_size << " num_filter=" << num_filter << " pooling=" << pooling
-     << " local_loss_weight=" << local_loss_weight << " num_final_fcs=" << num_final_fcs
-     << " final_fc_size=" << final_fc_size;
-  return os.str();
-}
-
 void OptimizerConfig::Validate() const {
   if (name != "adam" && name != "sgd" && name != "momentum") {
     Fail("unknown optimizer '" + name + "': OptimizerConfig.name must be adam, sgd or momentum");

@@ -40,7 +40,6 @@ struct ModelConfig {
 
   // Throws std::invalid_argument naming the bad field.
   void Validate() const;
-  std::string ToString() const;
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(kernel_size), CEREAL_NVP(num_filter), CEREAL_NVP(pooling),

@@ -1,7 +1,6 @@
 #include "scheduler/coordinator.h"
 
 #include <glog/logging.h>
-#include <simdjson.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,15 +15,6 @@
 
 namespace tteps::scheduler {
 namespace {
-
-double Number(simdjson::dom::object& o, const char* key) {
-  double v = 0;
-  auto field = o[key];
-  if (field.is_double()) return field.get_double().value();
-  int64_t i = 0;
-  if (field.get_int64().get(i) == simdjson::SUCCESS) return static_cast<double>(i);
-  return v;
-}
 
 // A worker's train report as the accumulation policy's window report.
 ppo::WindowReport ToWindowReport(const TrainReport& t) {
@@ -207,13 +197,7 @@ void Coordinator::MaybeEvaluate() {
 JsonObject Coordinator::PeakMemoryJson() const {
   std::vector<double> workers, servers;
   for (const auto& [w, p] : progress_) workers.push_back(p.peak_rss_mb);
-  for (const auto& [id, json] : server_stats_) {
-    simdjson::dom::parser parser;
-    simdjson::dom::object o;
-    servers.push_back(parser.parse(json).get_object().get(o) == simdjson::SUCCESS
-                          ? Number(o, "peak_rss_mb")
-                          : 0.0);
-  }
+  for (const auto& [id, stats] : server_stats_) servers.push_back(stats.peak_rss_mb);
   return JsonObject().Add("scheduler", PeakRssMb()).Add("workers", workers).Add("servers", servers);
 }
 
@@ -333,7 +317,7 @@ void Coordinator::OnWorkerReport(Node& node, const Message& m) {
 
 void Coordinator::OnServerReport(const Node& node, const Header& h) {
   if (h.topic == server::topics::kStats) {
-    server_stats_[node.info.id] = h.text;
+    server_stats_[node.info.id] = DecodeCereal<server::ServerStats>(h.text);
   } else if (h.topic == server::topics::kNormPartial) {
     // Clipping in sync mode: the global norm of a version's aggregate, from every shard.
     auto& [count, squared] = norm_parts_[h.step];
@@ -519,7 +503,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
                                                     .Add("wait", wait * per));
   s.Add("peak_rss_mb", PeakMemoryJson());
   // Every server sees every push, so server 0's staleness histogram describes the job.
-  if (server_stats_.count(0)) s.AddRaw("server_stats", server_stats_[0]);
+  if (server_stats_.count(0)) s.Add("server_stats", server_stats_[0].ToJson());
   s.Add("accumulation_policy", policy_ ? "ppo" : "fixed");
   if (policy_) s.Add("accumulation_decisions", decisions_);
   if (!policy_error_.empty()) s.Add("policy_error", policy_error_);

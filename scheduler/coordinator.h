@@ -23,6 +23,7 @@
 #include "scheduler/accumulation_policy.h"
 #include "scheduler/evaluation.h"
 #include "scheduler/job_phase.h"
+#include "server/server_stats.h"
 #include "worker/train_report.h"
 
 namespace tteps::scheduler {
@@ -105,7 +106,7 @@ class Coordinator {
   ClusterMap map_;
   std::vector<Node> nodes_;
   std::map<int, WorkerProgress> progress_;
-  std::map<int, std::string> server_stats_;
+  std::map<int, server::ServerStats> server_stats_;
   std::map<int64_t, std::pair<int, double>> norm_parts_;  // version -> (servers, squared sum)
   std::string failure_;
   ProgressLine progress_line_;

@@ -160,41 +160,16 @@ void ParamServer::ServePending() {
   }
 }
 
-std::string ParamServer::StatsJson() const {
-  JsonObject hist;
-  int64_t count = 0, max = 0;
-  double sum = 0;
-  for (const auto& [s, n] : staleness_) {
-    hist.Add(std::to_string(s), n);
-    count += n;
-    sum += static_cast<double>(s) * n;
-    max = std::max(max, s);
-  }
-  // Percentiles from the histogram: the smallest staleness covering that share of pushes.
-  auto percentile = [&](double q) {
-    int64_t seen = 0;
-    for (const auto& [s, n] : staleness_) {
-      seen += n;
-      if (seen >= q * count) return s;
-    }
-    return int64_t{0};
-  };
-  JsonObject summary;
-  summary.Add("mean", count ? sum / count : 0.0)
-      .Add("p50", percentile(0.5))
-      .Add("p90", percentile(0.9))
-      .Add("p99", percentile(0.99))
-      .Add("max", max)
-      .Add("histogram", hist);
-  return JsonObject()
-      .Add("server", id_)
-      .Add("pushes", pushes_)
-      .Add("pulls", pulls_)
-      .Add("errors", errors_)
-      .Add("version", shard_->version())
-      .Add("peak_rss_mb", PeakRssMb())
-      .Add("staleness", summary)
-      .str();
+ServerStats ParamServer::Stats() const {
+  ServerStats st;
+  st.server = id_;
+  st.pushes = pushes_;
+  st.pulls = pulls_;
+  st.errors = errors_;
+  st.version = shard_->version();
+  st.peak_rss_mb = PeakRssMb();
+  st.staleness = staleness_;
+  return st;
 }
 
 }  // namespace tteps::server

@@ -16,6 +16,7 @@
 #include "common/control_channel.h"
 #include "common/trace.h"
 #include "common/transport.h"
+#include "server/server_stats.h"
 #include "server/shard.h"
 
 namespace tteps::server {
@@ -42,7 +43,7 @@ class ParamServer {
   void ServePending();
 
   // {"server":id,"pushes":..,"pulls":..,"errors":..,"version":..,"staleness":{"0":n,..}}
-  std::string StatsJson() const;
+  ServerStats Stats() const;
   int64_t errors() const { return errors_; }
 
  private:

@@ -9,6 +9,7 @@
 #include <zmq.hpp>
 
 #include "common/bootstrap.h"
+#include "common/cereal_body.h"
 #include "common/control_channel.h"
 #include "common/init.h"
 #include "common/node_flags.h"
@@ -86,13 +87,13 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   bool failed = false;
   control.ShutdownRequested(&reason, &failed);
   if (tracer) tracer->Flush();
-  control.Report(topics::kStats, shard.version(), server.StatsJson());
+  control.Report(topics::kStats, shard.version(), EncodeCereal(server.Stats()));
   control.Flush();
   if (failed) {
     LOG(WARNING) << "server " << id << " stops: " << reason;
     return 1;
   }
-  LOG(INFO) << "server " << id << " done: " << server.StatsJson();
+  LOG(INFO) << "server " << id << " done: " << server.Stats().ToJson().str();
   return 0;
 }
 

@@ -8,7 +8,7 @@ namespace tteps::server::topics {
 inline constexpr char kNormPartial[] = "norm-partial";
 // Scheduler -> servers: norm = the global gradient norm of version `step`.
 inline constexpr char kNormTotal[] = "norm-total";
-// Server -> scheduler, at the end: text = its statistics, one JSON object.
+// Server -> scheduler, at the end: text = its ServerStats (Cereal).
 inline constexpr char kStats[] = "server-stats";
 
 }  // namespace tteps::server::topics

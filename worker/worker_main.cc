@@ -46,7 +46,7 @@ int RunLocal(const JobConfig& config) {
   LOG(INFO) << "data: " << dataset.description;
   deeptte::DeepTTE model = BuildModel(config);
   const ParamLayout layout = LayoutOf(*model);
-  LOG(INFO) << "model: " << config.model.ToString() << "; parameters: " << layout.Describe();
+  LOG(INFO) << "parameters: " << layout.Describe() << " (the configuration is in config.json)";
 
   RunOutput out(config.output.out_dir);
   WriteFileAtomically(out.Path("config.json"), config.ToJson());

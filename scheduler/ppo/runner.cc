@@ -51,7 +51,7 @@ void Runner::MaybeUpdate() {
     trajectories.push_back(std::move(b));
     b.clear();
   }
-  last_ = agent_->Update(trajectories, last_values);
+  agent_->Update(trajectories, last_values);
   ++updates_;
 }
 

@@ -30,7 +30,6 @@ class Runner {
   // a rollout is complete.
   double RunEpisode(Environment& env, const DecisionCallback& on_decision = {});
   int updates() const { return updates_; }
-  const UpdateStats& last_update() const { return last_; }
 
  private:
   void MaybeUpdate();
@@ -44,7 +43,6 @@ class Runner {
   std::map<int, std::vector<Transition>> buffers_;  // per worker
   std::map<int, std::vector<float>> latest_;        // per worker: the newest observation
   int updates_ = 0;
-  UpdateStats last_;
 };
 
 }  // namespace tteps::ppo

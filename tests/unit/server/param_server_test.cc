@@ -179,7 +179,8 @@ TEST_F(ParamServerTest, SyncStepAveragesPushesWeightedBySamples) {
   StopServer();
   EXPECT_EQ(shard_->version(), 1);
   EXPECT_EQ(server_->errors(), 0);
-  EXPECT_NE(server_->StatsJson().find("\"pushes\":2"), std::string::npos) << server_->StatsJson();
+  EXPECT_EQ(server_->Stats().pushes, 2);
+  EXPECT_NE(server_->Stats().ToJson().str().find("\"pushes\":2"), std::string::npos);
 }
 
 TEST_F(ParamServerTest, PushPullSendsThePullBehindThePushAndGetsTheNextVersion) {

@@ -1,0 +1,44 @@
+#include "server/server_stats.h"
+
+#include <algorithm>
+#include <string>
+
+namespace tteps::server {
+
+JsonObject ServerStats::ToJson() const {
+  JsonObject hist;
+  int64_t count = 0, max = 0;
+  double sum = 0;
+  for (const auto& [s, n] : staleness) {
+    hist.Add(std::to_string(s), n);
+    count += n;
+    sum += static_cast<double>(s) * n;
+    max = std::max(max, s);
+  }
+  // Percentiles from the histogram: the smallest staleness covering that share of pushes.
+  auto percentile = [&](double q) {
+    int64_t seen = 0;
+    for (const auto& [s, n] : staleness) {
+      seen += n;
+      if (seen >= q * count) return s;
+    }
+    return int64_t{0};
+  };
+  JsonObject summary;
+  summary.Add("mean", count ? sum / count : 0.0)
+      .Add("p50", percentile(0.5))
+      .Add("p90", percentile(0.9))
+      .Add("p99", percentile(0.99))
+      .Add("max", max)
+      .Add("histogram", hist);
+  return JsonObject()
+      .Add("server", server)
+      .Add("pushes", pushes)
+      .Add("pulls", pulls)
+      .Add("errors", errors)
+      .Add("version", version)
+      .Add("peak_rss_mb", peak_rss_mb)
+      .Add("staleness", summary);
+}
+
+}  // namespace tteps::server

@@ -1,0 +1,30 @@
+// A server's statistics at the end of a job: the typed report it sends the scheduler, which
+// puts them (as JSON) into summary.json. LibTorch-free.
+#pragma once
+
+#include <cereal/cereal.hpp>
+#include <cereal/types/map.hpp>
+#include <cstdint>
+#include <map>
+
+#include "common/json_writer.h"
+
+namespace tteps::server {
+
+struct ServerStats {
+  int32_t server = 0;
+  int64_t pushes = 0, pulls = 0, errors = 0, version = 0;
+  double peak_rss_mb = 0;
+  std::map<int64_t, int64_t> staleness;  // staleness of a push -> pushes
+
+  // {"server", "pushes", "pulls", "errors", "version", "peak_rss_mb", "staleness": {"mean",
+  // "p50", "p90", "p99", "max", "histogram"}}
+  JsonObject ToJson() const;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(server, pushes, pulls, errors, version, peak_rss_mb, staleness);
+  }
+};
+
+}  // namespace tteps::server
