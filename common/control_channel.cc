@@ -64,6 +64,12 @@ void ControlChannel::OnCommand(const std::string& topic, Handler handler) {
   handlers_[topic] = std::move(handler);
 }
 
+void ControlChannel::SetTiming(double timeout_s, double heartbeat_s) {
+  if (running_) throw std::logic_error("ControlChannel::SetTiming after Start");
+  timeout_s_ = timeout_s;
+  heartbeat_s_ = heartbeat_s;
+}
+
 void ControlChannel::Start() {
   running_ = true;
   thread_ = std::thread([this] { Loop(); });

@@ -40,6 +40,9 @@ class ControlChannel {
   // the channel's lock held (so that WaitUntil sees its effect at once): it records the
   // command and must not call the channel.
   void OnCommand(const std::string& topic, Handler handler);
+  // Before Start(): the job's deadline and heartbeat interval replace the node's own (which
+  // only bounded the registration).
+  void SetTiming(double timeout_s, double heartbeat_s);
   // Starts the background thread (heartbeats, commands, queued sends).
   void Start();
 

@@ -1,5 +1,8 @@
 #include "common/node_flags.h"
 
+#include <cstdio>
+#include <exception>
+
 #include "common/log_file.h"
 
 DEFINE_double(timeout_s, 30,
@@ -30,7 +33,14 @@ NodeOptions NodeOptionsFromFlags() {
 }
 
 void StartLogFile(const std::string& role) {
-  if (!FLAGS_logs.empty()) LogToFile(FLAGS_logs, role, FLAGS_verbose);
+  if (FLAGS_logs.empty()) return;
+  try {
+    LogToFile(FLAGS_logs, role, FLAGS_verbose);
+  } catch (const std::exception& e) {
+    // The process still runs and says why; its log stays on the console.
+    std::fprintf(stderr, "[%s] error: %s; logging to the console instead\n", role.c_str(),
+                 e.what());
+  }
 }
 
 }  // namespace tteps

@@ -28,17 +28,19 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   self.endpoint = BindEphemeral(socket, boot.advertise_host);
   ShareSchedulerEndpoint(&boot, "");
 
+  // Clipping in sync mode: the scheduler answers each version's partial norms with the total.
+  // Declared before the channel, whose thread writes into them.
+  std::mutex norms_mu;
+  std::map<int64_t, double> norms;  // version -> global norm
   ControlChannel control(ctx, boot.scheduler_endpoint, self, node.timeout_s, node.heartbeat_s);
   const ClusterMap map = control.Register();
   const JobConfig& config = map.config;
   const double timeout_s = config.cluster.timeout_s;
+  control.SetTiming(timeout_s, config.cluster.heartbeat_s);
   const int id = map.your_id;
   const KeyRange range = map.ranges.at(id);
   LOG(INFO) << "server " << id << " at " << self.endpoint << " holds " << range.ToString() << " ("
             << range.size() << " floats), mode " << ModeName(config.exchange.mode);
-  // Clipping in sync mode: the scheduler answers each version's partial norms with the total.
-  std::mutex norms_mu;
-  std::map<int64_t, double> norms;  // version -> global norm
   control.OnCommand(topics::kNormTotal, [&](const Header& h) {
     std::lock_guard<std::mutex> lock(norms_mu);
     norms[h.step] = h.norm;

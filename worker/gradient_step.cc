@@ -29,7 +29,9 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const OptimizerConfig& op
                                                        std::vector<torch::Tensor> params) {
   if (opts.name == "adam") {
     return std::make_unique<torch::optim::Adam>(std::move(params),
-                                                torch::optim::AdamOptions(opts.lr));
+                                                torch::optim::AdamOptions(opts.lr)
+                                                    .betas(std::make_tuple(opts.beta1, opts.beta2))
+                                                    .eps(opts.eps));
   }
   const double momentum = opts.name == "momentum" ? opts.momentum : 0.0;
   return std::make_unique<torch::optim::SGD>(std::move(params),

@@ -29,6 +29,7 @@ DriverResult StepDriver::Run() {
   EvalSchedule evals(opts_.eval);
   evals.StartAt(o_.start_step, stream.epoch() + 1);
 
+  exchange_->Prepare(o_.start_step);
   if (hooks_.ready) hooks_.ready();
   // The training clock starts with every worker; evaluations inline are taken out of it.
   const auto start = Clock::now();

@@ -191,10 +191,11 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
 int RunDistributed(Bootstrap& boot, const NodeOptions& node) {
   ShareSchedulerEndpoint(&boot, "");
   zmq::context_t ctx;
+  SchedulerCommands commands;  // outlives the channel, whose thread writes into it
   ControlChannel control(ctx, boot.scheduler_endpoint, SelfInfo(Role::kWorker, boot),
                          node.timeout_s, node.heartbeat_s);
   const ClusterMap map = control.Register();
-  SchedulerCommands commands;
+  control.SetTiming(map.config.cluster.timeout_s, map.config.cluster.heartbeat_s);
   commands.Listen(&control);
   control.Start();
   try {

@@ -86,6 +86,19 @@ double TenEpochMape(const std::string& name, const std::string& launch_flags,
   return JsonNumber(summary, "mape");
 }
 
+TEST(PsCluster, AsyncWithClippingAcceptsAWorkersEmptySlices) {
+  // Worker 0 takes every trip of each batch (slicing rule): worker 1 pushes empty gradients,
+  // whose norm the clipping servers must accept.
+  const std::string dir = FreshDir("async_clip_empty");
+  const std::string cmd = Launcher() + " --mode async --workers 2 --servers 1 --out_dir " + dir +
+                          "/run -- --train_data " + kData +
+                          " --max_steps 10 --clip_norm 0.05 --first_worker_batch 64";
+  ASSERT_EQ(RunCommand(cmd, 120, dir + "/log"), 0) << ReadFile(dir + "/log");
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_EQ(JsonNumber(summary, "steps"), 10) << summary;
+  EXPECT_EQ(JsonNumber(summary, "errors"), 0) << summary;
+}
+
 TEST(PsCluster, AsyncWithThreeWorkersReachesMapeBelowPoint45) {
   const double mape = TenEpochMape("async3", "--mode async --workers 3 --servers 1", "");
   EXPECT_LT(mape, 0.45);

@@ -19,6 +19,8 @@ struct ExchangeResult {
 class Exchange {
  public:
   virtual ~Exchange() = default;
+  // Before this worker reports ready (its set-up, not counted as training).
+  virtual void Prepare(int64_t /*first_step*/) {}
   // Once every worker is ready: the model gets the job's weights for step `first_step`.
   virtual void Start(int64_t first_step) = 0;
   // Just before the backward of a step's last micro-batch, with the step's trip count and this

@@ -23,6 +23,7 @@ namespace {
 class PsExchange : public Exchange {
  public:
   PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv, PsExchangeOptions o);
+  void Prepare(int64_t first_step) override;
   void Start(int64_t first_step) override;
   ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
   void Report(TrainReport* report, int64_t steps) override;
@@ -51,11 +52,15 @@ PsExchange::PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv
       layout_(LayoutOf(model)),
       params_(layout_.total()) {}
 
-void PsExchange::Start(int64_t first_step) {
+void PsExchange::Prepare(int64_t first_step) {
+  // Worker 0 gives a fresh job its initial weights (pulls are held until then).
   if (o_.worker == 0 && first_step == 0) {
     CopyParamsOut(model_, layout_, params_.data());
     kv_->Init(params_.data());
   }
+}
+
+void PsExchange::Start(int64_t first_step) {
   const auto t = Clock::now();
   pulled_ = kv_->Pull(Want(first_step), params_.data());
   carry_wait_ = pulled_.held_s;
@@ -88,8 +93,10 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
     grad_ = std::make_shared<std::vector<float>>(layout_.total());
   CopyGradsOut(model_, layout_, grad_->data());
   // Only servers that clip each push read its norm: otherwise it is not computed (-1: none).
-  const double norm =
-      o_.send_norm && trips > 0 ? std::sqrt(SquaredNorm(grad_->data(), grad_->size())) / trips : -1;
+  // A push without trips still counts (an empty slice): its norm is 0.
+  double norm = -1;
+  if (o_.send_norm)
+    norm = trips > 0 ? std::sqrt(SquaredNorm(grad_->data(), grad_->size())) / trips : 0;
   res.compute_s = SecondsSince(t);
   if (stop_vote) kv_->RequestStop();
 
