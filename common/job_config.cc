@@ -96,13 +96,12 @@ void JobConfig::Validate() const {
   const PolicyConfig& p = policy;
   Check(p.name == "fixed" || p.name == "ppo",
         "--accumulation_policy must be fixed or ppo, not '" + p.name + "'");
+  // The agent's own settings are checked by the scheduler's CheckPpo (scheduler/make_policy.h);
+  // here only what ties them to the rest of the job.
   if (p.name == "ppo") {
-    Check(p.accumulation_min >= 1 && p.accumulation_max >= p.accumulation_min,
-          "--accumulation_min must be >= 1 and <= --accumulation_max");
     Check(x.accumulation >= p.accumulation_min && x.accumulation <= p.accumulation_max,
           "--accumulation (the starting value) must lie in [--accumulation_min, "
           "--accumulation_max]");
-    Check(p.rollout >= 1, "--ppo_rollout must be >= 1");
   }
 
   Check(output.checkpoint_every >= 0, "--checkpoint_every must be >= 0");

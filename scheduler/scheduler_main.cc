@@ -53,8 +53,8 @@ JobConfig ConfigFromFlags() {
   c.cluster.timeout_s = FLAGS_timeout_s;
   c.cluster.heartbeat_s = FLAGS_heartbeat_s;
   c.cluster.silence_s = FLAGS_silence_s > 0 ? FLAGS_silence_s : 5 * FLAGS_heartbeat_s;
+  if (c.policy.name == "ppo") CheckPpo(c.policy);  // the agent's own settings first
   c.Validate();
-  if (c.policy.name != "fixed") CheckPpo(c.policy);
   return c;
 }
 

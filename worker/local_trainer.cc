@@ -36,7 +36,6 @@ TrainResult LocalTrainer::Run() {
   auto exchange = MakeLocalExchange(*model_, config_.optimizer, tracer_);
   ProgressLine progress("local", TotalSteps(opts, train_.size()), opts.progress_s);
   TrainResult res;
-  double eval_total_s = 0;  // evaluations run inline: their time is not training time
 
   DriverOptions o;
   o.accumulation = config_.exchange.accumulation;
@@ -47,16 +46,14 @@ TrainResult LocalTrainer::Run() {
     if (out_) out_->AppendMetrics(r.ToJson());
     progress.Update(r.epoch, r.step, r.loss, r.trips_per_s);
   };
-  hooks.evaluate = [&](int64_t steps, int64_t epoch, bool final) {
-    const auto t = Clock::now();
+  hooks.evaluate = [&](int64_t steps, int64_t epoch, double train_s, bool final) {
     EvalResult r;
     {
       ScopedSpan span(tracer_, "eval");
       r = Evaluate(*model_, eval_, opts.eval_batch_size);
     }
     if (final) res.final_eval = r;
-    if (!eval_.empty()) LogEval(r, steps, epoch, since_start(), since_start() - eval_total_s);
-    eval_total_s += SecondsSince(t);
+    if (!eval_.empty()) LogEval(r, steps, epoch, since_start(), train_s);
   };
   const DriverResult d = StepDriver(*model_, train_, opts, o, hooks, exchange.get()).Run();
   progress.Update(d.epochs - 1, d.steps, d.last_loss,

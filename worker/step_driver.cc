@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -27,7 +28,11 @@ DriverResult StepDriver::Run() {
   // Resuming: skip the data the first start_step steps consumed (same accumulation assumed).
   for (int64_t i = 0; i < o_.start_step * accumulation; ++i) stream.Next();
   EvalSchedule evals(opts_.eval);
-  evals.StartAt(o_.start_step, stream.epoch() + 1);
+  // Epochs finished by the slices taken so far (the epoch of the last one once it is complete).
+  const auto epochs_done = [&] {
+    return stream.AtEpochEnd() ? stream.epoch() + 1 : std::max<int64_t>(0, stream.epoch());
+  };
+  evals.StartAt(o_.start_step, epochs_done());
 
   exchange_->Prepare(o_.start_step);
   if (hooks_.ready) hooks_.ready();
@@ -41,7 +46,7 @@ DriverResult StepDriver::Run() {
   };
   const auto evaluate = [&](int64_t steps, bool final) {
     const auto t = Clock::now();
-    hooks_.evaluate(steps, stream.epoch(), final);
+    hooks_.evaluate(steps, stream.epoch(), train_seconds(), final);
     eval_s += SecondsSince(t);
   };
 
@@ -51,7 +56,10 @@ DriverResult StepDriver::Run() {
   TrainWindow window;
   for (int64_t step = o_.start_step; step < total_steps; ++step) {
     const auto step_start = Clock::now();
-    if (hooks_.accumulation && hooks_.accumulation() > 0) accumulation = hooks_.accumulation();
+    if (hooks_.accumulation) {
+      const int64_t chosen = hooks_.accumulation();
+      if (chosen > 0) accumulation = chosen;
+    }
 
     model_.zero_grad();
     std::vector<std::vector<size_t>> slices(accumulation);
@@ -98,10 +106,10 @@ DriverResult StepDriver::Run() {
       if (hooks_.report) hooks_.report(r);
     }
     if (hooks_.evaluate && !last) {
-      const int64_t epochs_done = stream.AtEpochEnd() ? stream.epoch() + 1 : stream.epoch();
-      if (evals.Due(step + 1, epochs_done, train_seconds()) && exchange_->Agreed(step + 1)) {
+      const int64_t epochs = epochs_done();
+      if (evals.Due(step + 1, epochs, train_seconds()) && exchange_->Agreed(step + 1)) {
         evaluate(step + 1, false);
-        evals.Taken(step + 1, epochs_done, train_seconds());
+        evals.Taken(step + 1, epochs, train_seconds());
       }
     }
     if (last) break;

@@ -40,9 +40,10 @@ struct DriverHooks {
   // The accumulation the policy chose last (<= 0: keep the current one).
   std::function<int64_t()> accumulation;
   std::function<void(const TrainReport&)> report;
-  // Evaluates the model's weights after `steps` steps (the final one once training ends). Only
-  // where this worker's weights are the job's (local mode, worker 0 of the ring modes).
-  std::function<void(int64_t steps, int64_t epoch, bool final)> evaluate;
+  // Evaluates the model's weights after `steps` steps and `train_s` training seconds (the final
+  // one once training ends). Only where this worker's weights are the job's (local mode,
+  // worker 0 of the ring modes). Its own time is not training time.
+  std::function<void(int64_t steps, int64_t epoch, double train_s, bool final)> evaluate;
 };
 
 struct DriverResult {

@@ -175,7 +175,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
     control->Report(topics::kTrainReport, r.step, EncodeCereal(r));
   };
   if (!UsesServers(config.exchange.mode) && id == 0) {
-    hooks.evaluate = [&](int64_t steps, int64_t /*epoch*/, bool final) {
+    hooks.evaluate = [&](int64_t steps, int64_t /*epoch*/, double /*train_s*/, bool final) {
       SendSnapshot(control, *model, steps, final);
     };
   }

@@ -73,7 +73,9 @@ Outcome Drive(TrainConfig config, DriverOptions o, Setup setup) {
   Outcome run;
   DriverHooks hooks;
   hooks.report = [&](const TrainReport& r) { run.reports.push_back(r); };
-  hooks.evaluate = [&](int64_t steps, int64_t, bool final) { run.evals.push_back({steps, final}); };
+  hooks.evaluate = [&](int64_t steps, int64_t, double, bool final) {
+    run.evals.push_back({steps, final});
+  };
   setup(run.ex, hooks, o);
   run.result = StepDriver(*model, Trips(), config, o, hooks, &run.ex).Run();
   return run;
