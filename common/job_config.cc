@@ -120,6 +120,12 @@ std::string JobConfig::ToJson() const {
   return os.str() + "\n";
 }
 
+int64_t JobConfig::MaxPushTrips() const {
+  const int64_t most = policy.name == "fixed" ? exchange.accumulation
+                                              : std::max(exchange.accumulation, policy.accumulation_max);
+  return train.batch_size * most;
+}
+
 int64_t TotalSteps(const TrainConfig& c, size_t num_trips) {
   const int64_t per_epoch = (static_cast<int64_t>(num_trips) + c.batch_size - 1) / c.batch_size;
   int64_t total = per_epoch * std::max<int64_t>(c.epochs, 0);

@@ -170,6 +170,9 @@ struct JobConfig {
   void Validate() const;
   // Every field, by part, as indented JSON: what out_dir/config.json holds.
   std::string ToJson() const;
+  // The most trips one worker's push can sum: the global batch times the largest accumulation
+  // the job allows (servers refuse pushes that claim more).
+  int64_t MaxPushTrips() const;
 
   template <class A>
   void serialize(A& ar) {

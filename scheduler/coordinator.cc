@@ -483,7 +483,9 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
       .Add("workers", opts_.num_workers)
       .Add("servers", opts_.num_servers)
       .Add("epochs", epochs)
-      .Add("steps", steps_done_ > 0 ? steps_done_ : opts_.total_steps)
+      .Add("steps", phase_.is(Phase::kFailed) ? MinStep()
+                    : steps_done_ > 0         ? steps_done_
+                                              : opts_.total_steps)
       .Add("planned_steps", opts_.total_steps)
       .Add("stopped_by_time_budget", stop_sent_ && min_steps_done_ < opts_.total_steps)
       .Add("batch_size", opts_.config.train.batch_size)
@@ -504,6 +506,15 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   s.Add("peak_rss_mb", PeakMemoryJson());
   // Every server sees every push, so server 0's staleness histogram describes the job.
   if (server_stats_.count(0)) s.Add("server_stats", server_stats_[0].ToJson());
+  if (!server_stats_.empty()) {
+    // What the servers refused, summed over them (each refusal is also in that server's log).
+    int64_t errors = 0, non_finite = 0;
+    for (const auto& [id, stats] : server_stats_) {
+      errors += stats.errors;
+      non_finite += stats.non_finite;
+    }
+    s.Add("refused", JsonObject().Add("messages", errors).Add("non_finite", non_finite));
+  }
   s.Add("accumulation_policy", policy_ ? "ppo" : "fixed");
   if (policy_) s.Add("accumulation_decisions", decisions_);
   if (!policy_error_.empty()) s.Add("policy_error", policy_error_);

@@ -2,16 +2,24 @@
 
 #include <glog/logging.h>
 
+#include <cmath>
+
 #include "common/clock.h"
 #include "common/codec.h"
 #include "common/json_writer.h"
+#include "common/numerics.h"
 #include "common/peak_memory.h"
 
 namespace tteps::server {
 
 ParamServer::ParamServer(zmq::socket_t& socket, const ClusterMap& map, int id, Shard* shard,
                          double timeout_s)
-    : socket_(socket), map_(map), id_(id), shard_(shard), timeout_s_(timeout_s) {}
+    : socket_(socket),
+      map_(map),
+      id_(id),
+      shard_(shard),
+      timeout_s_(timeout_s),
+      max_push_trips_(map.config.MaxPushTrips()) {}
 
 std::string ParamServer::WorkerName(int w) const {
   return w >= 0 && w < static_cast<int>(map_.workers.size()) ? map_.workers[w].Name()
@@ -76,10 +84,18 @@ void ParamServer::Handle(Message& m) {
   try {
     switch (h.type) {
       case MsgType::kInit:
+        CheckFinite(m, "initial values");
         if (!shard_->initialized()) shard_->Init(m.floats(0));
         Reply(m.peer, h, MsgType::kInitAck);
         break;
       case MsgType::kPush: {
+        if (h.samples > max_push_trips_) {
+          throw std::invalid_argument("push claims " + std::to_string(h.samples) +
+                                      " trips, more than a step can hold (" +
+                                      std::to_string(max_push_trips_) + ")");
+        }
+        if (!std::isfinite(h.norm)) throw std::invalid_argument("push with a non-finite norm");
+        CheckFinite(m, "gradient");
         const int64_t before = shard_->version();
         int64_t stale = 0;
         {
@@ -103,6 +119,15 @@ void ParamServer::Handle(Message& m) {
   } catch (const std::exception& e) {
     ReplyError(m.peer, h, e.what());  // refused; the server keeps serving
   }
+}
+
+void ParamServer::CheckFinite(const Message& m, const char* what) {
+  const size_t n = m.num_floats(0);
+  const size_t at = FirstNonFinite(m.floats(0), n);
+  if (at == n) return;
+  ++non_finite_;
+  throw std::invalid_argument(std::string(what) + " value " + std::to_string(m.floats(0)[at]) +
+                              " at key " + std::to_string(shard_->range().begin + at));
 }
 
 void ParamServer::AfterPush(int64_t before) {
@@ -166,6 +191,7 @@ ServerStats ParamServer::Stats() const {
   st.pushes = pushes_;
   st.pulls = pulls_;
   st.errors = errors_;
+  st.non_finite = non_finite_;
   st.version = shard_->version();
   st.peak_rss_mb = PeakRssMb();
   st.staleness = staleness_;

@@ -42,7 +42,7 @@ class ParamServer {
   // Answers the pulls that can be answered, and fails those waiting past the timeout.
   void ServePending();
 
-  // {"server":id,"pushes":..,"pulls":..,"errors":..,"version":..,"staleness":{"0":n,..}}
+  // Counts, version and staleness histogram, for the scheduler's summary.json.
   ServerStats Stats() const;
   int64_t errors() const { return errors_; }
 
@@ -56,6 +56,9 @@ class ParamServer {
   void Reply(const std::string& peer, const Header& request, MsgType type);
   void ReplyPull(const PendingPull& p);
   std::string WorkerName(int w) const;
+  // Throws std::invalid_argument (and counts it) if the payload holds a NaN or infinity: a
+  // push or init that would poison the model is refused whoever sent it.
+  void CheckFinite(const Message& m, const char* what);
 
   zmq::socket_t& socket_;
   ClusterMap map_;
@@ -70,7 +73,8 @@ class ParamServer {
   std::function<std::optional<double>(int64_t)> take_norm_;
   std::vector<PendingPull> pending_;
   std::map<int64_t, int64_t> staleness_;  // staleness -> pushes
-  int64_t pushes_ = 0, pulls_ = 0, errors_ = 0;
+  int64_t max_push_trips_;
+  int64_t pushes_ = 0, pulls_ = 0, errors_ = 0, non_finite_ = 0;
   Tracer* tracer_ = nullptr;
 };
 

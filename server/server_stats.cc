@@ -36,6 +36,7 @@ JsonObject ServerStats::ToJson() const {
       .Add("pushes", pushes)
       .Add("pulls", pulls)
       .Add("errors", errors)
+      .Add("non_finite", non_finite)
       .Add("version", version)
       .Add("peak_rss_mb", peak_rss_mb)
       .Add("staleness", summary);

@@ -14,16 +14,17 @@ namespace tteps::server {
 struct ServerStats {
   int32_t server = 0;
   int64_t pushes = 0, pulls = 0, errors = 0, version = 0;
+  int64_t non_finite = 0;  // refused pushes and inits holding a NaN or infinity (in errors too)
   double peak_rss_mb = 0;
   std::map<int64_t, int64_t> staleness;  // staleness of a push -> pushes
 
-  // {"server", "pushes", "pulls", "errors", "version", "peak_rss_mb", "staleness": {"mean",
+  // {"server", "pushes", "pulls", "errors", "non_finite", "version", "peak_rss_mb", "staleness": {"mean",
   // "p50", "p90", "p99", "max", "histogram"}}
   JsonObject ToJson() const;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(server, pushes, pulls, errors, version, peak_rss_mb, staleness);
+    ar(server, pushes, pulls, errors, version, non_finite, peak_rss_mb, staleness);
   }
 };
 

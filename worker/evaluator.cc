@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "worker/data/padded_batch.h"
 #include "worker/deeptte/deeptte.h"
@@ -43,6 +45,12 @@ EvalResult Evaluate(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& 
     r.mape = abs_pct / r.n;
     r.rmse = std::sqrt(sq / r.n);
     r.mae = abs_err / r.n;
+  }
+  if (!std::isfinite(r.mape) || !std::isfinite(r.rmse)) {
+    throw std::runtime_error(
+        "evaluation over " + std::to_string(r.n) + " trips gave MAPE " + std::to_string(r.mape) +
+        ", RMSE " + std::to_string(r.rmse) +
+        ": the predictions are not finite (a diverged model, or trips with extreme values)");
   }
   return r;
 }

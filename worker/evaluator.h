@@ -23,6 +23,8 @@ struct EvalResult {
 };
 
 // Runs the entire estimator without gradients; leaves the module's train/eval mode as it was.
+// Throws std::runtime_error if a prediction is not finite: a diverged model never reports a
+// null MAPE.
 EvalResult Evaluate(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& trips,
                     int64_t batch_size, bool keep_predictions = false);
 

@@ -18,6 +18,15 @@ MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model,
   return s;
 }
 
+std::string NonFiniteGradient(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (const auto& p : model.named_parameters()) {
+    const auto& g = p.value().grad();
+    if (g.defined() && !torch::isfinite(g).all().item<bool>()) return p.key();
+  }
+  return "";
+}
+
 void ScaleGradients(torch::nn::Module& model, double factor) {
   torch::NoGradGuard no_grad;
   for (auto& p : model.parameters()) {

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/job_config.h"
@@ -23,6 +24,9 @@ struct MicroBatchStats {
 MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model,
                                     const std::vector<data::Trip>& trips,
                                     const std::vector<size_t>& indices);
+
+// The name of the first parameter whose gradient holds a NaN or infinity; empty if none does.
+std::string NonFiniteGradient(torch::nn::Module& model);
 
 // Multiplies every parameter gradient by `factor` (1 / count turns a sum into a mean).
 void ScaleGradients(torch::nn::Module& model, double factor);

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "common/clock.h"
@@ -11,6 +14,37 @@
 #include "worker/slice_stream.h"
 
 namespace tteps {
+namespace {
+
+// A step whose loss or gradient is not finite ends the job here, before the exchange spreads
+// it: the message names the step and the trips (indices into this worker's training data).
+void CheckFinite(deeptte::DeepTTEImpl& model, int64_t step, double loss_sum,
+                 const std::vector<std::vector<size_t>>& slices) {
+  std::string what;
+  if (!std::isfinite(loss_sum)) {
+    what = "loss " + std::to_string(loss_sum);
+  } else {
+    const std::string param = NonFiniteGradient(model);
+    if (param.empty()) return;
+    what = "gradient of " + param;
+  }
+  std::string trips;
+  size_t listed = 0, total = 0;
+  for (const auto& s : slices) {
+    for (size_t i : s) {
+      if (listed < 8) trips += (listed++ ? ", " : "") + std::to_string(i);
+      ++total;
+    }
+  }
+  if (total > listed) trips += ", ... (" + std::to_string(total) + " trips)";
+  throw std::runtime_error("non-finite " + what + " in step " + std::to_string(step + 1) +
+                           ", batch of trips " + trips +
+                           ": the model diverged (try a lower --lr or --clip_norm) or a trip "
+                           "holds extreme values");
+}
+
+}  // namespace
+
 StepDriver::StepDriver(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& train,
                        const TrainConfig& opts, DriverOptions o, DriverHooks hooks,
                        Exchange* exchange)
@@ -75,6 +109,7 @@ DriverResult StepDriver::Run() {
       sum.loss_sum += s.loss_sum;
       sum.trips += s.trips;
     }
+    CheckFinite(model_, step, sum.loss_sum, slices);
     TraceSince(o_.tracer, "compute", step_start);
     if (o_.slowdown_percent > 0) {
       // An emulated slower machine: its extra time is compute time, as the agent must see it.

@@ -59,7 +59,14 @@ int RunLocal(const JobConfig& config) {
                                       [&](std::string events) { trace_file->Append(events); });
     trainer.set_tracer(tracer.get());
   }
-  TrainResult r = trainer.Run();
+  TrainResult r;
+  try {
+    r = trainer.Run();
+  } catch (const std::exception& e) {
+    // A diverged model or a failed write: summary.json says why, the exit code says it failed.
+    out.WriteSummary(JsonObject().Add("mode", "local").Add("error", e.what()));
+    throw;
+  }
   if (tracer) {
     tracer->Flush();
     trace_file->Close();

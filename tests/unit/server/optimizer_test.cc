@@ -284,6 +284,21 @@ TEST(SquaredNorm, SumsInDouble) {
   EXPECT_DOUBLE_EQ(SquaredNorm(big.data(), big.size()), 2 * x * x);
 }
 
+TEST(FirstNonFinite, FindsNanAndInfinityAnywhere) {
+  EXPECT_EQ(FirstNonFinite(nullptr, 0), 0u);
+  std::vector<float> v(37, 1.5f);
+  v[3] = -3.4e38f;  // large but finite
+  EXPECT_EQ(FirstNonFinite(v.data(), v.size()), v.size());
+  for (float bad : {std::nanf(""), -std::nanf(""), INFINITY, -INFINITY}) {
+    for (size_t at : {size_t{0}, size_t{17}, v.size() - 1}) {
+      std::vector<float> w = v;
+      w[at] = bad;
+      if (at + 1 < w.size()) w[at + 1] = bad;  // the first one is reported
+      EXPECT_EQ(FirstNonFinite(w.data(), w.size()), at) << bad;
+    }
+  }
+}
+
 // Expects `c.Validate()` and MakeOptimizer(c) to throw std::invalid_argument mentioning `what`.
 void ExpectRejected(const OptimizerConfig& c, const std::string& what) {
   for (int make = 0; make < 2; ++make) {

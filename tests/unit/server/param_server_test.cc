@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
@@ -342,6 +343,48 @@ TEST_F(ParamServerTest, MalformedAndMisdirectedMessagesGetErrorRepliesAndServing
   StopServer();
   EXPECT_EQ(server_->errors(), 5);
   EXPECT_EQ(shard_->version(), 0);
+}
+
+TEST_F(ParamServerTest, PoisonedPushesAreRefusedCountedAndTheStepStillCompletes) {
+  StartServer(1.0);
+  auto w0 = Client(0), w1 = Client(1);
+  const std::vector<float> init = InitValues();
+  auto inf_init = std::make_shared<std::vector<float>>(init);
+  (*inf_init)[kN - 1] = INFINITY;
+  EXPECT_THROW(w0->Init(inf_init->data()), std::runtime_error);
+  w0->Init(init.data());
+
+  // A well-formed push claiming worker 1's place, with NaN in it: refused, naming the key.
+  auto nan_grad = std::make_shared<std::vector<float>>(*Grad(1));
+  (*nan_grad)[500] = std::nanf("");
+  try {
+    w1->Push(nan_grad, 0, 3);
+    ADD_FAILURE() << "a NaN push was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("at key 500"), std::string::npos) << e.what();
+  }
+  // More trips than one step can hold (the default global batch of 64, accumulation 1).
+  try {
+    w1->Push(Grad(1), 0, 65);
+    ADD_FAILURE() << "a push of 65 trips was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than a step can hold (64)"), std::string::npos)
+        << e.what();
+  }
+  // The refusals left worker 1's place free: the real pushes make the step.
+  const auto g0 = Grad(0), g1 = Grad(1);
+  w0->Push(g0, 0, 1);
+  w1->Push(g1, 0, 3);
+  std::vector<float> out(kN);
+  EXPECT_EQ(w0->Pull(1, out.data()).version, 1);
+  for (int64_t i = 0; i < kN; ++i) {
+    const double mean = (static_cast<double>((*g0)[i]) + (*g1)[i]) / 4.0;
+    ASSERT_EQ(out[i], static_cast<float>(init[i] - kLr * mean)) << i;
+  }
+  StopServer();
+  EXPECT_EQ(server_->errors(), 3);
+  EXPECT_EQ(server_->Stats().non_finite, 2);
+  EXPECT_NE(server_->Stats().ToJson().str().find("\"non_finite\":2"), std::string::npos);
 }
 
 }  // namespace

@@ -7,9 +7,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "tests/unit/worker/deeptte/test_trips.h"
+#include "worker/gradient_step.h"
 
 namespace tteps {
 namespace {
@@ -31,6 +35,10 @@ class RecordingExchange : public Exchange {
   }
   ExchangeResult Finish(int64_t step, int64_t trips, bool vote, bool planned_last) override {
     calls.push_back({step, trips, vote, planned_last});
+    if (step == poison_at) {
+      torch::NoGradGuard no_grad;
+      model->parameters().front().fill_(std::nanf(""));  // as a diverged update would
+    }
     ExchangeResult r;
     r.stop = (step == stop_at || vote) && !planned_last;
     return r;
@@ -38,7 +46,8 @@ class RecordingExchange : public Exchange {
   bool Agreed(int64_t steps) const override { return steps % agree_every == 0; }
   void Report(TrainReport* r, int64_t steps) override { r->exchange = {{"steps", double(steps)}}; }
 
-  int64_t stop_at = -1, agree_every = 1;
+  int64_t stop_at = -1, agree_every = 1, poison_at = -1;
+  torch::nn::Module* model = nullptr;
   std::vector<int64_t> starts, backward_trips;
   std::vector<Call> calls;
 };
@@ -77,6 +86,7 @@ Outcome Drive(TrainConfig config, DriverOptions o, Setup setup) {
     run.evals.push_back({steps, final});
   };
   setup(run.ex, hooks, o);
+  run.ex.model = model.get();
   run.result = StepDriver(*model, Trips(), config, o, hooks, &run.ex).Run();
   return run;
 }
@@ -187,6 +197,32 @@ TEST(StepDriver, ResumingSkipsTheDataOfTheStepsDone) {
   // change: the recording exchange applies nothing).
   EXPECT_EQ(resumed.reports.back().step_losses, full.reports.back().step_losses);
   EXPECT_EQ(resumed.evals.front(), std::make_pair(int64_t{10}, false));
+}
+
+TEST(StepDriver, ANonFiniteLossEndsTrainingNamingTheStepAndTrips) {
+  try {
+    Drive(Config(), {}, [](RecordingExchange& ex, DriverHooks&, DriverOptions&) {
+      ex.poison_at = 2;  // the weights after step 3 hold NaN
+    });
+    ADD_FAILURE() << "training went on with NaN weights";
+  } catch (const std::runtime_error& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("non-finite loss nan in step 4, batch of trips "),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("(32 trips)"), std::string::npos) << text;
+  }
+}
+
+TEST(NonFiniteGradient, NamesTheFirstParameterWithANanOrInfinity) {
+  torch::nn::Linear a(2, 3), b(3, 1);
+  torch::nn::Sequential net(a, b);
+  net->forward(torch::ones({4, 2})).sum().backward();
+  EXPECT_EQ(NonFiniteGradient(*net), "");
+  b->bias.mutable_grad()[0] = INFINITY;
+  EXPECT_EQ(NonFiniteGradient(*net), "1.bias");
+  a->weight.mutable_grad()[1][0] = std::nanf("");
+  EXPECT_EQ(NonFiniteGradient(*net), "0.weight");
 }
 
 }  // namespace

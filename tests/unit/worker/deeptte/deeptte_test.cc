@@ -1,16 +1,18 @@
-// DeepTTE model: shapes, masking, local labels, gradients, layout and save/load.
+// DeepTTE model: shapes, masking, local labels, gradients, layout, save/load and evaluation.
 #include "worker/deeptte/deeptte.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 
 #include "tests/unit/worker/deeptte/test_trips.h"
 #include "worker/data/padded_batch.h"
 #include "worker/deeptte/checkpoint.h"
+#include "worker/evaluator.h"
 #include "worker/model_params.h"
 
 namespace tteps {
@@ -208,6 +210,26 @@ TEST(Checkpoint, SaveLoadGivesIdenticalPredictions) {
   EXPECT_TRUE(torch::equal(model->PredictSeconds(b), loaded->PredictSeconds(b)));
   std::remove(path.c_str());
   EXPECT_THROW(deeptte::LoadModel(path), std::runtime_error);
+}
+
+TEST(Evaluate, ReportsFiniteErrorsAndRefusesADivergedModel) {
+  DeepTTE model = MakeModel();
+  const std::vector<data::Trip> trips(SampleTrips().begin(), SampleTrips().begin() + 40);
+  const EvalResult r = Evaluate(*model, trips, 16, /*keep_predictions=*/true);
+  EXPECT_EQ(r.n, 40);
+  EXPECT_GT(r.mape, 0);
+  EXPECT_GT(r.rmse, r.mae * 0.999);
+  ASSERT_EQ(r.predictions.size(), 40u);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters()) p.fill_(std::nanf(""));
+  }
+  try {
+    Evaluate(*model, trips, 16);
+    ADD_FAILURE() << "a NaN model was evaluated";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("gave MAPE nan"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
