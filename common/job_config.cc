@@ -121,8 +121,9 @@ std::string JobConfig::ToJson() const {
 }
 
 int64_t JobConfig::MaxPushTrips() const {
-  const int64_t most = policy.name == "fixed" ? exchange.accumulation
-                                              : std::max(exchange.accumulation, policy.accumulation_max);
+  const int64_t most = policy.name == "fixed"
+                           ? exchange.accumulation
+                           : std::max(exchange.accumulation, policy.accumulation_max);
   return train.batch_size * most;
 }
 

@@ -18,8 +18,8 @@ struct ServerStats {
   double peak_rss_mb = 0;
   std::map<int64_t, int64_t> staleness;  // staleness of a push -> pushes
 
-  // {"server", "pushes", "pulls", "errors", "non_finite", "version", "peak_rss_mb", "staleness": {"mean",
-  // "p50", "p90", "p99", "max", "histogram"}}
+  // {"server", "pushes", "pulls", "errors", "non_finite", "version", "peak_rss_mb", "staleness":
+  // {"mean", "p50", "p90", "p99", "max", "histogram"}}
   JsonObject ToJson() const;
 
   template <class Archive>

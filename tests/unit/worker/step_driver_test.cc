@@ -207,8 +207,7 @@ TEST(StepDriver, ANonFiniteLossEndsTrainingNamingTheStepAndTrips) {
     ADD_FAILURE() << "training went on with NaN weights";
   } catch (const std::runtime_error& e) {
     const std::string text = e.what();
-    EXPECT_NE(text.find("non-finite loss nan in step 4, batch of trips "),
-              std::string::npos)
+    EXPECT_NE(text.find("non-finite loss nan in step 4, batch of trips "), std::string::npos)
         << text;
     EXPECT_NE(text.find("(32 trips)"), std::string::npos) << text;
   }
