@@ -45,7 +45,7 @@ struct Result {
 // Raw ZeroMQ: a DEALER sends `bytes`, a ROUTER thread echoes them back.
 Result RawRoundTrip(zmq::context_t& ctx, size_t bytes) {
   auto router = MakeSocket(ctx, zmq::socket_type::router);
-  const std::string endpoint = BindEphemeral(router, "127.0.0.1");
+  const std::string endpoint = BindTcp(router, "127.0.0.1");
   std::atomic<bool> stop{false};
   std::thread echo([&] {
     while (!stop) {
@@ -96,7 +96,7 @@ Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
   for (int s = 0; s < servers; ++s) {
     sockets.push_back(MakeSocket(ctx, zmq::socket_type::router));
     NodeInfo info = Node(Role::kServer, s);
-    info.endpoint = BindEphemeral(sockets.back(), "127.0.0.1");
+    info.endpoint = BindTcp(sockets.back(), "127.0.0.1");
     map.servers.push_back(info);
   }
   for (int s = 0; s < servers; ++s) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/cluster_map.h"
+#include "common/net_address.h"
 
 namespace tteps {
 
@@ -60,13 +61,36 @@ BootstrapWatchdog& Watchdog() {
   return *w;
 }
 
+// "tcp://HOST:PORT" -> HOST.
+std::string EndpointHost(const std::string& endpoint) {
+  const size_t begin = endpoint.find("://");
+  const size_t end = endpoint.rfind(':');
+  if (begin == std::string::npos || end == std::string::npos || end <= begin + 3) {
+    throw std::invalid_argument("--scheduler " + endpoint + ": expected tcp://HOST:PORT");
+  }
+  return endpoint.substr(begin + 3, end - begin - 3);
+}
+
+void SetAddress(Bootstrap* b, const std::string& advertise_host, const std::string& bind_interface,
+                bool one_host) {
+  const NodeAddress a = ChooseAddress(advertise_host, bind_interface, one_host);
+  b->bind_host = a.bind;
+  b->advertise_host = a.advertise;
+}
+
 }  // namespace
 
 Bootstrap StartNode(Role role, const NodeOptions& opts) {
   Bootstrap b;
   if (!opts.scheduler.empty()) {
     b.scheduler_endpoint = opts.scheduler;
-    b.advertise_host = opts.advertise_host.empty() ? "127.0.0.1" : opts.advertise_host;
+    // Without MPI the scheduler's address tells whether the job is on one host; the scheduler
+    // itself listens on the address its endpoint names.
+    const std::string host = EndpointHost(opts.scheduler);
+    const bool one_host = IsLoopback(ResolveIPv4(host));
+    SetAddress(&b,
+               role == Role::kScheduler && opts.advertise_host.empty() ? host : opts.advertise_host,
+               opts.bind_interface, one_host);
     return b;
   }
   b.mpi = true;
@@ -106,9 +130,7 @@ Bootstrap StartNode(Role role, const NodeOptions& opts) {
     throw std::runtime_error("the job needs exactly one tteps-scheduler, as MPI rank 0 (found " +
                              std::to_string(schedulers) + ")");
   }
-  b.advertise_host = !opts.advertise_host.empty() ? opts.advertise_host
-                     : one_host                   ? "127.0.0.1"
-                                                  : std::string(my_host);
+  SetAddress(&b, opts.advertise_host, opts.bind_interface, one_host);
   return b;
 }
 

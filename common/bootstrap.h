@@ -21,6 +21,7 @@ struct Bootstrap {
   int size = 0;
   int num_servers = 0, num_workers = 0;  // from the ranks' roles (MPI only)
   int role_id = -1;                      // index among ranks of the same role (MPI only)
+  std::string bind_host;                 // the one local address this node listens on
   std::string advertise_host;            // the address others use to reach this node
   std::string scheduler_endpoint;
   bool endpoint_shared = false;  // past the collective that peers would otherwise wait in
@@ -38,7 +39,8 @@ class JobEndedElsewhere : public std::runtime_error {
 // How this node finds the cluster (common/node_flags.h fills it from the command line).
 struct NodeOptions {
   std::string scheduler;       // start without MPI: the scheduler's tcp://host:port
-  std::string advertise_host;  // empty: 127.0.0.1 when the job runs on one host, else the name
+  std::string advertise_host;  // empty: the address bound (common/net_address.h)
+  std::string bind_interface;  // listen on this interface's address only
   double timeout_s = 30;       // bounds the bootstrap, the registration and every wait before
                                // the job's configuration arrives
   double heartbeat_s = 1;      // between heartbeats to the scheduler

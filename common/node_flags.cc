@@ -13,8 +13,12 @@ DEFINE_string(scheduler, "",
               "start without MPI: the scheduler's endpoint tcp://host:port (the scheduler binds "
               "it; other nodes connect)");
 DEFINE_string(advertise_host, "",
-              "address other nodes use to reach this one (default: 127.0.0.1 when the whole job "
-              "runs on one host, else the host name)");
+              "address other nodes use to reach this one (default: the address it listens on: "
+              "127.0.0.1 when the whole job runs on one host, else --bind_interface's or the "
+              "host's outside address)");
+DEFINE_string(bind_interface, "",
+              "listen only on this network interface's IPv4 address (e.g. eth0); needed across "
+              "hosts when a host has several outside addresses");
 
 DEFINE_string(logs, "",
               "write this process's whole log to DIR/<role>-<rank>.log; the console then gets "
@@ -27,6 +31,7 @@ NodeOptions NodeOptionsFromFlags() {
   NodeOptions o;
   o.scheduler = FLAGS_scheduler;
   o.advertise_host = FLAGS_advertise_host;
+  o.bind_interface = FLAGS_bind_interface;
   o.timeout_s = FLAGS_timeout_s;
   o.heartbeat_s = FLAGS_heartbeat_s;
   return o;

@@ -1,5 +1,7 @@
 #include "common/transport.h"
 
+#include <glog/logging.h>
+
 #include <zmq_addon.hpp>
 
 #include "common/codec.h"
@@ -20,10 +22,13 @@ zmq::socket_t MakeSocket(zmq::context_t& ctx, zmq::socket_type type) {
   return s;
 }
 
-std::string BindEphemeral(zmq::socket_t& socket, const std::string& advertise_host) {
-  socket.bind("tcp://*:*");
-  const std::string last = socket.get(zmq::sockopt::last_endpoint);  // tcp://0.0.0.0:PORT
-  return "tcp://" + advertise_host + last.substr(last.rfind(':'));
+std::string BindTcp(zmq::socket_t& socket, const std::string& bind_host,
+                    const std::string& advertise_host, int port) {
+  socket.bind("tcp://" + bind_host + ":" + (port > 0 ? std::to_string(port) : "*"));
+  const std::string last = socket.get(zmq::sockopt::last_endpoint);  // tcp://HOST:PORT
+  LOG(INFO) << "listening: " << last;
+  return "tcp://" + (advertise_host.empty() ? bind_host : advertise_host) +
+         last.substr(last.rfind(':'));
 }
 
 bool SendMessage(zmq::socket_t& socket, Header header, const std::vector<Payload>& payloads,

@@ -32,8 +32,11 @@ struct Payload {
 // unroutable peer as an error instead of dropping the message.
 zmq::socket_t MakeSocket(zmq::context_t& ctx, zmq::socket_type type);
 
-// Binds to an ephemeral TCP port on all interfaces; returns "tcp://<advertise_host>:<port>".
-std::string BindEphemeral(zmq::socket_t& socket, const std::string& advertise_host);
+// Binds TCP on `bind_host` only (a numeric address of this host; never every interface) and
+// `port` (0: an ephemeral one), and logs "listening: tcp://<bind_host>:<port>". Returns the
+// endpoint peers connect to: "tcp://<advertise_host, or bind_host if empty>:<port>".
+std::string BindTcp(zmq::socket_t& socket, const std::string& bind_host,
+                    const std::string& advertise_host = "", int port = 0);
 
 // Sends header + payloads (header.payload_bytes is filled in here). `peer` for ROUTER sockets.
 // Returns false if a ROUTER socket has no such peer (it vanished).

@@ -101,11 +101,11 @@ int Schedule(Bootstrap& boot, const JobConfig& config) {
   auto socket = MakeSocket(ctx, zmq::socket_type::router);
   std::string endpoint;
   if (boot.mpi) {
-    endpoint = BindEphemeral(socket, boot.advertise_host);
+    endpoint = BindTcp(socket, boot.bind_host, boot.advertise_host);
   } else {
-    socket.bind("tcp://*:" +
-                boot.scheduler_endpoint.substr(boot.scheduler_endpoint.rfind(':') + 1));
-    endpoint = boot.scheduler_endpoint;
+    const std::string& given = boot.scheduler_endpoint;  // --scheduler tcp://HOST:PORT
+    BindTcp(socket, boot.bind_host, "", std::stoi(given.substr(given.rfind(':') + 1)));
+    endpoint = given;
   }
   ShareSchedulerEndpoint(&boot, endpoint);
   LOG(INFO) << "scheduler at " << endpoint;

@@ -25,7 +25,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   zmq::context_t ctx;
   auto socket = MakeSocket(ctx, zmq::socket_type::router);
   NodeInfo self = SelfInfo(Role::kServer, boot);
-  self.endpoint = BindEphemeral(socket, boot.advertise_host);
+  self.endpoint = BindTcp(socket, boot.bind_host, boot.advertise_host);
   ShareSchedulerEndpoint(&boot, "");
 
   // Clipping in sync mode: the scheduler answers each version's partial norms with the total.

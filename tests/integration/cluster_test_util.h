@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -81,6 +82,58 @@ inline double JsonNumber(const std::string& json, const std::string& key) {
   return std::strtod(json.c_str() + at + key.size() + 3, nullptr);
 }
 
+// A launch/tteps job running in the background, in its own process group.
+class BackgroundJob {
+ public:
+  BackgroundJob(const std::string& launch, const std::string& out_dir, const std::string& log)
+      : out_dir_(out_dir), log_(log) {
+    const std::string cmd = "TTEPS_BIN=" + Bin() + " " + launch + " >" + log + " 2>&1";
+    pid_ = fork();
+    if (pid_ == 0) {
+      setpgid(0, 0);
+      execl("/bin/bash", "bash", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~BackgroundJob() {
+    if (!ended_) Wait(0);
+  }
+  // Waits up to `limit_s` for the workers' first train report; returns the scheduler's log.
+  bool WaitForTraining(int limit_s) const {
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < std::chrono::seconds(limit_s)) {
+      if (ReadFile(out_dir_ + "/metrics.jsonl").find("\"type\":\"train\"") != std::string::npos) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+  // Waits up to `limit_s` for the job to end; kills its process group after that. Returns
+  // whether it ended by itself.
+  bool Wait(int limit_s) {
+    const auto start = std::chrono::steady_clock::now();
+    ended_ = true;
+    while (waitpid(pid_, &status_, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() - start > std::chrono::seconds(limit_s)) {
+        kill(-pid_, SIGKILL);
+        waitpid(pid_, &status_, 0);
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return true;
+  }
+  int status() const { return status_; }
+  std::string log() const { return ReadFile(log_); }
+
+ private:
+  std::string out_dir_, log_;
+  pid_t pid_ = -1;
+  int status_ = 0;
+  bool ended_ = false;
+};
+
 // What happened to a job after one of its workers was killed.
 struct KillOutcome {
   bool killed = false;  // a worker was found and killed
@@ -90,48 +143,67 @@ struct KillOutcome {
   std::string log;
 };
 
-// Starts `launch` (a launch/tteps command line, output to `log`) in its own process group,
-// waits until training runs, SIGKILLs worker `worker` (its pid from the scheduler's
-// registration line in its log) and waits up to `limit_s` for the job to end.
+// Starts `launch` (a launch/tteps command line, output to `log`), waits until training runs,
+// SIGKILLs worker `worker` (its pid from the scheduler's registration line in its log) and
+// waits up to `limit_s` for the job to end.
 inline KillOutcome KillWorkerDuringTraining(const std::string& launch, const std::string& out_dir,
                                             const std::string& log, int worker, int limit_s) {
   KillOutcome k;
-  const std::string cmd = "TTEPS_BIN=" + Bin() + " " + launch + " >" + log + " 2>&1";
-  const pid_t job = fork();
-  if (job == 0) {
-    setpgid(0, 0);
-    execl("/bin/bash", "bash", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  BackgroundJob job(launch, out_dir, log);
   const std::regex registered("registered worker " + std::to_string(worker) +
                               R"( \(rank \d+, host [^,]+, pid (\d+)\))");
-  pid_t victim = 0;
-  const auto start = std::chrono::steady_clock::now();
-  while (victim == 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
-    std::smatch m;
-    const std::string text = ReadFile(out_dir + "/logs/scheduler-0.log");
-    if (std::regex_search(text, m, registered) &&
-        ReadFile(out_dir + "/metrics.jsonl").find("\"type\":\"train\"") != std::string::npos) {
-      victim = std::stoi(m[1]);
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-  }
-  if (victim > 0) k.killed = kill(victim, SIGKILL) == 0;
+  std::smatch m;
+  const std::string text =
+      job.WaitForTraining(120) ? ReadFile(out_dir + "/logs/scheduler-0.log") : "";
+  if (std::regex_search(text, m, registered)) k.killed = kill(std::stoi(m[1]), SIGKILL) == 0;
   const auto killed = std::chrono::steady_clock::now();
-  k.ended = true;
-  while (waitpid(job, &k.status, WNOHANG) == 0) {
-    if (!k.killed || std::chrono::steady_clock::now() - killed > std::chrono::seconds(limit_s)) {
-      k.ended = false;
-      kill(-job, SIGKILL);
-      waitpid(job, &k.status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  k.ended = k.killed && job.Wait(limit_s);
+  if (!k.killed) job.Wait(0);
+  k.status = job.status();
   k.took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
-  k.log = ReadFile(log);
+  k.log = job.log();
   return k;
+}
+
+// The TCP addresses (as "a.b.c.d:port" or "[v6]:port") that the tteps programs whose command
+// line mentions `marker` listen on, read from /proc (no ss needed).
+inline std::vector<std::string> ListeningAddresses(const std::string& marker) {
+  std::set<std::string> inodes;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (ReadFile("/proc/" + pid + "/comm").rfind("tteps-", 0) != 0) continue;
+    if (ReadFile("/proc/" + pid + "/cmdline").find(marker) == std::string::npos) continue;
+    std::error_code ec;
+    for (const auto& fd : std::filesystem::directory_iterator("/proc/" + pid + "/fd", ec)) {
+      const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
+      if (target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
+    }
+  }
+  std::vector<std::string> out;
+  for (const std::string table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::istringstream in(ReadFile(table));
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream f(line);
+      std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
+      f >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
+      if (state != "0A" || !inodes.count(inode)) continue;  // 0A: LISTEN
+      const std::string hex = local.substr(0, local.find(':'));
+      const int port = std::stoi(local.substr(local.find(':') + 1), nullptr, 16);
+      std::string addr;
+      if (hex.size() == 8) {  // IPv4, little-endian
+        for (int i = 3; i >= 0; --i) {
+          addr += std::to_string(std::stoi(hex.substr(2 * i, 2), nullptr, 16)) + (i ? "." : "");
+        }
+      } else {
+        addr = "[" + hex + "]";
+      }
+      out.push_back(addr + ":" + std::to_string(port));
+    }
+  }
+  return out;
 }
 
 // Counts occurrences of `needle` in `text`.

@@ -1,5 +1,7 @@
-// The wire and what crosses it, on real jobs: a diverging or poisoned run fails loudly instead of
-// reporting a null MAPE.
+// The wire and what crosses it, on real jobs: a job on one host listens on loopback only; a
+// diverging or poisoned run fails loudly instead of reporting a null MAPE.
+#include <sys/wait.h>
+
 #include <fstream>
 #include <regex>
 #include <string>
@@ -12,6 +14,27 @@ namespace {
 using namespace testing_util;
 
 const char* kData = TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl";
+
+// A one-host job: every socket of every tteps process listens on 127.0.0.1, none on all
+// interfaces (0.0.0.0 or ::), MPI's transport included; each is logged as "listening:".
+TEST(Wire, AOneHostJobListensOnLoopbackOnly) {
+  const std::string dir = FreshDir("loopback_only");
+  for (const std::string mode : {"sync", "ring"}) {
+    const std::string out = dir + "/" + mode;
+    const std::string servers = mode == "sync" ? " --servers 2" : "";
+    BackgroundJob job(Launcher() + " --mode " + mode + " --workers 2" + servers + " --out_dir " +
+                          out + " -- --epochs 100 --max_train_s 5",
+                      out, out + ".log");
+    ASSERT_TRUE(job.WaitForTraining(120)) << job.log();
+    const std::vector<std::string> listening = ListeningAddresses(out);
+    const size_t zmq_sockets = mode == "sync" ? 3 : 1;  // the scheduler's and the servers'
+    EXPECT_EQ(listening.size(), zmq_sockets) << mode;
+    for (const auto& a : listening) EXPECT_EQ(a.rfind("127.0.0.1:", 0), 0u) << mode << ": " << a;
+    ASSERT_TRUE(job.Wait(120)) << job.log();
+    EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == 0) << job.log();
+    EXPECT_EQ(CountOf(JobLogs(out), "listening: tcp://127.0.0.1:"), zmq_sockets) << mode;
+  }
+}
 
 // The issue's own reproduction: SGD with a learning rate of 1e9 diverges within a few steps.
 TEST(Wire, ADivergingJobFailsNamingTheStepAndBatch) {

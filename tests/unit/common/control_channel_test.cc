@@ -17,7 +17,7 @@ using Clock = std::chrono::steady_clock;
 class ControlChannelTest : public ::testing::Test {
  protected:
   ControlChannelTest() : scheduler_(MakeSocket(ctx_, zmq::socket_type::router)) {
-    endpoint_ = BindEphemeral(scheduler_, "127.0.0.1");
+    endpoint_ = BindTcp(scheduler_, "127.0.0.1");
   }
 
   NodeInfo Worker() {

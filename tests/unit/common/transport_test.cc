@@ -1,5 +1,5 @@
 // The ZeroMQ transport over real sockets: round trips DEALER <-> ROUTER, zero-copy payloads,
-// receive timeouts, malformed frames and unroutable peers.
+// receive timeouts, malformed frames and unroutable peers; binding one address only.
 #include "common/transport.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <zmq.hpp>
 
 #include "common/codec.h"
+#include "common/net_address.h"
 
 namespace tteps {
 namespace {
@@ -25,7 +26,7 @@ class TransportTest : public ::testing::Test {
  protected:
   // A ROUTER bound on tcp loopback (BindEphemeral) and a DEALER with a known routing id.
   void SetUp() override {
-    endpoint_ = BindEphemeral(router_, "127.0.0.1");
+    endpoint_ = BindTcp(router_, "127.0.0.1");
     dealer_.set(zmq::sockopt::routing_id, std::string("dealer-7"));
     dealer_.connect(endpoint_);
   }
@@ -61,15 +62,42 @@ void ExpectPayload(const Message& m, size_t i, const std::vector<float>& want) {
   for (size_t k = 0; k < want.size(); ++k) ASSERT_EQ(m.floats(i)[k], want[k]) << k;
 }
 
-TEST(BindEphemeral, AdvertisesTheHostAndTheBoundPort) {
+TEST(BindTcp, BindsOnlyTheGivenAddressAndAdvertisesTheHost) {
   zmq::context_t ctx;
   auto s = MakeSocket(ctx, zmq::socket_type::router);
-  const std::string ep = BindEphemeral(s, "example.host");
+  const std::string ep = BindTcp(s, "127.0.0.1", "example.host");
   ASSERT_EQ(ep.rfind("tcp://example.host:", 0), 0u) << ep;
   const std::string port = ep.substr(ep.rfind(':') + 1);
   EXPECT_GT(std::stoi(port), 0);
-  const std::string last = s.get(zmq::sockopt::last_endpoint);
-  EXPECT_EQ(last.substr(last.rfind(':') + 1), port);
+  // Bound on loopback, not on every interface.
+  EXPECT_EQ(s.get(zmq::sockopt::last_endpoint), "tcp://127.0.0.1:" + port);
+  auto t = MakeSocket(ctx, zmq::socket_type::router);
+  const std::string plain = BindTcp(t, "127.0.0.1");
+  EXPECT_EQ(plain, t.get(zmq::sockopt::last_endpoint));
+}
+
+TEST(ChooseAddress, LoopbackOnOneHostAnInterfaceOrALocalAdvertisedAddress) {
+  EXPECT_EQ(ChooseAddress("", "", true).bind, "127.0.0.1");
+  EXPECT_EQ(ChooseAddress("", "", true).advertise, "127.0.0.1");
+  EXPECT_EQ(ChooseAddress("", "lo", false).bind, "127.0.0.1");
+  const NodeAddress named = ChooseAddress("localhost", "", false);
+  EXPECT_EQ(named.bind, "127.0.0.1");
+  EXPECT_EQ(named.advertise, "localhost");
+  // An interface this host lacks, or an address that is not this host's, is refused with advice.
+  try {
+    ChooseAddress("", "no-such-if0", false);
+    ADD_FAILURE() << "an unknown interface was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-if0: no IPv4 address"), std::string::npos);
+  }
+  try {
+    ChooseAddress("192.0.2.77", "", false);  // TEST-NET-1: never a real host's address
+    ADD_FAILURE() << "a foreign address was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not an address of this host"), std::string::npos);
+  }
+  // A foreign advertised address is fine when the interface to bind is named.
+  EXPECT_EQ(ChooseAddress("192.0.2.77", "lo", false).advertise, "192.0.2.77");
 }
 
 TEST(MakeSocket, NeverLingers) {

@@ -56,7 +56,7 @@ std::string Tail(const std::string& text, const std::string& from) {
 class ParamServerTest : public ::testing::Test {
  protected:
   void StartServer(double timeout_s) {
-    const std::string endpoint = BindEphemeral(router_, "127.0.0.1");
+    const std::string endpoint = BindTcp(router_, "127.0.0.1");
     map_.config.exchange.mode = Mode::kSync;
     map_.param_count = kN;
     map_.fingerprint = kFingerprint;
