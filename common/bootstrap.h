@@ -41,6 +41,7 @@ struct NodeOptions {
   std::string scheduler;       // start without MPI: the scheduler's tcp://host:port
   std::string advertise_host;  // empty: the address bound (common/net_address.h)
   std::string bind_interface;  // listen on this interface's address only
+  std::string curve_dir;       // CURVE keys (tteps-keygen); empty: plain sockets
   double timeout_s = 30;       // bounds the bootstrap, the registration and every wait before
                                // the job's configuration arrives
   double heartbeat_s = 1;      // between heartbeats to the scheduler

@@ -20,6 +20,10 @@ DEFINE_string(bind_interface, "",
               "listen only on this network interface's IPv4 address (e.g. eth0); needed across "
               "hosts when a host has several outside addresses");
 
+DEFINE_string(curve_dir, "",
+              "authenticate and encrypt every ZeroMQ socket with the CURVE keys in DIR (made by "
+              "tteps-keygen DIR); every process of the job needs the same directory");
+
 DEFINE_string(logs, "",
               "write this process's whole log to DIR/<role>-<rank>.log; the console then gets "
               "only errors (launch/tteps sets it to <out_dir>/logs)");
@@ -32,6 +36,7 @@ NodeOptions NodeOptionsFromFlags() {
   o.scheduler = FLAGS_scheduler;
   o.advertise_host = FLAGS_advertise_host;
   o.bind_interface = FLAGS_bind_interface;
+  o.curve_dir = FLAGS_curve_dir;
   o.timeout_s = FLAGS_timeout_s;
   o.heartbeat_s = FLAGS_heartbeat_s;
   return o;

@@ -5,6 +5,7 @@
 #include <zmq_addon.hpp>
 
 #include "common/codec.h"
+#include "common/curve.h"
 
 namespace tteps {
 namespace {
@@ -19,6 +20,7 @@ zmq::socket_t MakeSocket(zmq::context_t& ctx, zmq::socket_type type) {
   zmq::socket_t s(ctx, type);
   s.set(zmq::sockopt::linger, 0);
   if (type == zmq::socket_type::router) s.set(zmq::sockopt::router_mandatory, 1);
+  if (const CurveSecurity* curve = SecurityOf(ctx)) curve->Apply(s, type);
   return s;
 }
 

@@ -29,7 +29,8 @@ struct Payload {
 };
 
 // ZMQ_LINGER 0 so that closing never blocks on unsent messages; ROUTER sockets report an
-// unroutable peer as an error instead of dropping the message.
+// unroutable peer as an error instead of dropping the message. On a context with a
+// CurveSecurity (common/curve.h), the socket uses CURVE.
 zmq::socket_t MakeSocket(zmq::context_t& ctx, zmq::socket_type type);
 
 // Binds TCP on `bind_host` only (a numeric address of this host; never every interface) and

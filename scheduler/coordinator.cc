@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <set>
 
 #include "common/cereal_body.h"
 #include "common/clock.h"
@@ -106,6 +108,17 @@ void Coordinator::SendMaps() {
   for (size_t s = 0; s < map_.servers.size(); ++s) {
     LOG(INFO) << map_.servers[s].Name() << " holds " << map_.ranges[s].ToString();
   }
+}
+
+void Coordinator::WarnIfOpen() const {
+  std::set<std::string> hosts;
+  for (const auto& n : nodes_) hosts.insert(n.info.host);
+  if (opts_.curve || hosts.size() < 2) return;
+  std::fprintf(stderr,
+               "[tteps] warning: the job spans %zu hosts without authentication: anyone who "
+               "reaches its ports can push to it (make keys with tteps-keygen DIR and pass "
+               "--curve_dir DIR)\n",
+               hosts.size());
 }
 
 void Coordinator::Broadcast(const std::string& reason) {
@@ -377,6 +390,7 @@ int Coordinator::Run() {
     }
   }
   SendMaps();
+  WarnIfOpen();
   phase_.MoveTo(Phase::kReady);
   eval_->Start(map_);
   train_start_ = Clock::now();
@@ -506,15 +520,21 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   s.Add("peak_rss_mb", PeakMemoryJson());
   // Every server sees every push, so server 0's staleness histogram describes the job.
   if (server_stats_.count(0)) s.Add("server_stats", server_stats_[0].ToJson());
-  if (!server_stats_.empty()) {
-    // What the servers refused, summed over them (each refusal is also in that server's log).
-    int64_t errors = 0, non_finite = 0;
-    for (const auto& [id, stats] : server_stats_) {
-      errors += stats.errors;
-      non_finite += stats.non_finite;
-    }
-    s.Add("refused", JsonObject().Add("messages", errors).Add("non_finite", non_finite));
+  // What was refused, summed over the servers and the scheduler (each refusal is also in that
+  // process's log): messages (malformed, mismatched or poisoned; non_finite of those) and
+  // connections with an unknown CURVE key.
+  int64_t errors = 0, non_finite = 0;
+  int64_t unauthenticated = opts_.curve ? opts_.curve->refused() : 0;
+  for (const auto& [id, stats] : server_stats_) {
+    errors += stats.errors;
+    non_finite += stats.non_finite;
+    unauthenticated += stats.unauthenticated;
   }
+  s.Add("refused", JsonObject()
+                       .Add("messages", errors)
+                       .Add("non_finite", non_finite)
+                       .Add("unauthenticated", unauthenticated));
+  s.Add("curve", opts_.curve != nullptr);
   s.Add("accumulation_policy", policy_ ? "ppo" : "fixed");
   if (policy_) s.Add("accumulation_decisions", decisions_);
   if (!policy_error_.empty()) s.Add("policy_error", policy_error_);

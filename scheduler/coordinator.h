@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "common/cluster_map.h"
+#include "common/curve.h"
 #include "common/eval_schedule.h"
 #include "common/job_config.h"
 #include "common/json_writer.h"
@@ -34,8 +35,9 @@ struct CoordinatorOptions {
   int64_t param_count = 0;
   uint64_t fingerprint = 0;
   int64_t total_steps = 0;
-  int64_t resume_version = -1;       // >= 0: the servers restore this checkpoint version
-  std::vector<int64_t> start_steps;  // resuming: each worker's first step
+  int64_t resume_version = -1;           // >= 0: the servers restore this checkpoint version
+  std::vector<int64_t> start_steps;      // resuming: each worker's first step
+  const CurveSecurity* curve = nullptr;  // CURVE on this scheduler's socket (null: off)
 };
 
 class Coordinator {
@@ -67,6 +69,8 @@ class Coordinator {
 
   bool Register(const Message& m, std::string* error);
   void SendMaps();
+  // Says once on the console that a job across hosts without CURVE is open to anyone.
+  void WarnIfOpen() const;
   void HandleMessage(const Message& m);
   // Sends command `topic` to every node of `role` (or only to id `only_id`) still running.
   void Command(Role role, const char* topic, int64_t step = 0, int64_t samples = 0,

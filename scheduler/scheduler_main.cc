@@ -10,6 +10,7 @@
 #include <zmq.hpp>
 
 #include "common/bootstrap.h"
+#include "common/curve.h"
 #include "common/init.h"
 #include "common/node_flags.h"
 #include "common/run_output.h"
@@ -84,7 +85,7 @@ void WriteFailure(const JobConfig& config, const std::string& error) {
   }
 }
 
-int Schedule(Bootstrap& boot, const JobConfig& config) {
+int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) {
   const Mode mode = config.exchange.mode;
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
@@ -98,6 +99,7 @@ int Schedule(Bootstrap& boot, const JobConfig& config) {
   auto policy = MakePolicy(config.policy);
 
   zmq::context_t ctx;
+  const auto curve = SecureContext(ctx, node.curve_dir);
   auto socket = MakeSocket(ctx, zmq::socket_type::router);
   std::string endpoint;
   if (boot.mpi) {
@@ -112,6 +114,7 @@ int Schedule(Bootstrap& boot, const JobConfig& config) {
 
   CoordinatorOptions o;
   o.config = config;
+  o.curve = curve.get();
   o.num_servers = boot.mpi ? boot.num_servers : FLAGS_num_servers;
   o.num_workers = boot.mpi ? boot.num_workers : FLAGS_num_workers;
   if (!UsesServers(mode) && (o.num_servers != 0 || o.num_workers < 1 || !boot.mpi)) {
@@ -179,6 +182,8 @@ int main(int argc, char** argv) {
     torch::set_num_threads(config.train.threads);
     if (FLAGS_check) {
       tteps::scheduler::CheckFiles(config);
+      const std::string curve_dir = tteps::NodeOptionsFromFlags().curve_dir;
+      if (!curve_dir.empty()) tteps::LoadCurveKeys(curve_dir);
       return 0;
     }
   } catch (const std::exception& e) {
@@ -188,14 +193,14 @@ int main(int argc, char** argv) {
     return tteps::RunNode(tteps::Role::kScheduler, tteps::NodeOptionsFromFlags(),
                           [](tteps::Bootstrap&) { return 1; });
   }
-  return tteps::RunNode(tteps::Role::kScheduler, tteps::NodeOptionsFromFlags(),
-                        [&](tteps::Bootstrap& boot) {
-                          try {
-                            return tteps::scheduler::Schedule(boot, config);
-                          } catch (const std::exception& e) {
-                            // The launcher's verdict repeats the cause from summary.json.
-                            tteps::scheduler::WriteFailure(config, e.what());
-                            throw;
-                          }
-                        });
+  const tteps::NodeOptions node = tteps::NodeOptionsFromFlags();
+  return tteps::RunNode(tteps::Role::kScheduler, node, [&](tteps::Bootstrap& boot) {
+    try {
+      return tteps::scheduler::Schedule(boot, node, config);
+    } catch (const std::exception& e) {
+      // The launcher's verdict repeats the cause from summary.json.
+      tteps::scheduler::WriteFailure(config, e.what());
+      throw;
+    }
+  });
 }

@@ -11,6 +11,7 @@
 #include "common/bootstrap.h"
 #include "common/cereal_body.h"
 #include "common/control_channel.h"
+#include "common/curve.h"
 #include "common/init.h"
 #include "common/node_flags.h"
 #include "common/transport.h"
@@ -23,6 +24,7 @@ namespace {
 
 int Serve(Bootstrap& boot, const NodeOptions& node) {
   zmq::context_t ctx;
+  const auto curve = SecureContext(ctx, node.curve_dir);
   auto socket = MakeSocket(ctx, zmq::socket_type::router);
   NodeInfo self = SelfInfo(Role::kServer, boot);
   self.endpoint = BindTcp(socket, boot.bind_host, boot.advertise_host);
@@ -89,7 +91,9 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   bool failed = false;
   control.ShutdownRequested(&reason, &failed);
   if (tracer) tracer->Flush();
-  control.Report(topics::kStats, shard.version(), EncodeCereal(server.Stats()));
+  ServerStats stats = server.Stats();
+  stats.unauthenticated = curve ? curve->refused() : 0;
+  control.Report(topics::kStats, shard.version(), EncodeCereal(stats));
   control.Flush();
   if (failed) {
     LOG(WARNING) << "server " << id << " stops: " << reason;

@@ -37,6 +37,7 @@ JsonObject ServerStats::ToJson() const {
       .Add("pulls", pulls)
       .Add("errors", errors)
       .Add("non_finite", non_finite)
+      .Add("unauthenticated", unauthenticated)
       .Add("version", version)
       .Add("peak_rss_mb", peak_rss_mb)
       .Add("staleness", summary);

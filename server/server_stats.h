@@ -15,6 +15,7 @@ struct ServerStats {
   int32_t server = 0;
   int64_t pushes = 0, pulls = 0, errors = 0, version = 0;
   int64_t non_finite = 0;  // refused pushes and inits holding a NaN or infinity (in errors too)
+  int64_t unauthenticated = 0;  // connections refused by CURVE (an unknown key)
   double peak_rss_mb = 0;
   std::map<int64_t, int64_t> staleness;  // staleness of a push -> pushes
 
@@ -24,7 +25,7 @@ struct ServerStats {
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(server, pushes, pulls, errors, version, non_finite, peak_rss_mb, staleness);
+    ar(server, pushes, pulls, errors, version, non_finite, unauthenticated, peak_rss_mb, staleness);
   }
 };
 

@@ -13,6 +13,7 @@
 #include "common/bootstrap.h"
 #include "common/cereal_body.h"
 #include "common/control_channel.h"
+#include "common/curve.h"
 #include "common/init.h"
 #include "common/node_flags.h"
 #include "common/peak_memory.h"
@@ -198,6 +199,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
 int RunDistributed(Bootstrap& boot, const NodeOptions& node) {
   ShareSchedulerEndpoint(&boot, "");
   zmq::context_t ctx;
+  const auto curve = SecureContext(ctx, node.curve_dir);
   SchedulerCommands commands;  // outlives the channel, whose thread writes into it
   ControlChannel control(ctx, boot.scheduler_endpoint, SelfInfo(Role::kWorker, boot),
                          node.timeout_s, node.heartbeat_s);

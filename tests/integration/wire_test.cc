@@ -1,11 +1,20 @@
-// The wire and what crosses it, on real jobs: a job on one host listens on loopback only; a
-// diverging or poisoned run fails loudly instead of reporting a null MAPE.
+// The wire and what crosses it, on real jobs: a job on one host listens on loopback only;
+// strangers' pushes are refused (a NaN one in a plain job, any one in a CURVE job) and the
+// model is exactly the undisturbed one; a diverging or poisoned run fails loudly instead of
+// reporting a null MAPE.
 #include <sys/wait.h>
 
+#include <cmath>
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <string>
+#include <vector>
+#include <zmq.hpp>
 
+#include "common/curve.h"
+#include "common/key_range.h"
+#include "common/transport.h"
 #include "tests/integration/cluster_test_util.h"
 
 namespace tteps {
@@ -34,6 +43,92 @@ TEST(Wire, AOneHostJobListensOnLoopbackOnly) {
     EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == 0) << job.log();
     EXPECT_EQ(CountOf(JobLogs(out), "listening: tcp://127.0.0.1:"), zmq_sockets) << mode;
   }
+}
+
+// A process outside the job: it reads server 0's endpoint and the job's layout from the
+// scheduler's log and sends `count` well-formed pushes claiming to be worker 0, over a socket
+// with CURVE keys `keys` (null: plain). Returns false if it found no endpoint.
+bool Intrude(const std::string& out_dir, const CurveKeys* keys, const std::string& server_key,
+             float value, int count) {
+  const std::string log = ReadFile(out_dir + "/logs/scheduler-0.log");
+  std::smatch at, layout;
+  if (!std::regex_search(log, at, std::regex(R"(registered server 0 \(.*\) at (tcp://\S+))")) ||
+      !std::regex_search(log, layout,
+                         std::regex(R"((\d+) floats \([^)]*\), fingerprint ([0-9a-f]+))"))) {
+    return false;
+  }
+  const int64_t total = std::stoll(layout[1]);
+  zmq::context_t ctx;
+  zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  if (keys) {
+    dealer.set(zmq::sockopt::curve_serverkey, server_key);
+    dealer.set(zmq::sockopt::curve_publickey, keys->public_key);
+    dealer.set(zmq::sockopt::curve_secretkey, keys->secret_key);
+  }
+  dealer.connect(at[1].str());
+  Header push;
+  push.type = MsgType::kPush;
+  push.sender_role = Role::kWorker;
+  push.sender_id = 0;
+  push.samples = 32;
+  push.fingerprint = std::stoull(layout[2], nullptr, 16);
+  push.ranges = {PartitionKeys(total, 2)[0]};
+  auto grad = std::make_shared<std::vector<float>>(push.ranges[0].size(), value);
+  for (int i = 0; i < count; ++i) {
+    push.request_id = 1000 + i;
+    push.step = i;
+    SendMessage(dealer, push, {{grad, grad->data(), grad->size()}});
+  }
+  // Every push that reaches a server gets an (error) reply; wait for them all.
+  Message reply;
+  for (int i = 0; i < count && ReceiveMessage(dealer, false, 1000, &reply); ++i) {
+  }
+  return true;
+}
+
+// The same sync job (2 workers, 2 servers) plain and with CURVE; strangers push into both.
+TEST(Wire, CurveJobEqualsThePlainOneAndStrangersChangeNothing) {
+  const std::string dir = FreshDir("curve");
+  ASSERT_EQ(RunCommand(Bin() + "/tteps-keygen " + dir + "/keys", 20, dir + "/keygen.log"), 0);
+  const CurveKeys cluster = LoadCurveKeys(dir + "/keys");
+  GenerateCurveKeys(dir + "/stranger");
+  const CurveKeys stranger = LoadCurveKeys(dir + "/stranger");
+  const std::string flags = " -- --max_steps 120 --log_every 5";
+  const auto run = [&](const std::string& name, const std::string& launch_flags) {
+    const std::string out = dir + "/" + name;
+    return std::make_unique<BackgroundJob>(Launcher() + " --mode sync --workers 2 --servers 2 " +
+                                               launch_flags + " --out_dir " + out + flags,
+                                           out, out + ".log");
+  };
+  {
+    // Plain: a foreign push is accepted on the wire, but NaN values are refused and counted.
+    auto job = run("plain", "");
+    ASSERT_TRUE(job->WaitForTraining(120)) << job->log();
+    EXPECT_TRUE(Intrude(dir + "/plain", nullptr, "", std::nanf(""), 20));
+    ASSERT_TRUE(job->Wait(120)) << job->log();
+    EXPECT_EQ(WEXITSTATUS(job->status()), 0) << job->log();
+  }
+  {
+    // CURVE: a stranger's key is refused at the handshake, a plain client gets nowhere.
+    auto job = run("curve", "--curve_dir " + dir + "/keys");
+    ASSERT_TRUE(job->WaitForTraining(120)) << job->log();
+    EXPECT_TRUE(Intrude(dir + "/curve", &stranger, cluster.public_key, 0.5f, 20));
+    EXPECT_TRUE(Intrude(dir + "/curve", nullptr, "", 0.5f, 20));
+    ASSERT_TRUE(job->Wait(120)) << job->log();
+    EXPECT_EQ(WEXITSTATUS(job->status()), 0) << job->log();
+  }
+  const std::string plain = ReadFile(dir + "/plain/summary.json");
+  const std::string curve = ReadFile(dir + "/curve/summary.json");
+  std::printf("plain: %s\ncurve: %s\n", plain.c_str(), curve.c_str());
+  EXPECT_EQ(JsonNumber(plain, "non_finite"), 20) << plain;
+  EXPECT_NE(plain.find("\"curve\":false"), std::string::npos);
+  EXPECT_GE(JsonNumber(curve, "unauthenticated"), 1) << curve;
+  EXPECT_EQ(JsonNumber(curve, "messages"), 0) << curve;  // nothing reached a server's decoder
+  EXPECT_NE(curve.find("\"curve\":true"), std::string::npos);
+  EXPECT_NE(JobLogs(dir + "/curve").find("is not in authorized_keys"), std::string::npos);
+  // Both models are the undisturbed one (2 workers: the servers' sums are order-free).
+  EXPECT_EQ(MaxAbsDiff(dir + "/plain/model.pt", dir + "/curve/model.pt"), 0.0);
 }
 
 // The issue's own reproduction: SGD with a learning rate of 1e9 diverges within a few steps.
