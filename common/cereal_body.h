@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/bounded_archive.h"
 #include "common/codec.h"
 
 namespace tteps {
@@ -24,20 +25,17 @@ std::string EncodeCereal(const T& v) {
   return os.str();
 }
 
-// Throws CodecError if the text is not a T.
+// Throws CodecError if the text is not a T (bounded: a garbled count allocates nothing).
 template <class T>
 T DecodeCereal(const std::string& text) {
-  std::istringstream is(text, std::ios::binary);
+  BoundedInputArchive ar(text.data(), text.size());
   T v;
   try {
-    cereal::BinaryInputArchive ar(is);
     ar(v);
   } catch (const std::exception& e) {
     throw CodecError(std::string("garbled control message body: ") + e.what());
   }
-  if (is.peek() != std::char_traits<char>::eof()) {
-    throw CodecError("garbled control message body: trailing bytes");
-  }
+  if (ar.left() != 0) throw CodecError("garbled control message body: trailing bytes");
   return v;
 }
 

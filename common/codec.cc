@@ -4,6 +4,8 @@
 #include <cereal/types/string.hpp>
 #include <sstream>
 
+#include "common/bounded_archive.h"
+
 namespace tteps {
 namespace {
 
@@ -116,19 +118,16 @@ Header DecodeHeader(const void* data, size_t size) {
   if (size > kMaxHeaderBytes) {
     throw CodecError("header frame of " + std::to_string(size) + " bytes exceeds the limit");
   }
-  std::istringstream is(std::string(static_cast<const char*>(data), size), std::ios::binary);
+  BoundedInputArchive ar(data, size);  // read in place, never past the frame
   Header h;
   try {
-    cereal::BinaryInputArchive ar(is);
     ar(h);
   } catch (const CodecError&) {
     throw;
   } catch (const std::exception& e) {
     throw CodecError(std::string("truncated or garbled header: ") + e.what());
   }
-  if (is.peek() != std::char_traits<char>::eof()) {
-    throw CodecError("header frame has trailing bytes");
-  }
+  if (ar.left() != 0) throw CodecError("header frame has trailing bytes");
   return h;
 }
 

@@ -4,9 +4,16 @@
 // there too.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace tteps {
+
+// Refused messages come in floods when something broken or hostile talks to a port, and errors
+// reach the console: log the first ten, then every thousandth (with the count so far).
+inline bool LogThisRefusal(int64_t refused_so_far) {
+  return refused_so_far <= 10 || refused_so_far % 1000 == 0;
+}
 
 // Call once, after InitProgram. Throws std::runtime_error if the file cannot be opened.
 void LogToFile(const std::string& dir, const std::string& role, bool verbose);

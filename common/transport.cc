@@ -39,25 +39,20 @@ bool SendMessage(zmq::socket_t& socket, Header header, const std::vector<Payload
   for (const auto& p : payloads) header.payload_bytes.push_back(p.count * sizeof(float));
   const std::string head = EncodeHeader(header);
   // A message goes whole or not at all: a full queue (EAGAIN, an empty result) on the first
-  // frame drops it, and the caller hears about it.
+  // frame drops it, and the caller hears about it. A ROUTER never waits for a peer: one that
+  // does not read its replies (its queue is full) must not stall a server or the scheduler.
+  const auto wait = peer.empty() ? zmq::send_flags::none : zmq::send_flags::dontwait;
+  const auto more = wait | zmq::send_flags::sndmore;
   auto sent = [](const zmq::send_result_t& r) { return r.has_value(); };
   try {
-    if (!peer.empty() && !sent(socket.send(zmq::buffer(peer), zmq::send_flags::sndmore))) {
-      return false;
-    }
-    if (!sent(socket.send(zmq::buffer(head),
-                          payloads.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore))) {
-      return false;
-    }
+    if (!peer.empty() && !sent(socket.send(zmq::buffer(peer), more))) return false;
+    if (!sent(socket.send(zmq::buffer(head), payloads.empty() ? wait : more))) return false;
     for (size_t i = 0; i < payloads.size(); ++i) {
       const Payload& p = payloads[i];
       auto* hint = new std::shared_ptr<const void>(p.owner);
       zmq::message_t frame(const_cast<float*>(p.data), p.count * sizeof(float), &ReleaseOwner,
                            hint);
-      if (!sent(socket.send(
-              frame, i + 1 < payloads.size() ? zmq::send_flags::sndmore : zmq::send_flags::none))) {
-        return false;
-      }
+      if (!sent(socket.send(frame, i + 1 < payloads.size() ? more : wait))) return false;
     }
   } catch (const zmq::error_t& e) {
     if (e.num() == EHOSTUNREACH) return false;

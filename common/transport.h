@@ -39,8 +39,8 @@ zmq::socket_t MakeSocket(zmq::context_t& ctx, zmq::socket_type type);
 std::string BindTcp(zmq::socket_t& socket, const std::string& bind_host,
                     const std::string& advertise_host = "", int port = 0);
 
-// Sends header + payloads (header.payload_bytes is filled in here). `peer` for ROUTER sockets.
-// Returns false if a ROUTER socket has no such peer (it vanished).
+// Sends header + payloads (header.payload_bytes is filled in here). `peer` for ROUTER sockets,
+// which never block: returns false if the peer vanished or does not read (its queue is full).
 bool SendMessage(zmq::socket_t& socket, Header header, const std::vector<Payload>& payloads = {},
                  const std::string& peer = "");
 

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/codec.h"
 #include "common/json_writer.h"
+#include "common/log_file.h"
 #include "common/peak_memory.h"
 #include "server/topics.h"
 #include "worker/topics.h"
@@ -280,7 +281,10 @@ void Coordinator::FinishPolicy() {
 void Coordinator::HandleMessage(const Message& m) {
   Node* node = Find(m.peer);
   if (!node) {
-    LOG(ERROR) << "message " << TypeName(m.header.type) << " from an unregistered peer ignored";
+    ++refused_;
+    LOG_IF(ERROR, LogThisRefusal(refused_))
+        << "message " << TypeName(m.header.type) << " from an unregistered peer ignored ("
+        << refused_ << " refused so far)";
     return;
   }
   node->last_seen = Clock::now();
@@ -402,9 +406,14 @@ int Coordinator::Run() {
     Message m;
     std::string peer;
     try {
-      while (ReceiveMessage(socket_, true, 20, &m, &peer)) HandleMessage(m);
+      // Bounded, so that a flood of messages cannot starve the checks below.
+      for (int i = 0; i < 1000 && ReceiveMessage(socket_, true, 20, &m, &peer); ++i) {
+        HandleMessage(m);
+      }
     } catch (const CodecError& e) {
-      LOG(ERROR) << "malformed message ignored: " << e.what();
+      ++refused_;
+      LOG_IF(ERROR, LogThisRefusal(refused_))
+          << "malformed message ignored: " << e.what() << " (" << refused_ << " refused so far)";
     }
     while (auto r = eval_->Poll()) {
       if (!r->error.empty()) {
@@ -523,7 +532,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   // What was refused, summed over the servers and the scheduler (each refusal is also in that
   // process's log): messages (malformed, mismatched or poisoned; non_finite of those) and
   // connections with an unknown CURVE key.
-  int64_t errors = 0, non_finite = 0;
+  int64_t errors = refused_, non_finite = 0;
   int64_t unauthenticated = opts_.curve ? opts_.curve->refused() : 0;
   for (const auto& [id, stats] : server_stats_) {
     errors += stats.errors;

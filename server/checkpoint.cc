@@ -8,10 +8,14 @@
 #include <cereal/types/utility.hpp>
 #include <cereal/types/vector.hpp>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
+
+#include "common/bounded_archive.h"
 
 namespace tteps::server {
 namespace {
@@ -37,20 +41,40 @@ struct Blob {
   }
 };
 
-// Reads a blob; with `header_only` the values are still read (Cereal has no skipping) but the
-// caller only looks at the small fields.
+Blob DecodeBlob(const std::string& bytes, const std::string& name) {
+  uint32_t magic = 0;
+  if (bytes.size() >= sizeof magic) std::memcpy(&magic, bytes.data(), sizeof magic);
+  if (magic != kCheckpointMagic) throw std::runtime_error(name + " is not a tteps checkpoint");
+  BoundedInputArchive ar(bytes.data(), bytes.size());
+  Blob b;
+  try {
+    ar(b);
+  } catch (const cereal::Exception& e) {
+    throw std::runtime_error("garbled checkpoint " + name + ": " + e.what());
+  }
+  if (ar.left() != 0) throw std::runtime_error("garbled checkpoint " + name + ": trailing bytes");
+  return b;
+}
+
 Blob ReadBlob(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open checkpoint " + path);
-  Blob b;
-  try {
-    cereal::BinaryInputArchive ar(in);
-    ar(b);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("garbled checkpoint " + path + ": " + e.what());
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return DecodeBlob(bytes.str(), path);
+}
+
+void Restore(Blob b, const std::string& name, Shard* shard) {
+  if (b.begin != shard->range().begin || b.end != shard->range().end) {
+    throw std::runtime_error(name + " holds keys [" + std::to_string(b.begin) + ", " +
+                             std::to_string(b.end) + "), this server " + shard->range().ToString());
   }
-  if (b.magic != kCheckpointMagic) throw std::runtime_error(path + " is not a tteps checkpoint");
-  return b;
+  try {
+    shard->optimizer().Restore(b.optimizer_state, b.optimizer_steps);
+    shard->Restore(std::move(b.values), b.version, std::move(b.clocks));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(name + " does not fit this job: " + e.what());
+  }
 }
 
 }  // namespace
@@ -91,17 +115,11 @@ void SaveCheckpoint(const std::string& dir, int server_id, Shard& shard) {
 
 void LoadCheckpoint(const std::string& dir, int server_id, int64_t version, Shard* shard) {
   const std::string path = dir + "/" + FileName(server_id, version);
-  Blob b = ReadBlob(path);
-  if (b.begin != shard->range().begin || b.end != shard->range().end) {
-    throw std::runtime_error(path + " holds keys [" + std::to_string(b.begin) + ", " +
-                             std::to_string(b.end) + "), this server " + shard->range().ToString());
-  }
-  try {
-    shard->optimizer().Restore(b.optimizer_state, b.optimizer_steps);
-    shard->Restore(std::move(b.values), b.version, std::move(b.clocks));
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(path + " does not fit this job: " + e.what());
-  }
+  Restore(ReadBlob(path), path, shard);
+}
+
+void RestoreCheckpoint(const std::string& bytes, const std::string& name, Shard* shard) {
+  Restore(DecodeBlob(bytes, name), name, shard);
 }
 
 std::vector<CheckpointInfo> ListCheckpoints(const std::string& dir) {

@@ -15,6 +15,9 @@ void SaveCheckpoint(const std::string& dir, int server_id, Shard& shard);
 // Restores the shard (and its optimizer) from DIR/server-<id>-v<version>.ckpt. Throws
 // std::runtime_error naming the file if it is missing, garbled or for another range.
 void LoadCheckpoint(const std::string& dir, int server_id, int64_t version, Shard* shard);
+// The same from a checkpoint file's bytes (`name` for messages); any garbling is a
+// std::runtime_error, never an allocation of what a garbled count claims.
+void RestoreCheckpoint(const std::string& bytes, const std::string& name, Shard* shard);
 
 // What a checkpoint of one server holds, without its values: for choosing where to resume.
 struct CheckpointInfo {

@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/codec.h"
 #include "common/json_writer.h"
+#include "common/log_file.h"
 #include "common/numerics.h"
 #include "common/peak_memory.h"
 
@@ -44,8 +45,10 @@ void ParamServer::Run(const std::function<bool()>& stop) {
 void ParamServer::ReplyError(const std::string& peer, const Header& request,
                              const std::string& what) {
   ++errors_;
-  LOG(ERROR) << "server " << id_ << ": rejected " << TypeName(request.type) << " from "
-             << RoleName(request.sender_role) << " " << request.sender_id << ": " << what;
+  LOG_IF(ERROR, LogThisRefusal(errors_))
+      << "server " << id_ << ": rejected " << TypeName(request.type) << " from "
+      << RoleName(request.sender_role) << " " << request.sender_id << ": " << what << " ("
+      << errors_ << " refused so far)";
   if (peer.empty()) return;
   Header h;
   h.type = MsgType::kError;
@@ -76,6 +79,7 @@ void ParamServer::Handle(Message& m) {
                       "parameter layout fingerprint " + std::to_string(h.fingerprint) +
                           " does not match the job's " + std::to_string(map_.fingerprint));
   }
+  if (h.step < 0) return ReplyError(m.peer, h, "negative step " + std::to_string(h.step));
   if (h.ranges.size() != 1 || !(h.ranges[0] == shard_->range())) {
     return ReplyError(
         m.peer, h,

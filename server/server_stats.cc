@@ -6,20 +6,21 @@
 namespace tteps::server {
 
 JsonObject ServerStats::ToJson() const {
+  // Sums in double: the counts come off the wire, and no count may overflow anything.
   JsonObject hist;
-  int64_t count = 0, max = 0;
-  double sum = 0;
+  int64_t max = 0;
+  double count = 0, sum = 0;
   for (const auto& [s, n] : staleness) {
     hist.Add(std::to_string(s), n);
-    count += n;
-    sum += static_cast<double>(s) * n;
+    count += static_cast<double>(n);
+    sum += static_cast<double>(s) * static_cast<double>(n);
     max = std::max(max, s);
   }
   // Percentiles from the histogram: the smallest staleness covering that share of pushes.
   auto percentile = [&](double q) {
-    int64_t seen = 0;
+    double seen = 0;
     for (const auto& [s, n] : staleness) {
-      seen += n;
+      seen += static_cast<double>(n);
       if (seen >= q * count) return s;
     }
     return int64_t{0};

@@ -84,9 +84,9 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const flo
   if (awaiting_norm_) throw std::invalid_argument("push while the last step waits for its norm");
   // A worker whose slice of a small last batch is empty pushes zero samples: it still counts.
   if (samples < 0) throw std::invalid_argument("push with " + std::to_string(samples) + " samples");
-  if (grad_version > version_) {
+  if (grad_version < 0 || grad_version > version_) {
     throw std::invalid_argument("push computed on version " + std::to_string(grad_version) +
-                                ", newer than the shard's " + std::to_string(version_));
+                                ", the shard is at " + std::to_string(version_));
   }
   const int64_t staleness = version_ - grad_version;
   if (mode_ != Consistency::kSync) {

@@ -4,7 +4,9 @@
 // reporting a null MAPE.
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <regex>
@@ -12,6 +14,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/codec.h"
 #include "common/curve.h"
 #include "common/key_range.h"
 #include "common/transport.h"
@@ -87,6 +90,97 @@ bool Intrude(const std::string& out_dir, const CurveKeys* keys, const std::strin
   return true;
 }
 
+// Floods the job's scheduler and servers with `count` bad messages, in turn: garbage, a push
+// whose payload differs from its declared size, a truncated header, a header declaring a payload
+// of a terabyte, a heartbeat from a stranger; and, rarely (they are 1.4 MB each), well-formed
+// pushes for a step that never comes or holding NaN. Returns how many were sent.
+int64_t Flood(const std::string& out_dir, int64_t count) {
+  const std::string log = ReadFile(out_dir + "/logs/scheduler-0.log");
+  std::smatch m;
+  std::vector<std::string> endpoints;
+  for (const std::string who :
+       {"scheduler at ", "server 0 \\(.*\\) at ", "server 1 \\(.*\\) at "}) {
+    if (!std::regex_search(log, m, std::regex(who + "(tcp://\\S+)"))) return 0;
+    endpoints.push_back(m[1]);
+  }
+  if (!std::regex_search(log, m,
+                         std::regex(R"((\d+) floats \([^)]*\), fingerprint ([0-9a-f]+))"))) {
+    return 0;
+  }
+  const auto ranges = PartitionKeys(std::stoll(m[1]), 2);
+  zmq::context_t ctx;
+  std::vector<zmq::socket_t> sockets;
+  for (const auto& e : endpoints) {
+    sockets.emplace_back(ctx, zmq::socket_type::dealer);
+    sockets.back().set(zmq::sockopt::linger, 10000);  // deliver what is queued before closing
+    sockets.back().set(zmq::sockopt::sndtimeo, 2000);
+    sockets.back().connect(e);
+  }
+  Header push;
+  push.type = MsgType::kPush;
+  push.sender_role = Role::kWorker;
+  push.samples = 8;
+  push.fingerprint = std::stoull(m[2], nullptr, 16);
+  const std::string valid = EncodeHeader(push);
+  int64_t sent = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const size_t target = i % 3;  // 0: the scheduler
+    zmq::socket_t& s = sockets[target];
+    Header h = push;
+    h.request_id = i;
+    bool ok = true;
+    switch (i % 5) {
+      case 0:
+        ok = s.send(zmq::buffer(std::string(37, static_cast<char>(i))), zmq::send_flags::none)
+                 .has_value();
+        break;
+      case 1: {
+        h.ranges = {ranges[target == 2 ? 1 : 0]};
+        auto few = std::make_shared<std::vector<float>>(5, 1.0f);
+        h.payload_bytes = {h.ranges[0].size() * sizeof(float)};  // declared, not sent
+        const std::string header = EncodeHeader(h);
+        ok = s.send(zmq::buffer(header), zmq::send_flags::sndmore).has_value() &&
+             s.send(zmq::buffer(*few), zmq::send_flags::none).has_value();
+        break;
+      }
+      case 2:
+        ok = s.send(zmq::buffer(valid.substr(0, valid.size() / 2)), zmq::send_flags::none)
+                 .has_value();
+        break;
+      case 3:
+        h.ranges = {ranges[0]};
+        h.payload_bytes = {uint64_t{1} << 40};
+        ok = s.send(zmq::buffer(EncodeHeader(h)), zmq::send_flags::none).has_value();
+        break;
+      default:
+        if (target != 0 && i % 500 == 4) {
+          // Well-formed, full-size pushes: for step 2^40, or holding NaN.
+          h.ranges = {ranges[target - 1]};
+          h.step = (i / 500) % 2 ? int64_t{1} << 40 : 0;
+          auto values = std::make_shared<std::vector<float>>(h.ranges[0].size(),
+                                                             h.step ? 0.5f : std::nanf(""));
+          ok = SendMessage(s, h, {{values, values->data(), values->size()}});
+        } else {
+          Header beat;
+          beat.type = MsgType::kHeartbeat;
+          ok = SendMessage(s, beat);
+        }
+    }
+    if (!ok) break;  // the job has ended
+    ++sent;
+    // A server answers each message with an error: wait for it (ZeroMQ may drop messages from a
+    // peer that leaves its replies unread, and this test counts every message).
+    zmq::message_t reply;
+    if (target != 0) {
+      zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+      if (zmq::poll(&item, 1, std::chrono::milliseconds(2000)) <= 0) break;
+      while (s.recv(reply, zmq::recv_flags::dontwait)) {
+      }
+    }
+  }
+  return sent;
+}
+
 // The same sync job (2 workers, 2 servers) plain and with CURVE; strangers push into both.
 TEST(Wire, CurveJobEqualsThePlainOneAndStrangersChangeNothing) {
   const std::string dir = FreshDir("curve");
@@ -94,7 +188,8 @@ TEST(Wire, CurveJobEqualsThePlainOneAndStrangersChangeNothing) {
   const CurveKeys cluster = LoadCurveKeys(dir + "/keys");
   GenerateCurveKeys(dir + "/stranger");
   const CurveKeys stranger = LoadCurveKeys(dir + "/stranger");
-  const std::string flags = " -- --max_steps 120 --log_every 5";
+  const std::string flags = " -- --max_steps 150 --log_every 5";
+  int64_t flooded = 0;
   const auto run = [&](const std::string& name, const std::string& launch_flags) {
     const std::string out = dir + "/" + name;
     return std::make_unique<BackgroundJob>(Launcher() + " --mode sync --workers 2 --servers 2 " +
@@ -102,10 +197,17 @@ TEST(Wire, CurveJobEqualsThePlainOneAndStrangersChangeNothing) {
                                            out, out + ".log");
   };
   {
-    // Plain: a foreign push is accepted on the wire, but NaN values are refused and counted.
+    // Plain: a foreign push is accepted on the wire, but NaN values are refused and counted;
+    // so is a flood of 100,000 bad messages.
     auto job = run("plain", "");
     ASSERT_TRUE(job->WaitForTraining(120)) << job->log();
     EXPECT_TRUE(Intrude(dir + "/plain", nullptr, "", std::nanf(""), 20));
+    const auto flood_start = std::chrono::steady_clock::now();
+    flooded = Flood(dir + "/plain", 100000);
+    std::printf(
+        "flooded %lld messages in %.1f s\n", static_cast<long long>(flooded),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - flood_start).count());
+    EXPECT_EQ(flooded, 100000);
     ASSERT_TRUE(job->Wait(120)) << job->log();
     EXPECT_EQ(WEXITSTATUS(job->status()), 0) << job->log();
   }
@@ -121,7 +223,12 @@ TEST(Wire, CurveJobEqualsThePlainOneAndStrangersChangeNothing) {
   const std::string plain = ReadFile(dir + "/plain/summary.json");
   const std::string curve = ReadFile(dir + "/curve/summary.json");
   std::printf("plain: %s\ncurve: %s\n", plain.c_str(), curve.c_str());
-  EXPECT_EQ(JsonNumber(plain, "non_finite"), 20) << plain;
+  // Every flooded message and every NaN push was refused and counted (the heartbeats, NaN
+  // pushes and wrong steps that reached a server or the scheduler included).
+  EXPECT_EQ(JsonNumber(plain, "messages"), flooded + 20) << plain;
+  EXPECT_NE(plain.find("\"non_finite\":" + std::to_string(20 + 67) + ",\"unauthenticated\":0},"),
+            std::string::npos)
+      << plain;
   EXPECT_NE(plain.find("\"curve\":false"), std::string::npos);
   EXPECT_GE(JsonNumber(curve, "unauthenticated"), 1) << curve;
   EXPECT_EQ(JsonNumber(curve, "messages"), 0) << curve;  // nothing reached a server's decoder

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "common/cereal_body.h"
+
 namespace tteps {
 namespace {
 
@@ -376,6 +378,42 @@ TEST(ValidatePayloads, RejectsHugeRangeWhoseByteCountOverflows) {
   const int64_t huge = int64_t{1} << 62;
   EXPECT_THROW(ValidatePayloads(DataHeader(MsgType::kPush, {{0, huge}}, {0}), {0}), CodecError);
   EXPECT_THROW(ValidatePayloads(DataHeader(MsgType::kPush, {{0, huge + 1}}, {4}), {4}), CodecError);
+}
+
+// Found by fuzzing: a bool is one byte, and any value but 0 or 1 was undefined behaviour later.
+TEST(Codec, RejectsABoolThatIsNeitherZeroNorOne) {
+  Header on;
+  on.stop = true;
+  const std::string off_bytes = EncodeHeader(Header{}), on_bytes = EncodeHeader(on);
+  ASSERT_EQ(off_bytes.size(), on_bytes.size());
+  size_t at = 0;
+  while (at < off_bytes.size() && off_bytes[at] == on_bytes[at]) ++at;
+  ASSERT_LT(at, off_bytes.size());
+  std::string bad = on_bytes;
+  bad[at] = 64;
+  try {
+    DecodeHeader(bad.data(), bad.size());
+    ADD_FAILURE() << "a bool of 64 was accepted";
+  } catch (const CodecError& e) {
+    EXPECT_NE(std::string(e.what()).find("a bool of value 64"), std::string::npos) << e.what();
+  }
+}
+
+// A body that declares 2^60 elements is refused before anything is allocated.
+TEST(DecodeCereal, RefusesACountBeyondTheBytesLeft) {
+  std::vector<double> v = {1, 2, 3};
+  std::string bytes = EncodeCereal(v);
+  const uint64_t huge = uint64_t{1} << 60;
+  std::memcpy(&bytes[0], &huge, sizeof huge);  // the size comes first
+  try {
+    DecodeCereal<std::vector<double>>(bytes);
+    ADD_FAILURE() << "a count of 2^60 was accepted";
+  } catch (const CodecError& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds the 24 bytes left"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(DecodeCereal<std::vector<double>>(EncodeCereal(v)), v);
+  EXPECT_THROW(DecodeCereal<std::vector<double>>(EncodeCereal(v) + "x"), CodecError);
 }
 
 }  // namespace

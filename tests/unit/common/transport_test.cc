@@ -318,5 +318,26 @@ TEST_F(TransportTest, SendToUnknownPeerOnRouterReturnsFalse) {
   EXPECT_EQ(r.header.text, "nobody");
 }
 
+// Found by a flood test: a ROUTER reply to a peer that never reads blocked the server forever
+// once the peer's queue was full. Now the reply is dropped and the sender told.
+TEST(SendMessage, ARouterNeverWaitsForAPeerThatDoesNotRead) {
+  zmq::context_t ctx;
+  auto router = MakeSocket(ctx, zmq::socket_type::router);
+  const std::string ep = BindTcp(router, "127.0.0.1");
+  auto dealer = MakeSocket(ctx, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::rcvhwm, 10);
+  dealer.connect(ep);
+  Header h;
+  h.type = MsgType::kHeartbeat;
+  ASSERT_TRUE(SendMessage(dealer, h));
+  Message m;
+  ASSERT_TRUE(ReceiveMessage(router, true, 2000, &m));
+  const auto start = std::chrono::steady_clock::now();
+  int sent = 0;
+  for (int i = 0; i < 100000 && SendMessage(router, h, {}, m.peer); ++i) ++sent;
+  EXPECT_LT(sent, 100000);  // the queue filled and the sender heard of it
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
+}
+
 }  // namespace
 }  // namespace tteps

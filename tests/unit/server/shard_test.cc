@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -431,6 +432,19 @@ TEST(ShardClipping, AsyncClipsEachPushByItsOwnNorm) {
   const float scale = static_cast<float>(2.0 / (8.0 + 1e-6));
   for (int64_t i = 0; i < kN; ++i) {
     EXPECT_FLOAT_EQ((*shard->values())[i], before[i] - static_cast<float>(kLr) * (g[i] * scale));
+  }
+}
+
+// Found by fuzzing: a push for version INT64_MIN overflowed the staleness.
+TEST(Shard, RefusesAPushForANegativeVersion) {
+  for (Consistency mode : {Consistency::kSync, Consistency::kAsync, Consistency::kSsp}) {
+    auto shard = MakeShard(mode, 2, 1);
+    shard->Init(Init().data());
+    const std::vector<float> g(kN, 1.0f);
+    for (int64_t v : {int64_t{-1}, std::numeric_limits<int64_t>::min()}) {
+      EXPECT_THROW(shard->Push(0, v, 1, g.data()), std::invalid_argument);
+    }
+    EXPECT_EQ(shard->version(), 0);
   }
 }
 

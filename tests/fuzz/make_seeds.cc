@@ -1,0 +1,139 @@
+// make_seeds DIR: writes the fuzzers' seed corpus, valid inputs of each kind, into
+// DIR/<target>/ (the committed tests/fuzz/corpus was made by it).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "common/cereal_body.h"
+#include "common/cluster_map.h"
+#include "common/codec.h"
+#include "server/checkpoint.h"
+#include "server/server_stats.h"
+#include "tests/fuzz/fuzz_input.h"
+#include "worker/train_report.h"
+
+namespace {
+
+using namespace tteps;
+namespace fs = std::filesystem;
+
+void Write(const std::string& dir, const std::string& name, const std::string& bytes) {
+  fs::create_directories(dir);
+  std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
+}
+
+std::string Floats(size_t n, float v) {
+  std::string s(n * sizeof(float), '\0');
+  for (size_t i = 0; i < n; ++i) std::memcpy(&s[i * sizeof(float)], &v, sizeof v);
+  return s;
+}
+
+// A data message for the push fuzzer's server (64 keys, fingerprint 0xF00D) + option bytes.
+std::string DataMessage(MsgType type, int sender, int64_t step, bool payload, uint8_t options) {
+  Header h;
+  h.type = type;
+  h.sender_role = Role::kWorker;
+  h.sender_id = sender;
+  h.request_id = 7;
+  h.step = step;
+  h.samples = 4;
+  h.fingerprint = 0xF00D;
+  h.ranges = {{0, 64}};
+  fuzz::FuzzMessage m;
+  if (payload) {
+    m.payloads.push_back(Floats(64, 0.25f));
+    h.payload_bytes = {64 * sizeof(float)};
+  }
+  m.header = EncodeHeader(h);
+  return fuzz::JoinMessage(m) + std::string(3, static_cast<char>(options));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_seeds DIR\n");
+    return 2;
+  }
+  const std::string out = argv[1];
+  int n = 0;
+  for (uint8_t options : {0, 7}) {
+    for (const std::string target : {"header_fuzz", "push_fuzz"}) {
+      const std::string dir = out + "/" + target;
+      Write(dir, "init-" + std::to_string(options),
+            DataMessage(MsgType::kInit, 0, 0, true, options));
+      Write(dir, "push0-" + std::to_string(options),
+            DataMessage(MsgType::kPush, 0, 0, true, options));
+      Write(dir, "push1-" + std::to_string(options),
+            DataMessage(MsgType::kPush, 1, 0, true, options));
+      Write(dir, "pull-" + std::to_string(options),
+            DataMessage(MsgType::kPull, 1, 1, false, options));
+      n += 4;
+    }
+  }
+  {
+    Header h;
+    h.type = MsgType::kCommand;
+    h.sender_role = Role::kScheduler;
+    h.topic = "set-accumulation";
+    h.samples = 4;
+    h.text = "a body";
+    fuzz::FuzzMessage m;
+    m.header = EncodeHeader(h);
+    Write(out + "/header_fuzz", "command", fuzz::JoinMessage(m));
+    ++n;
+  }
+  const std::string control = out + "/control_fuzz";
+  ClusterMap map;
+  map.param_count = 1000;
+  map.fingerprint = 42;
+  map.ranges = PartitionKeys(1000, 2);
+  map.servers.resize(2);
+  map.workers.resize(3);
+  map.start_steps = {1, 2, 3};
+  Write(control, "cluster_map", std::string(1, '\0') + EncodeCereal(map));
+  NodeInfo node;
+  node.role = Role::kWorker;
+  node.id = 1;
+  node.host = "host";
+  node.endpoint = "tcp://127.0.0.1:5555";
+  Write(control, "node_info", std::string(1, '\1') + EncodeCereal(node));
+  TrainReport report;
+  report.step_losses = {0.5, 0.25};
+  report.exchange = {{"push_s", 0.1}, {"staleness", 2}};
+  Write(control, "train_report", std::string(1, '\2') + EncodeCereal(report));
+  server::ServerStats stats;
+  stats.staleness = {{0, 10}, {1, 3}};
+  Write(control, "server_stats", std::string(1, '\3') + EncodeCereal(stats));
+  n += 4;
+
+  for (const std::string name : {"momentum", "adam"}) {
+    OptimizerConfig opt;
+    opt.name = name;
+    server::Shard shard({8, 24}, server::Consistency::kSync, 2, 0, server::MakeOptimizer(opt, 16));
+    const std::vector<float> init(16, 1.0f), grad(16, 0.5f);
+    shard.Init(init.data());
+    shard.Push(0, 0, 2, grad.data());
+    shard.Push(1, 0, 2, grad.data());
+    const std::string tmp = out + "/tmp-" + name;
+    server::SaveCheckpoint(tmp, 0, shard);
+    std::ifstream in(tmp + "/server-0-v1.ckpt", std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    Write(out + "/checkpoint_fuzz", name, bytes.str());
+    fs::remove_all(tmp);
+    ++n;
+  }
+
+  std::ifstream trips(TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl");
+  std::string line;
+  for (int i = 0; i < 3 && std::getline(trips, line); ++i) {
+    Write(out + "/trip_fuzz", "trip" + std::to_string(i), line);
+    Write(out + "/trip_fuzz", "cut" + std::to_string(i), line.substr(0, line.size() / 2));
+    n += 2;
+  }
+  std::printf("wrote %d seeds under %s\n", n, out.c_str());
+  return 0;
+}
