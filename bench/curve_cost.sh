@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# What CURVE costs (not a test): the same sync job (2 workers, 2 servers) plain and with
+# --curve_dir, alternating, REPEATS times each in one session. Prints one row per run and the
+# ratio of the median throughputs (CURVE / plain); both runs must end with the same MAPE.
+#
+#   bench/curve_cost.sh [--repeats N] [--steps S] [--out DIR]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+repeats=3 steps=300 out=/tmp/tteps-curve-cost
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --repeats) repeats=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "usage: $0 [--repeats N] [--steps S] [--out DIR]" >&2; exit 2 ;;
+  esac
+done
+rm -rf "$out" && mkdir -p "$out"
+"$root/build/bin/tteps-keygen" "$out/keys" >/dev/null
+printf "%-8s %3s %9s %9s %9s %9s %8s\n" run n trips/s compute_s push_s pull_s mape
+for i in $(seq 1 "$repeats"); do
+  for kind in plain curve; do
+    keys=()
+    [ "$kind" = curve ] && keys=(--curve_dir "$out/keys")
+    "$root/launch/tteps" --mode sync --workers 2 --servers 2 "${keys[@]}" \
+      --out_dir "$out/$kind-$i" -- --max_steps "$steps" --batch_size 64 >"$out/$kind-$i.log" 2>&1 ||
+      { echo "$kind-$i failed: see $out/$kind-$i.log" >&2; exit 1; }
+    python3 - "$out/$kind-$i/summary.json" "$kind" "$i" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1])); t = s["step_time_s"]
+print("%-8s %3s %9.1f %9.4f %9.4f %9.4f %8.4f" % (sys.argv[2], sys.argv[3], s["trips_per_s"],
+      t["compute"], t["push"], t["pull"], s["final_eval"]["mape"]))
+PY
+  done
+done
+python3 - "$out" "$repeats" <<'PY'
+import json, statistics, sys
+out, n = sys.argv[1], int(sys.argv[2])
+med = {k: statistics.median(json.load(open(f"{out}/{k}-{i}/summary.json"))["trips_per_s"]
+                            for i in range(1, n + 1)) for k in ("plain", "curve")}
+print("median trips/s: plain %.1f, curve %.1f; curve / plain = %.3f" %
+      (med["plain"], med["curve"], med["curve"] / med["plain"]))
+PY
