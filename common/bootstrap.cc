@@ -71,8 +71,10 @@ std::string EndpointHost(const std::string& endpoint) {
   return endpoint.substr(begin + 3, end - begin - 3);
 }
 
-void SetAddress(Bootstrap* b, const std::string& advertise_host, const std::string& bind_interface,
-                bool one_host) {
+// Only the roles that listen (scheduler, servers) need an address; workers only connect.
+void SetAddress(Bootstrap* b, Role role, const std::string& advertise_host,
+                const std::string& bind_interface, bool one_host) {
+  if (role == Role::kWorker) return;
   const NodeAddress a = ChooseAddress(advertise_host, bind_interface, one_host);
   b->bind_host = a.bind;
   b->advertise_host = a.advertise;
@@ -84,13 +86,16 @@ Bootstrap StartNode(Role role, const NodeOptions& opts) {
   Bootstrap b;
   if (!opts.scheduler.empty()) {
     b.scheduler_endpoint = opts.scheduler;
-    // Without MPI the scheduler's address tells whether the job is on one host; the scheduler
-    // itself listens on the address its endpoint names.
+    // Without MPI the scheduler's endpoint tells whether the job is on one host (a loopback
+    // address or localhost). The scheduler listens on the address its endpoint names, unless
+    // that name resolves to loopback here (Debian maps the host name to 127.0.1.1).
     const std::string host = EndpointHost(opts.scheduler);
-    const bool one_host = IsLoopback(ResolveIPv4(host));
-    SetAddress(&b,
-               role == Role::kScheduler && opts.advertise_host.empty() ? host : opts.advertise_host,
-               opts.bind_interface, one_host);
+    const bool one_host = host == "localhost" || IsLoopback(host);
+    std::string advertise = opts.advertise_host;
+    if (role == Role::kScheduler && advertise.empty() && !IsLoopback(ResolveIPv4(host))) {
+      advertise = host;
+    }
+    SetAddress(&b, role, advertise, opts.bind_interface, one_host);
     return b;
   }
   b.mpi = true;
@@ -130,7 +135,7 @@ Bootstrap StartNode(Role role, const NodeOptions& opts) {
     throw std::runtime_error("the job needs exactly one tteps-scheduler, as MPI rank 0 (found " +
                              std::to_string(schedulers) + ")");
   }
-  SetAddress(&b, opts.advertise_host, opts.bind_interface, one_host);
+  SetAddress(&b, role, opts.advertise_host, opts.bind_interface, one_host);
   return b;
 }
 

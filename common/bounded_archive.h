@@ -1,7 +1,8 @@
 // A Cereal input archive for what cereal::BinaryOutputArchive writes, read from a byte span
-// that it never overruns. Before anything is allocated it refuses a declared count (of a
-// vector, string or map) larger than the bytes left, so a garbled or hostile count fails as a
-// cereal::Exception instead of allocating gigabytes. Used for every message body and for
+// that it never overruns. It refuses a declared count (of a vector, string or map) larger than
+// the bytes left before the container is sized, so a garbled or hostile count fails as a
+// cereal::Exception instead of allocating gigabytes: a decode allocates at most the input's
+// size times the largest element type (tens of bytes). Used for every message body and for
 // checkpoint files.
 #pragma once
 

@@ -1,9 +1,12 @@
 #include "common/curve.h"
 
+#include <fcntl.h>
 #include <glog/logging.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zmq.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -11,6 +14,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <vector>
+
+#include "common/log_file.h"
 
 namespace tteps {
 namespace {
@@ -51,17 +56,19 @@ std::vector<std::string> KeyLines(const std::string& path) {
   return out;
 }
 
+// Creates `path` with `mode` (O_EXCL: never over an existing file, and never readable by
+// others in between), and writes `text`.
 void WriteNew(const std::string& path, const std::string& text, mode_t mode) {
-  if (std::filesystem::exists(path)) {
-    throw std::runtime_error(path + " exists: tteps-keygen never overwrites a key");
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, mode);
+  if (fd < 0) {
+    throw std::runtime_error(path + (errno == EEXIST
+                                         ? " exists: tteps-keygen never overwrites a key"
+                                         : ": cannot create it"));
   }
-  {
-    std::ofstream out(path);
-    if (!out) throw std::runtime_error("cannot write " + path);
-    chmod(path.c_str(), mode);  // before the secret is written
-    out << text;
-    if (!out.flush()) throw std::runtime_error("cannot write " + path);
-  }
+  const bool ok = fchmod(fd, mode) == 0 &&  // whatever the umask
+                  write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  if (!ok) throw std::runtime_error("cannot write " + path);
 }
 
 }  // namespace
@@ -83,6 +90,7 @@ void GenerateCurveKeys(const std::string& dir) {
 }
 
 CurveKeys LoadCurveKeys(const std::string& dir) {
+  if (!zmq_has("curve")) throw std::runtime_error("this ZeroMQ was built without CURVE");
   const std::string key_path = dir + "/cluster.key";
   struct stat st {};
   if (stat(key_path.c_str(), &st) != 0) {
@@ -160,6 +168,15 @@ void CurveSecurity::Apply(zmq::socket_t& socket, zmq::socket_type type) const {
 // (for CURVE the client's 32-byte public key); reply = version, request id, status code, status
 // text, user id, metadata.
 void CurveSecurity::Serve() {
+  try {
+    ServeRequests();
+  } catch (const std::exception& e) {
+    // Fails closed: handshakes then wait for an answer that never comes, and time out.
+    LOG(ERROR) << "the CURVE authentication thread stopped: " << e.what();
+  }
+}
+
+void CurveSecurity::ServeRequests() {
   while (!stop_) {
     zmq::pollitem_t item{zap_.handle(), 0, ZMQ_POLLIN, 0};
     if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) <= 0) continue;
@@ -182,8 +199,9 @@ void CurveSecurity::Serve() {
       reason = "mechanism " + text(5) + ", not CURVE";
     }
     if (status != "200") {
-      ++refused_;
-      LOG(ERROR) << "refused a connection from " << text(3) << ": " << reason;
+      const int64_t refused = ++refused_;
+      LOG_IF(ERROR, LogThisRefusal(refused)) << "refused a connection from " << text(3) << ": "
+                                             << reason << " (" << refused << " refused so far)";
     }
     const std::vector<std::string> reply = {"1.0", text(1), status, reason, client, ""};
     for (size_t i = 0; i < reply.size(); ++i) {

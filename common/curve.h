@@ -37,13 +37,15 @@ class CurveSecurity {
   CurveSecurity(const CurveSecurity&) = delete;
   CurveSecurity& operator=(const CurveSecurity&) = delete;
 
-  // Connections refused so far (an unknown public key).
+  // Connection attempts refused so far (an unknown public key; a client without CURVE fails
+  // its handshake before it reaches this handler and is not counted).
   int64_t refused() const { return refused_; }
   // Applies the keys to a new socket: server for ROUTER, client for the other types.
   void Apply(zmq::socket_t& socket, zmq::socket_type type) const;
 
  private:
   void Serve();
+  void ServeRequests();
 
   zmq::context_t& ctx_;
   CurveKeys keys_;

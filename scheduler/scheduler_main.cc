@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <zmq.hpp>
@@ -101,6 +102,10 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   zmq::context_t ctx;
   const auto curve = SecureContext(ctx, node.curve_dir);
   auto socket = MakeSocket(ctx, zmq::socket_type::router);
+  // Nothing larger than worker 0's snapshot of the model (or a header) may arrive.
+  socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(std::max<size_t>(
+                                           layout.total() * sizeof(float), kMaxHeaderBytes)) +
+                                           65536);
   std::string endpoint;
   if (boot.mpi) {
     endpoint = BindTcp(socket, boot.bind_host, boot.advertise_host);

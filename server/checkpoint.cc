@@ -49,7 +49,7 @@ Blob DecodeBlob(const std::string& bytes, const std::string& name) {
   Blob b;
   try {
     ar(b);
-  } catch (const cereal::Exception& e) {
+  } catch (const std::exception& e) {  // cereal::Exception, or bad_alloc from a huge file
     throw std::runtime_error("garbled checkpoint " + name + ": " + e.what());
   }
   if (ar.left() != 0) throw std::runtime_error("garbled checkpoint " + name + ": trailing bytes");

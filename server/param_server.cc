@@ -66,7 +66,15 @@ void ParamServer::Reply(const std::string& peer, const Header& request, MsgType 
   h.sender_id = id_;
   h.request_id = request.request_id;
   h.step = shard_->version();
-  SendMessage(socket_, h, {}, peer);
+  if (!SendMessage(socket_, h, {}, peer)) NoteDropped(request);
+}
+
+void ParamServer::NoteDropped(const Header& request) {
+  ++dropped_;
+  LOG_IF(WARNING, LogThisRefusal(dropped_))
+      << "server " << id_ << ": reply to " << TypeName(request.type) << " of "
+      << RoleName(request.sender_role) << " " << request.sender_id
+      << " dropped: the peer is gone or does not read (" << dropped_ << " so far)";
 }
 
 void ParamServer::Handle(Message& m) {
@@ -163,7 +171,9 @@ void ParamServer::ReplyPull(const PendingPull& p) {
   h.stop = shard_->Stopping(h.step);
   h.ranges = {shard_->range()};
   auto values = shard_->values();  // shared: a later step copies instead of overwriting
-  SendMessage(socket_, h, {{values, values->data(), values->size()}}, p.peer);
+  if (!SendMessage(socket_, h, {{values, values->data(), values->size()}}, p.peer)) {
+    NoteDropped(p.header);
+  }
 }
 
 void ParamServer::ServePending() {

@@ -55,6 +55,8 @@ class ParamServer {
   void ReplyError(const std::string& peer, const Header& request, const std::string& what);
   void Reply(const std::string& peer, const Header& request, MsgType type);
   void ReplyPull(const PendingPull& p);
+  // A reply SendMessage could not queue (the peer vanished or leaves its replies unread).
+  void NoteDropped(const Header& request);
   std::string WorkerName(int w) const;
   // Throws std::invalid_argument (and counts it) if the payload holds a NaN or infinity: a
   // push or init that would poison the model is refused whoever sent it.
@@ -74,7 +76,7 @@ class ParamServer {
   std::vector<PendingPull> pending_;
   std::map<int64_t, int64_t> staleness_;  // staleness -> pushes
   int64_t max_push_trips_;
-  int64_t pushes_ = 0, pulls_ = 0, errors_ = 0, non_finite_ = 0;
+  int64_t pushes_ = 0, pulls_ = 0, errors_ = 0, non_finite_ = 0, dropped_ = 0;
   Tracer* tracer_ = nullptr;
 };
 

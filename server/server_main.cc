@@ -41,6 +41,8 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   control.SetTiming(timeout_s, config.cluster.heartbeat_s);
   const int id = map.your_id;
   const KeyRange range = map.ranges.at(id);
+  // Nothing larger than this shard's values may arrive (workers connect after the map).
+  socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(range.size() * sizeof(float)) + 65536);
   LOG(INFO) << "server " << id << " at " << self.endpoint << " holds " << range.ToString() << " ("
             << range.size() << " floats), mode " << ModeName(config.exchange.mode);
   control.OnCommand(topics::kNormTotal, [&](const Header& h) {

@@ -16,8 +16,10 @@
 namespace tteps {
 namespace {
 
-// A step whose loss or gradient is not finite ends the job here, before the exchange spreads
-// it: the message names the step and the trips (indices into this worker's training data).
+// A step whose loss or gradient is not finite ends the job here, naming the step and the trips
+// (indices into this worker's training data). The parameter servers never see it (and would
+// refuse it); in the ring modes the allreduce overlapped with backward may already carry it to
+// the peers, whom the job's end then stops.
 void CheckFinite(deeptte::DeepTTEImpl& model, int64_t step, double loss_sum,
                  const std::vector<std::vector<size_t>>& slices) {
   std::string what;
