@@ -112,7 +112,7 @@ void Coordinator::SendMaps() {
 }
 
 void Coordinator::WarnIfOpen() const {
-  std::set<std::string> hosts;
+  std::set<std::string> hosts = {HostName()};  // the scheduler's own, and every node's
   for (const auto& n : nodes_) hosts.insert(n.info.host);
   if (opts_.curve || hosts.size() < 2) return;
   std::fprintf(stderr,
