@@ -48,19 +48,53 @@ TEST(Wire, AOneHostJobListensOnLoopbackOnly) {
   }
 }
 
-// A process outside the job: it reads server 0's endpoint and the job's layout from the
-// scheduler's log and sends `count` well-formed pushes claiming to be worker 0, over a socket
-// with CURVE keys `keys` (null: plain). Returns false if it found no endpoint.
-bool Intrude(const std::string& out_dir, const CurveKeys* keys, const std::string& server_key,
-             float value, int count) {
+// What a process outside a running job (2 servers) learns from the scheduler's log: where the
+// scheduler and the servers listen, and the layout a push must match.
+struct JobTarget {
+  std::string scheduler;
+  std::vector<std::string> servers;
+  std::vector<KeyRange> ranges;  // server s holds ranges[s]
+  uint64_t fingerprint = 0;
+};
+
+// False if the log does not name them all yet.
+bool ReadTarget(const std::string& out_dir, JobTarget* t) {
   const std::string log = ReadFile(out_dir + "/logs/scheduler-0.log");
-  std::smatch at, layout;
-  if (!std::regex_search(log, at, std::regex(R"(registered server 0 \(.*\) at (tcp://\S+))")) ||
-      !std::regex_search(log, layout,
+  std::smatch m;
+  if (!std::regex_search(log, m, std::regex(R"(scheduler at (tcp://\S+))"))) return false;
+  t->scheduler = m[1];
+  for (const std::string s : {"0", "1"}) {
+    if (!std::regex_search(log, m, std::regex("server " + s + R"( \(.*\) at (tcp://\S+))"))) {
+      return false;
+    }
+    t->servers.push_back(m[1]);
+  }
+  if (!std::regex_search(log, m,
                          std::regex(R"((\d+) floats \([^)]*\), fingerprint ([0-9a-f]+))"))) {
     return false;
   }
-  const int64_t total = std::stoll(layout[1]);
+  t->ranges = PartitionKeys(std::stoll(m[1]), 2);
+  t->fingerprint = std::stoull(m[2], nullptr, 16);
+  return true;
+}
+
+// A well-formed push header claiming to be worker 0.
+Header StrangerPush(const JobTarget& t, int64_t samples) {
+  Header push;
+  push.type = MsgType::kPush;
+  push.sender_role = Role::kWorker;
+  push.sender_id = 0;
+  push.samples = samples;
+  push.fingerprint = t.fingerprint;
+  return push;
+}
+
+// A process outside the job sends `count` well-formed pushes to server 0, claiming to be worker
+// 0, over a socket with CURVE keys `keys` (null: plain). Returns false if it found no endpoint.
+bool Intrude(const std::string& out_dir, const CurveKeys* keys, const std::string& server_key,
+             float value, int count) {
+  JobTarget target;
+  if (!ReadTarget(out_dir, &target)) return false;
   zmq::context_t ctx;
   zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::linger, 0);
@@ -69,14 +103,9 @@ bool Intrude(const std::string& out_dir, const CurveKeys* keys, const std::strin
     dealer.set(zmq::sockopt::curve_publickey, keys->public_key);
     dealer.set(zmq::sockopt::curve_secretkey, keys->secret_key);
   }
-  dealer.connect(at[1].str());
-  Header push;
-  push.type = MsgType::kPush;
-  push.sender_role = Role::kWorker;
-  push.sender_id = 0;
-  push.samples = 32;
-  push.fingerprint = std::stoull(layout[2], nullptr, 16);
-  push.ranges = {PartitionKeys(total, 2)[0]};
+  dealer.connect(target.servers[0]);
+  Header push = StrangerPush(target, 32);
+  push.ranges = {target.ranges[0]};
   auto grad = std::make_shared<std::vector<float>>(push.ranges[0].size(), value);
   for (int i = 0; i < count; ++i) {
     push.request_id = 1000 + i;
@@ -95,19 +124,11 @@ bool Intrude(const std::string& out_dir, const CurveKeys* keys, const std::strin
 // of a terabyte, a heartbeat from a stranger; and, rarely (they are 1.4 MB each), well-formed
 // pushes for a step that never comes or holding NaN. Returns how many were sent.
 int64_t Flood(const std::string& out_dir, int64_t count) {
-  const std::string log = ReadFile(out_dir + "/logs/scheduler-0.log");
-  std::smatch m;
-  std::vector<std::string> endpoints;
-  for (const std::string who :
-       {"scheduler at ", "server 0 \\(.*\\) at ", "server 1 \\(.*\\) at "}) {
-    if (!std::regex_search(log, m, std::regex(who + "(tcp://\\S+)"))) return 0;
-    endpoints.push_back(m[1]);
-  }
-  if (!std::regex_search(log, m,
-                         std::regex(R"((\d+) floats \([^)]*\), fingerprint ([0-9a-f]+))"))) {
-    return 0;
-  }
-  const auto ranges = PartitionKeys(std::stoll(m[1]), 2);
+  JobTarget target;
+  if (!ReadTarget(out_dir, &target)) return 0;
+  const std::vector<std::string> endpoints = {target.scheduler, target.servers[0],
+                                              target.servers[1]};
+  const auto& ranges = target.ranges;
   zmq::context_t ctx;
   std::vector<zmq::socket_t> sockets;
   for (const auto& e : endpoints) {
@@ -116,11 +137,7 @@ int64_t Flood(const std::string& out_dir, int64_t count) {
     sockets.back().set(zmq::sockopt::sndtimeo, 2000);
     sockets.back().connect(e);
   }
-  Header push;
-  push.type = MsgType::kPush;
-  push.sender_role = Role::kWorker;
-  push.samples = 8;
-  push.fingerprint = std::stoull(m[2], nullptr, 16);
+  const Header push = StrangerPush(target, 8);
   const std::string valid = EncodeHeader(push);
   int64_t sent = 0;
   for (int64_t i = 0; i < count; ++i) {
