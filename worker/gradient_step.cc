@@ -20,6 +20,15 @@ MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model,
 
 std::string NonFiniteGradient(torch::nn::Module& model) {
   torch::NoGradGuard no_grad;
+  // One reduction and one read of the result per step (a single device sync on a GPU); the
+  // parameter is looked for only when something is wrong.
+  torch::Tensor all_finite;
+  for (const auto& p : model.parameters()) {
+    if (!p.grad().defined()) continue;
+    const auto finite = torch::isfinite(p.grad()).all();
+    all_finite = all_finite.defined() ? all_finite.logical_and(finite) : finite;
+  }
+  if (!all_finite.defined() || all_finite.item<bool>()) return "";
   for (const auto& p : model.named_parameters()) {
     const auto& g = p.value().grad();
     if (g.defined() && !torch::isfinite(g).all().item<bool>()) return p.key();
