@@ -2,6 +2,7 @@
 
 #include <cereal/archives/binary.hpp>
 #include <cereal/types/string.hpp>
+#include <cstdint>
 #include <sstream>
 
 #include "common/bounded_archive.h"
@@ -144,22 +145,23 @@ void ValidatePayloads(const Header& h, const std::vector<size_t>& frame_sizes) {
                        std::to_string(frame_sizes[i]));
     }
   }
+  if (h.type == MsgType::kPull && !frame_sizes.empty()) throw CodecError("pull with a payload");
+  if (!IsDataMessage(h.type) && h.type != MsgType::kPull) return;
+  const std::string bad = CheckSpans(h.ranges, KeyRange{0, INT64_MAX});
+  if (!bad.empty()) throw CodecError(std::string(TypeName(h.type)) + ": " + bad);
   if (!IsDataMessage(h.type)) return;
-  if (h.ranges.empty()) throw CodecError(std::string(TypeName(h.type)) + " without key ranges");
-  if (h.ranges.size() != frame_sizes.size()) {
-    throw CodecError(std::to_string(h.ranges.size()) + " key ranges but " +
-                     std::to_string(frame_sizes.size()) + " payloads");
+  // The values of all ranges, back to back, in one frame (empty when a sparse push or pull
+  // touches none of a server's keys: it still counts in the server's step). Compared in floats, not
+  // bytes: a huge range must not wrap around into a match.
+  if (frame_sizes.size() != 1) {
+    throw CodecError(std::string(TypeName(h.type)) + " with " + std::to_string(frame_sizes.size()) +
+                     " payloads, expected 1");
   }
-  for (size_t i = 0; i < h.ranges.size(); ++i) {
-    const KeyRange& r = h.ranges[i];
-    if (r.begin < 0 || r.end <= r.begin) throw CodecError("bad key range " + r.ToString());
-    // Compared in floats, not bytes: a huge range must not wrap around into a match.
-    if (frame_sizes[i] % sizeof(float) != 0 ||
-        frame_sizes[i] / sizeof(float) != static_cast<size_t>(r.size())) {
-      throw CodecError("payload " + std::to_string(i) + " has " + std::to_string(frame_sizes[i]) +
-                       " bytes, range " + r.ToString() + " needs " +
-                       std::to_string(r.size() * sizeof(float)));
-    }
+  const uint64_t keys = static_cast<uint64_t>(SpanKeys(h.ranges));
+  if (frame_sizes[0] % sizeof(float) != 0 || frame_sizes[0] / sizeof(float) != keys) {
+    throw CodecError("payload has " + std::to_string(frame_sizes[0]) + " bytes, its " +
+                     std::to_string(h.ranges.size()) + " key ranges need " +
+                     std::to_string(keys * sizeof(float)));
   }
 }
 

@@ -19,8 +19,9 @@ std::string EncodeHeader(const Header& header);
 Header DecodeHeader(const void* data, size_t size);
 
 // Checks a decoded header against the payload frames that came with it: one frame per
-// declared size, sizes matching, and for data messages (init, push, pull reply) one non-empty
-// range per payload of exactly range.size() floats. Throws CodecError.
+// declared size, sizes matching; the key ranges of data messages (init, push, pull, pull reply)
+// sorted, disjoint and non-empty, and for those with values exactly one frame holding every
+// range's floats back to back. Throws CodecError.
 void ValidatePayloads(const Header& header, const std::vector<size_t>& frame_sizes);
 
 }  // namespace tteps

@@ -100,12 +100,13 @@ struct ExchangeConfig {
   double bucket_mb = 25;            // ring: gradient bucket size; <= 0: one bucket
   int64_t check_every = 20;         // ring modes: steps between parameter identity checks
   int64_t average_every = 10;       // average: local steps between parameter averages
+  bool sparse_rows = true;          // PS modes: embedding rows a step uses, not whole tables
 
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(mode), CEREAL_NVP(accumulation), CEREAL_NVP(first_worker_batch),
        CEREAL_NVP(staleness), CEREAL_NVP(allreduce), CEREAL_NVP(bucket_mb), CEREAL_NVP(check_every),
-       CEREAL_NVP(average_every));
+       CEREAL_NVP(average_every), CEREAL_NVP(sparse_rows));
   }
 };
 

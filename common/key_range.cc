@@ -31,4 +31,50 @@ KeyRange Intersect(const KeyRange& range, const KeyRange& within) {
   return b < e ? KeyRange{b, e} : KeyRange{b, b};
 }
 
+int64_t SpanKeys(const std::vector<KeyRange>& spans) {
+  int64_t n = 0;
+  for (const auto& r : spans) n += r.size();
+  return n;
+}
+
+std::string CheckSpans(const std::vector<KeyRange>& spans, const KeyRange& within) {
+  int64_t last = within.begin;
+  for (const auto& r : spans) {
+    if (r.end <= r.begin) return "empty key range " + r.ToString();
+    if (r.begin < last) return "key range " + r.ToString() + " overlaps or precedes the one before";
+    if (r.end > within.end)
+      return "key range " + r.ToString() + " lies outside " + within.ToString();
+    last = r.end;
+  }
+  return "";
+}
+
+std::vector<KeyRange> ClipSpans(const std::vector<KeyRange>& spans, const KeyRange& within) {
+  std::vector<KeyRange> out;
+  for (const auto& r : spans) {
+    const KeyRange c = Intersect(r, within);
+    if (c.size() > 0) out.push_back(c);
+  }
+  return out;
+}
+
+void GatherSpans(const float* flat, int64_t base, const std::vector<KeyRange>& spans, float* out) {
+  for (const auto& r : spans) out = std::copy(flat + (r.begin - base), flat + (r.end - base), out);
+}
+
+void ScatterSpans(const float* in, const std::vector<KeyRange>& spans, int64_t base, float* flat) {
+  for (const auto& r : spans) {
+    std::copy(in, in + r.size(), flat + (r.begin - base));
+    in += r.size();
+  }
+}
+
+void AddSpans(const float* in, const std::vector<KeyRange>& spans, int64_t base, float* flat) {
+  for (const auto& r : spans) {
+    float* to = flat + (r.begin - base);
+    for (int64_t i = 0; i < r.size(); ++i) to[i] += in[i];
+    in += r.size();
+  }
+}
+
 }  // namespace tteps

@@ -28,4 +28,19 @@ std::vector<KeyRange> PartitionKeys(int64_t total, int parts);
 // The part of `range` that lies inside `within`; empty (size 0) if they do not overlap.
 KeyRange Intersect(const KeyRange& range, const KeyRange& within);
 
+// Spans: a sparse part of the flat vector as sorted, disjoint, non-empty ranges whose values
+// travel concatenated in span order (a dense range is the single span of itself).
+
+// Keys the spans hold.
+int64_t SpanKeys(const std::vector<KeyRange>& spans);
+// "" when the spans are sorted, disjoint, non-empty and inside `within`; else what is wrong.
+std::string CheckSpans(const std::vector<KeyRange>& spans, const KeyRange& within);
+// The parts of the spans inside `within`.
+std::vector<KeyRange> ClipSpans(const std::vector<KeyRange>& spans, const KeyRange& within);
+// `flat` holds the keys from `base` on. Gather copies the spans' values out of it back to back;
+// Scatter writes them back, Add adds them in.
+void GatherSpans(const float* flat, int64_t base, const std::vector<KeyRange>& spans, float* out);
+void ScatterSpans(const float* in, const std::vector<KeyRange>& spans, int64_t base, float* flat);
+void AddSpans(const float* in, const std::vector<KeyRange>& spans, int64_t base, float* flat);
+
 }  // namespace tteps

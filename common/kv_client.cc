@@ -1,5 +1,6 @@
 #include "common/kv_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -34,7 +35,6 @@ KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const
   next_request_ += k;
   const auto start = Clock::now();
   for (size_t s = 0; s < n; ++s) {
-    const KeyRange& r = map_.ranges[s];
     for (size_t i = 0; i < k; ++i) {
       const Request& q = requests[i];
       Header h;
@@ -43,16 +43,17 @@ KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const
       h.sender_id = self_.id;
       h.request_id = first_id + i;
       h.fingerprint = map_.fingerprint;
-      h.ranges = {r};
+      h.ranges = q.ranges[s];
       h.step = q.step;
       h.samples = q.samples;
       h.norm = q.norm;
       h.stop = q.stop;
-      if (q.payload) {
-        SendMessage(sockets_[s], h,
-                    {{q.payload, q.payload->data() + r.begin, static_cast<size_t>(r.size())}});
-      } else {
+      if (q.type == MsgType::kPull) {
         SendMessage(sockets_[s], h);
+      } else {
+        const auto count = static_cast<size_t>(SpanKeys(h.ranges));
+        if (q.type == MsgType::kPush) bytes_pushed_ += count * sizeof(float);
+        SendMessage(sockets_[s], h, {{q.owner[s], q.data[s], count}});
       }
     }
   }
@@ -112,19 +113,23 @@ KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const
   return out;
 }
 
-PullResult KVClient::ReadPull(const Replies& replies, size_t index, float* out) const {
+PullResult KVClient::ReadPull(const Replies& replies, size_t index, const Request& request,
+                              float* out) {
   PullResult r;
   r.version = INT64_MAX;
   const auto& answers = replies.answers[index];
   for (size_t s = 0; s < answers.size(); ++s) {
     const Message& m = answers[s];
-    const KeyRange& range = map_.ranges[s];
+    const std::vector<KeyRange>& asked = request.ranges[s];
     if (m.header.type != MsgType::kPullReply || m.payloads.size() != 1 ||
-        !(m.header.ranges[0] == range)) {
-      throw std::runtime_error("pull reply from " + map_.servers[s].Name() +
-                               " does not hold the range " + range.ToString());
+        m.header.ranges.size() != asked.size() ||
+        !std::equal(asked.begin(), asked.end(), m.header.ranges.begin())) {
+      throw std::runtime_error(
+          "pull reply from " + map_.servers[s].Name() + " does not hold the keys asked for (" +
+          std::to_string(SpanKeys(asked)) + " keys of " + map_.ranges[s].ToString() + ")");
     }
-    std::memcpy(out + range.begin, m.floats(0), range.size() * sizeof(float));
+    ScatterSpans(m.floats(0), asked, 0, out);
+    bytes_pulled_ += static_cast<int64_t>(m.payloads[0].size());
     r.version = std::min(r.version, m.header.step);
     r.held_s = std::max(r.held_s, m.header.held_s);
     r.stop = r.stop || m.header.stop;
@@ -132,60 +137,93 @@ PullResult KVClient::ReadPull(const Replies& replies, size_t index, float* out) 
   return r;
 }
 
-namespace {
-
-void CheckSize(const std::vector<float>& grad, int64_t expected) {
-  if (static_cast<int64_t>(grad.size()) != expected) {
-    throw std::invalid_argument("push of " + std::to_string(grad.size()) + " floats, expected " +
-                                std::to_string(expected));
+std::vector<std::vector<KeyRange>> KVClient::PerServer(const std::vector<KeyRange>& spans) const {
+  std::vector<std::vector<KeyRange>> out;
+  for (const KeyRange& r : map_.ranges) {
+    std::vector<KeyRange> clipped = spans.empty() ? std::vector<KeyRange>{r} : ClipSpans(spans, r);
+    // More spans than a header may hold: the whole range instead (a superset, so still exact).
+    if (clipped.size() > kMaxRanges) clipped = {r};
+    out.push_back(std::move(clipped));
   }
+  return out;
 }
 
-}  // namespace
+KVClient::Request KVClient::DataRequest(MsgType type,
+                                        std::shared_ptr<const std::vector<float>> values,
+                                        const std::vector<KeyRange>& spans) const {
+  if (static_cast<int64_t>(values->size()) != map_.param_count) {
+    throw std::invalid_argument(std::string(TypeName(type)) + " of " +
+                                std::to_string(values->size()) + " floats, expected " +
+                                std::to_string(map_.param_count));
+  }
+  const std::string bad = CheckSpans(spans, KeyRange{0, map_.param_count});
+  if (!bad.empty()) throw std::invalid_argument(std::string(TypeName(type)) + ": " + bad);
+  Request q;
+  q.type = type;
+  q.ranges = PerServer(spans);
+  for (const auto& ranges : q.ranges) {
+    if (spans.empty()) {  // dense: each server's range straight out of the caller's vector
+      q.owner.push_back(values);
+      q.data.push_back(values->data() + ranges[0].begin);
+    } else {
+      auto rows = std::make_shared<std::vector<float>>(SpanKeys(ranges));
+      GatherSpans(values->data(), 0, ranges, rows->data());
+      q.data.push_back(rows->data());
+      q.owner.push_back(std::move(rows));
+    }
+  }
+  return q;
+}
 
 KVClient::Request KVClient::PushRequest(std::shared_ptr<const std::vector<float>> grad,
-                                        int64_t version, int64_t samples, double norm) const {
-  CheckSize(*grad, map_.param_count);
-  Request q;
-  q.type = MsgType::kPush;
+                                        const std::vector<KeyRange>& spans, int64_t version,
+                                        int64_t samples, double norm) const {
+  Request q = DataRequest(MsgType::kPush, std::move(grad), spans);
   q.step = version;
   q.samples = samples;
   q.norm = norm;
   q.stop = stop_;
-  q.payload = std::move(grad);
   return q;
 }
 
-KVClient::Request KVClient::PullRequest(int64_t want) {
+KVClient::Request KVClient::PullRequest(int64_t want, const std::vector<KeyRange>& spans) const {
+  const std::string bad = CheckSpans(spans, KeyRange{0, map_.param_count});
+  if (!bad.empty()) throw std::invalid_argument("pull: " + bad);
   Request q;
   q.type = MsgType::kPull;
   q.step = want;
+  q.ranges = PerServer(spans);
   return q;
 }
 
 void KVClient::Init(const float* values) {
   // Init happens once: a copy keeps the zero-copy send independent of the caller's buffer.
-  Request init;
-  init.type = MsgType::kInit;
-  init.payload = std::make_shared<std::vector<float>>(values, values + map_.param_count);
-  Exchange({init}, "init");
+  Exchange(
+      {DataRequest(MsgType::kInit,
+                   std::make_shared<std::vector<float>>(values, values + map_.param_count), {})},
+      "init");
 }
 
-void KVClient::Push(std::shared_ptr<const std::vector<float>> grad, int64_t version,
-                    int64_t samples, double mean_grad_norm) {
-  Exchange({PushRequest(std::move(grad), version, samples, mean_grad_norm)}, "push");
+void KVClient::Push(std::shared_ptr<const std::vector<float>> grad,
+                    const std::vector<KeyRange>& spans, int64_t version, int64_t samples,
+                    double mean_grad_norm) {
+  Exchange({PushRequest(std::move(grad), spans, version, samples, mean_grad_norm)}, "push");
 }
 
-PullResult KVClient::Pull(int64_t want, float* out) {
-  return ReadPull(Exchange({PullRequest(want)}, "pull"), 0, out);
+PullResult KVClient::Pull(int64_t want, float* out, const std::vector<KeyRange>& spans) {
+  const Request q = PullRequest(want, spans);
+  return ReadPull(Exchange({q}, "pull"), 0, q, out);
 }
 
-PullResult KVClient::PushPull(std::shared_ptr<const std::vector<float>> grad, int64_t version,
-                              int64_t samples, double mean_grad_norm, int64_t want, float* out) {
-  const Replies replies =
-      Exchange({PushRequest(std::move(grad), version, samples, mean_grad_norm), PullRequest(want)},
-               "push and pull");
-  PullResult r = ReadPull(replies, 1, out);
+PullResult KVClient::PushPull(std::shared_ptr<const std::vector<float>> grad,
+                              const std::vector<KeyRange>& push_spans, int64_t version,
+                              int64_t samples, double mean_grad_norm, int64_t want, float* out,
+                              const std::vector<KeyRange>& pull_spans) {
+  std::vector<Request> qs;
+  qs.push_back(PushRequest(std::move(grad), push_spans, version, samples, mean_grad_norm));
+  qs.push_back(PullRequest(want, pull_spans));
+  const Replies replies = Exchange(qs, "push and pull");
+  PullResult r = ReadPull(replies, 1, qs[1], out);
   r.push_s = replies.seconds[0];
   return r;
 }

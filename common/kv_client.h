@@ -28,22 +28,30 @@ class KVClient {
 
   // Worker 0: the initial values of the whole flat vector.
   void Init(const float* values);
-  // Gradient sums over `samples` trips, computed on parameters of `version`. The vector is
-  // sent without copying and kept alive by the shared pointer until ZeroMQ is done with it.
-  // `mean_grad_norm`: the L2 norm of grad_sum / samples over all keys (for clipping).
-  void Push(std::shared_ptr<const std::vector<float>> grad_sum, int64_t version, int64_t samples,
-            double mean_grad_norm = -1);
-  // Fills `out` (the whole flat vector) once each server can serve `want` (a version in sync
-  // mode, the worker's clock in SSP, ignored in async).
-  PullResult Pull(int64_t want, float* out);
+  // Gradient sums over `samples` trips, computed on parameters of `version`. `spans` (sorted,
+  // disjoint keys; empty: every key) say which keys to send: the others' gradient is zero. A
+  // dense push is sent without copying, kept alive by the shared pointer until ZeroMQ is done
+  // with it. `mean_grad_norm`: the L2 norm of grad_sum / samples over all keys (for clipping).
+  void Push(std::shared_ptr<const std::vector<float>> grad_sum, const std::vector<KeyRange>& spans,
+            int64_t version, int64_t samples, double mean_grad_norm = -1);
+  // Fills the keys of `spans` (empty: every key) of `out`, the whole flat vector, once each
+  // server can serve `want` (a version in sync mode, the worker's clock in SSP, ignored in
+  // async). The other keys of `out` are left as they were.
+  PullResult Pull(int64_t want, float* out, const std::vector<KeyRange>& spans = {});
   // Push, then at once (without waiting for the acknowledgements) the pull of `want`: a
   // server handles a connection's messages in order, so the pull sees the push.
-  PullResult PushPull(std::shared_ptr<const std::vector<float>> grad_sum, int64_t version,
-                      int64_t samples, double mean_grad_norm, int64_t want, float* out);
+  PullResult PushPull(std::shared_ptr<const std::vector<float>> grad_sum,
+                      const std::vector<KeyRange>& push_spans, int64_t version, int64_t samples,
+                      double mean_grad_norm, int64_t want, float* out,
+                      const std::vector<KeyRange>& pull_spans = {});
 
   // The job's time budget is spent: every later push carries the stop flag, from which the
   // servers tell all workers, through their pull replies, at which version to stop.
   void RequestStop() { stop_ = true; }
+
+  // Payload bytes sent in pushes and received in pull replies so far (headers not counted).
+  int64_t bytes_pushed() const { return bytes_pushed_; }
+  int64_t bytes_pulled() const { return bytes_pulled_; }
 
   int64_t total() const { return map_.param_count; }
 
@@ -53,15 +61,24 @@ class KVClient {
     int64_t step = 0, samples = 0;
     double norm = -1;
     bool stop = false;
-    std::shared_ptr<const std::vector<float>> payload;  // whole flat vector, sliced per shard
+    // Per server: the keys named, and (init, push) their values back to back from `data`,
+    // kept alive by `owner`.
+    std::vector<std::vector<KeyRange>> ranges;
+    std::vector<std::shared_ptr<const void>> owner;
+    std::vector<const float*> data;
   };
   struct Replies;
-  Request PushRequest(std::shared_ptr<const std::vector<float>> grad, int64_t version,
-                      int64_t samples, double norm) const;
-  static Request PullRequest(int64_t want);
+  // The request's keys per server: `spans` clipped to each server's range (empty: the range).
+  std::vector<std::vector<KeyRange>> PerServer(const std::vector<KeyRange>& spans) const;
+  Request DataRequest(MsgType type, std::shared_ptr<const std::vector<float>> values,
+                      const std::vector<KeyRange>& spans) const;
+  Request PushRequest(std::shared_ptr<const std::vector<float>> grad,
+                      const std::vector<KeyRange>& spans, int64_t version, int64_t samples,
+                      double norm) const;
+  Request PullRequest(int64_t want, const std::vector<KeyRange>& spans) const;
   // Sends `requests` to every server, in order, and waits (deadline) for every answer.
   Replies Exchange(const std::vector<Request>& requests, const char* what);
-  PullResult ReadPull(const Replies& replies, size_t index, float* out) const;
+  PullResult ReadPull(const Replies& replies, size_t index, const Request& request, float* out);
 
   ClusterMap map_;
   NodeInfo self_;
@@ -70,6 +87,7 @@ class KVClient {
   std::vector<zmq::socket_t> sockets_;
   uint64_t next_request_ = 1;
   bool stop_ = false;
+  int64_t bytes_pushed_ = 0, bytes_pulled_ = 0;
 };
 
 }  // namespace tteps

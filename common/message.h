@@ -1,5 +1,7 @@
 // The wire format: one ZeroMQ multipart message per request. Frame 0 is a Header encoded with
-// Cereal; frames 1..n are raw float32 payloads, one per key range, read in place.
+// Cereal; data messages (init, push, pull reply) carry one more frame: the float32 values of the
+// header's key ranges back to back, read in place. A dense message names one range (a server's
+// whole shard); a sparse one names the spans it holds (the rows of embedding tables a step used).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +13,7 @@
 namespace tteps {
 
 inline constexpr uint32_t kMagic = 0x54544550;  // "TTEP"
-inline constexpr uint16_t kProtocolVersion = 6;
+inline constexpr uint16_t kProtocolVersion = 7;
 
 enum class Role : uint8_t { kScheduler = 0, kServer = 1, kWorker = 2 };
 const char* RoleName(Role role);
@@ -66,7 +68,7 @@ struct Header {
 
 // Bounds that a decoded header must respect (a garbled header is refused before allocating).
 inline constexpr size_t kMaxHeaderBytes = 1 << 20;
-inline constexpr size_t kMaxRanges = 1024;
+inline constexpr size_t kMaxRanges = 1 << 15;  // sparse rows: more go dense
 inline constexpr size_t kMaxTopicBytes = 64;
 
 }  // namespace tteps

@@ -177,6 +177,8 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
   p.compute_s += r.compute_s * steps;
   p.push_s += r.Exchange("push_s") * steps;
   p.pull_s += r.Exchange("pull_s") * steps;
+  p.push_bytes += r.Exchange("push_bytes") * steps;
+  p.pull_bytes += r.Exchange("pull_bytes") * steps;
   p.wait_s += r.wait_s * steps;
   p.allreduce_s += r.Exchange("allreduce_s") * steps;
   p.steps_timed += steps;
@@ -489,8 +491,10 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
           (train_end_ != Clock::time_point{} ? train_end_ : Clock::now()) - train_start_)
           .count();
   int64_t trips = 0, epochs = 0, steps_timed = 0;
-  double compute = 0, push = 0, pull = 0, wait = 0, allreduce = 0;
+  double compute = 0, push = 0, pull = 0, wait = 0, allreduce = 0, push_bytes = 0, pull_bytes = 0;
   for (const auto& [w, p] : progress_) {
+    push_bytes += p.push_bytes;
+    pull_bytes += p.pull_bytes;
     allreduce += p.allreduce_s;
     trips += p.trips;
     epochs = std::max(epochs, p.epoch + 1);
@@ -526,6 +530,12 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
                                                     .Add("push", push * per)
                                                     .Add("pull", pull * per)
                                                     .Add("wait", wait * per));
+  // Payload bytes one worker sent in pushes and received in pull replies per step, the mean over
+  // workers and steps (headers not counted; the dense model is parameters x 4 bytes).
+  if (UsesServers(mode_)) {
+    s.Add("bytes_per_step",
+          JsonObject().Add("push", push_bytes * per).Add("pull", pull_bytes * per));
+  }
   s.Add("peak_rss_mb", PeakMemoryJson());
   // Every server sees every push, so server 0's staleness histogram describes the job.
   if (server_stats_.count(0)) s.Add("server_stats", server_stats_[0].ToJson());

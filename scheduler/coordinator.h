@@ -62,6 +62,7 @@ class Coordinator {
     int64_t step = 0, epoch = 0, trips = 0;
     double loss = 0, trips_per_s = 0;
     double compute_s = 0, push_s = 0, pull_s = 0, wait_s = 0;  // sums over steps
+    double push_bytes = 0, pull_bytes = 0;                     // payload bytes, sums over steps
     double allreduce_s = 0;                                    // ring modes
     int64_t steps_timed = 0;
     double peak_rss_mb = 0;

@@ -88,7 +88,10 @@ void ParamServer::Handle(Message& m) {
                           " does not match the job's " + std::to_string(map_.fingerprint));
   }
   if (h.step < 0) return ReplyError(m.peer, h, "negative step " + std::to_string(h.step));
-  if (h.ranges.size() != 1 || !(h.ranges[0] == shard_->range())) {
+  // A request names all of this server's keys (dense) or some of them (sparse rows); an init
+  // names all.
+  const bool whole = h.ranges.size() == 1 && h.ranges[0] == shard_->range();
+  if ((h.type == MsgType::kInit && !whole) || !CheckSpans(h.ranges, shard_->range()).empty()) {
     return ReplyError(
         m.peer, h,
         "this server holds " + shard_->range().ToString() + ", the request names other keys");
@@ -112,7 +115,7 @@ void ParamServer::Handle(Message& m) {
         int64_t stale = 0;
         {
           ScopedSpan span(tracer_, "apply push");
-          stale = shard_->Push(h.sender_id, h.step, h.samples, m.floats(0), h.norm);
+          stale = shard_->Push(h.sender_id, h.step, h.samples, h.ranges, m.floats(0), h.norm);
         }
         if (h.stop) shard_->RequestStop(h.step);
         ++staleness_[stale];
@@ -169,11 +172,17 @@ void ParamServer::ReplyPull(const PendingPull& p) {
   h.fingerprint = map_.fingerprint;
   h.held_s = std::chrono::duration<double>(Clock::now() - p.arrived).count();
   h.stop = shard_->Stopping(h.step);
-  h.ranges = {shard_->range()};
+  h.ranges = p.header.ranges;      // what the pull asked for
   auto values = shard_->values();  // shared: a later step copies instead of overwriting
-  if (!SendMessage(socket_, h, {{values, values->data(), values->size()}}, p.peer)) {
-    NoteDropped(p.header);
+  bool sent = false;
+  if (h.ranges.size() == 1 && h.ranges[0] == shard_->range()) {
+    sent = SendMessage(socket_, h, {{values, values->data(), values->size()}}, p.peer);
+  } else {
+    auto rows = std::make_shared<std::vector<float>>(SpanKeys(h.ranges));
+    GatherSpans(values->data(), shard_->range().begin, h.ranges, rows->data());
+    sent = SendMessage(socket_, h, {{rows, rows->data(), rows->size()}}, p.peer);
   }
+  if (!sent) NoteDropped(p.header);
 }
 
 void ParamServer::ServePending() {

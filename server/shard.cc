@@ -25,7 +25,8 @@ Shard::Shard(KeyRange range, Consistency mode, int num_workers, int64_t stalenes
       values_(std::make_shared<std::vector<float>>(range.size(), 0.f)),
       clocks_(num_workers, 0),
       grad_(range.size()),
-      pushed_(num_workers, false) {
+      pushed_(num_workers, false),
+      held_(num_workers) {
   if (num_workers < 1) throw std::invalid_argument("a shard needs at least one worker");
   if (optimizer_->size() != static_cast<size_t>(range.size())) {
     throw std::invalid_argument("optimizer sized for another range");
@@ -75,7 +76,20 @@ void Shard::CompleteStep(double global_norm) {
   Step(global_norm);
 }
 
-int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const float* grad_sum,
+const float* Shard::Densify(const std::vector<KeyRange>& spans, const float* values) {
+  if (spans.size() == 1 && spans[0] == range_) return values;
+  dense_.assign(range_.size(), 0.f);
+  ScatterSpans(values, spans, range_.begin, dense_.data());
+  return dense_.data();
+}
+
+void Shard::AddToSum(const std::vector<KeyRange>& spans, const float* values) {
+  AddSpans(values, spans, range_.begin, sum_.data());
+  ++next_summed_;
+}
+
+int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
+                    const std::vector<KeyRange>& spans, const float* grad_sum,
                     double mean_grad_norm) {
   if (worker < 0 || worker >= num_workers_) {
     throw std::invalid_argument("push from unknown worker " + std::to_string(worker));
@@ -88,12 +102,14 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const flo
     throw std::invalid_argument("push computed on version " + std::to_string(grad_version) +
                                 ", the shard is at " + std::to_string(version_));
   }
+  const std::string bad = CheckSpans(spans, range_);
+  if (!bad.empty()) throw std::invalid_argument("push: " + bad);
   const int64_t staleness = version_ - grad_version;
   if (mode_ != Consistency::kSync) {
     if (clip_norm_ > 0 && !(mean_grad_norm >= 0)) {
       throw std::invalid_argument("push without its gradient norm while clipping is on");
     }
-    if (samples > 0) ApplySum(grad_sum, samples, mean_grad_norm);
+    if (samples > 0) ApplySum(Densify(spans, grad_sum), samples, mean_grad_norm);
     ++clocks_[worker];
     return staleness;
   }
@@ -109,26 +125,30 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples, const flo
   pushed_[worker] = true;
   ++clocks_[worker];
   sum_samples_ += samples;
-  const float* sum = grad_sum;  // a single worker's push is the whole sum: no copy
-  if (num_workers_ > 1) {
-    // The first push of a version overwrites the aggregate, so it is never cleared.
-    if (pushes_ == 1) {
-      std::copy(grad_sum, grad_sum + sum_.size(), sum_.begin());
-    } else {
-      for (size_t i = 0; i < sum_.size(); ++i) sum_[i] += grad_sum[i];
+  // Float addition is not associative: summing in worker order makes the aggregate the same
+  // however the pushes raced. A push ahead of its turn waits, copied, for the ones before it.
+  if (worker == next_summed_) {
+    AddToSum(spans, grad_sum);
+    while (next_summed_ < num_workers_ && pushed_[next_summed_]) {
+      HeldPush& h = held_[next_summed_];
+      AddToSum(h.spans, h.values.data());
+      h = HeldPush{};
     }
-    sum = sum_.data();
+  } else {
+    held_[worker] = HeldPush{spans, std::vector<float>(grad_sum, grad_sum + SpanKeys(spans))};
   }
   if (pushes_ == num_workers_) {
     const int64_t samples_total = sum_samples_;
     std::fill(pushed_.begin(), pushed_.end(), false);
     sum_samples_ = 0;
     pushes_ = 0;
+    next_summed_ = 0;
     if (samples_total > 0) {
-      ApplySum(sum, samples_total, -1);
+      ApplySum(sum_.data(), samples_total, -1);
     } else {
       ++version_;  // nothing to learn from, but the version advances for every worker alike
     }
+    std::fill(sum_.begin(), sum_.end(), 0.f);
   }
   return 0;
 }

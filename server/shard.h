@@ -37,8 +37,18 @@ class Shard {
   // With clipping on (set_clip_norm): async / ssp pushes carry `mean_grad_norm`, the global
   // norm of sum / samples computed by the worker; a sync step first needs the global norm of
   // the aggregate from all shards (awaiting_norm(), then CompleteStep).
-  int64_t Push(int worker, int64_t grad_version, int64_t samples, const float* grad_sum,
+  // `spans` (sorted, disjoint, inside range()) say which keys `grad_sum` holds, back to back;
+  // the gradient of every other key is zero (a sparse push sends the embedding rows its trips
+  // used). sync sums the pushes in worker order, whatever order they arrive in, so a step's
+  // aggregate does not depend on the network.
+  int64_t Push(int worker, int64_t grad_version, int64_t samples,
+               const std::vector<KeyRange>& spans, const float* grad_sum,
                double mean_grad_norm = -1);
+  // A dense push: grad_sum holds every key of range().
+  int64_t Push(int worker, int64_t grad_version, int64_t samples, const float* grad_sum,
+               double mean_grad_norm = -1) {
+    return Push(worker, grad_version, samples, {range_}, grad_sum, mean_grad_norm);
+  }
 
   // Clipping by global norm (0: off).
   void set_clip_norm(double max_norm) { clip_norm_ = max_norm; }
@@ -95,12 +105,25 @@ class Shard {
   bool initialized_ = false;
   int64_t version_ = 0;
   std::vector<int64_t> clocks_;  // pushes per worker
+  // A sync push that arrived before a lower worker's, kept until its turn to be summed.
+  struct HeldPush {
+    std::vector<KeyRange> spans;
+    std::vector<float> values;
+  };
+  void AddToSum(const std::vector<KeyRange>& spans, const float* values);
+  // The gradient as one dense range: `values` itself when the spans cover the range, else
+  // scattered into a zeroed buffer.
+  const float* Densify(const std::vector<KeyRange>& spans, const float* values);
+
   // sync aggregation of the current version
-  std::vector<float> sum_;
+  std::vector<float> sum_;  // zero outside a step's pushes
   std::vector<float> grad_;
+  std::vector<float> dense_;  // Densify's buffer
   int64_t sum_samples_ = 0;
   std::vector<bool> pushed_;
+  std::vector<HeldPush> held_;  // by worker
   int pushes_ = 0;
+  int next_summed_ = 0;  // the worker whose push is summed next
   double clip_norm_ = 0;
   bool awaiting_norm_ = false;
   double partial_sq_ = 0;

@@ -74,6 +74,9 @@ DEFINE_int64(check_every, 20,
              "ring modes: steps between checks that all workers hold bitwise-identical "
              "parameters (a mismatch fails the job)");
 DEFINE_int64(average_every, 10, "average mode: local optimizer steps between parameter averages");
+DEFINE_bool(sparse_rows, true,
+            "sync, async, ssp: push and pull only the embedding rows a step's trips use (the "
+            "driver and start-time tables), not the whole tables; the model is the same");
 
 // Output
 DEFINE_int64(checkpoint_every, 0,
@@ -132,6 +135,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(exchange.bucket_mb, bucket_mb);
   TTEPS_SET(exchange.check_every, check_every);
   TTEPS_SET(exchange.average_every, average_every);
+  TTEPS_SET(exchange.sparse_rows, sparse_rows);
   TTEPS_SET(output.checkpoint_every, checkpoint_every);
   TTEPS_SET(output.checkpoint_dir, checkpoint_dir);
   TTEPS_SET(output.resume, resume);

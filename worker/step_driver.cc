@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "worker/deeptte/embedding_rows.h"
 #include "worker/gradient_step.h"
 #include "worker/slice_stream.h"
 
@@ -57,6 +58,30 @@ StepDriver::StepDriver(deeptte::DeepTTEImpl& model, const std::vector<data::Trip
       hooks_(std::move(hooks)),
       exchange_(exchange) {}
 
+namespace {
+
+// A step's share of the data: its micro-batches' slices, and where the stream stood after them.
+struct StepData {
+  std::vector<std::vector<size_t>> slices;
+  int64_t trips = 0;
+  int64_t epoch = 0;        // the epoch of the last slice
+  int64_t epochs_done = 0;  // epochs finished by these slices (the last one's once complete)
+};
+
+StepData Draw(SliceStream& stream, int64_t accumulation) {
+  StepData d;
+  d.slices.resize(accumulation);
+  for (auto& s : d.slices) {
+    s = stream.Next();
+    d.trips += static_cast<int64_t>(s.size());
+  }
+  d.epoch = stream.epoch();
+  d.epochs_done = stream.AtEpochEnd() ? stream.epoch() + 1 : std::max<int64_t>(0, stream.epoch());
+  return d;
+}
+
+}  // namespace
+
 DriverResult StepDriver::Run() {
   const int64_t total_steps = TotalSteps(opts_, train_.size());
   SliceStream stream(train_, opts_, o_.num_workers, o_.worker, o_.first_worker_batch);
@@ -64,11 +89,16 @@ DriverResult StepDriver::Run() {
   // Resuming: skip the data the first start_step steps consumed (same accumulation assumed).
   for (int64_t i = 0; i < o_.start_step * accumulation; ++i) stream.Next();
   EvalSchedule evals(opts_.eval);
-  // Epochs finished by the slices taken so far (the epoch of the last one once it is complete).
-  const auto epochs_done = [&] {
-    return stream.AtEpochEnd() ? stream.epoch() + 1 : std::max<int64_t>(0, stream.epoch());
+  evals.StartAt(o_.start_step,
+                stream.AtEpochEnd() ? stream.epoch() + 1 : std::max<int64_t>(0, stream.epoch()));
+  // A step's data is drawn before the previous step's exchange, which may fetch only the
+  // embedding rows it uses; the accumulation a policy chose is read then.
+  const auto next_accumulation = [&] {
+    const int64_t chosen = hooks_.accumulation ? hooks_.accumulation() : 0;
+    return chosen > 0 ? chosen : accumulation;
   };
-  evals.StartAt(o_.start_step, epochs_done());
+  const bool rows = exchange_->WantsRows();
+  const auto rows_of = [&](const StepData& d) { return deeptte::EmbeddingRows(train_, d.slices); };
 
   exchange_->Prepare(o_.start_step);
   if (hooks_.ready) hooks_.ready();
@@ -80,38 +110,35 @@ DriverResult StepDriver::Run() {
     return (hooks_.stop_requested && hooks_.stop_requested()) ||
            (o_.max_train_s > 0 && train_seconds() >= o_.max_train_s);
   };
+  int64_t epoch = stream.epoch();  // of the last step taken
   const auto evaluate = [&](int64_t steps, bool final) {
     const auto t = Clock::now();
-    hooks_.evaluate(steps, stream.epoch(), train_seconds(), final);
+    hooks_.evaluate(steps, epoch, train_seconds(), final);
     eval_s += SecondsSince(t);
   };
 
-  exchange_->Start(o_.start_step);
   DriverResult res;
   res.steps = total_steps;
+  StepData data;
+  if (o_.start_step < total_steps) {
+    accumulation = next_accumulation();
+    data = Draw(stream, accumulation);
+  }
+  if (rows) exchange_->UseRows(deeptte::EmbeddingRows(train_, {}), rows_of(data));
+  exchange_->Start(o_.start_step);
   TrainWindow window;
   for (int64_t step = o_.start_step; step < total_steps; ++step) {
     const auto step_start = Clock::now();
-    if (hooks_.accumulation) {
-      const int64_t chosen = hooks_.accumulation();
-      if (chosen > 0) accumulation = chosen;
-    }
-
+    epoch = data.epoch;
     model_.zero_grad();
-    std::vector<std::vector<size_t>> slices(accumulation);
-    int64_t step_trips = 0;
-    for (auto& s : slices) {
-      s = stream.Next();
-      step_trips += static_cast<int64_t>(s.size());
-    }
     MicroBatchStats sum;
     for (int64_t a = 0; a < accumulation; ++a) {
-      if (a + 1 == accumulation) exchange_->BeforeLastBackward(step_trips, stop_vote());
-      const auto s = AccumulateGradients(model_, train_, slices[a]);
+      if (a + 1 == accumulation) exchange_->BeforeLastBackward(data.trips, stop_vote());
+      const auto s = AccumulateGradients(model_, train_, data.slices[a]);
       sum.loss_sum += s.loss_sum;
       sum.trips += s.trips;
     }
-    CheckFinite(model_, step, sum.loss_sum, slices);
+    CheckFinite(model_, step, sum.loss_sum, data.slices);
     TraceSince(o_.tracer, "compute", step_start);
     if (o_.slowdown_percent > 0) {
       // An emulated slower machine: its extra time is compute time, as the agent must see it.
@@ -123,6 +150,13 @@ DriverResult StepDriver::Run() {
     const double compute = SecondsSince(step_start);
 
     const bool planned_last = step + 1 == total_steps;
+    const int64_t step_accumulation = accumulation;
+    StepData next;
+    if (!planned_last) {
+      accumulation = next_accumulation();
+      next = Draw(stream, accumulation);
+    }
+    if (rows) exchange_->UseRows(rows_of(data), rows_of(next));
     const ExchangeResult ex = exchange_->Finish(step, sum.trips, stop_vote(), planned_last);
     const bool last = planned_last || ex.stop;
     if (ex.stop) {
@@ -137,22 +171,22 @@ DriverResult StepDriver::Run() {
     if ((step + 1) % opts_.log_every == 0 || last) {
       const int64_t steps = window.steps();
       TrainReport r =
-          window.Take(o_.worker, step + 1, stream.epoch(), SecondsSince(start), accumulation);
+          window.Take(o_.worker, step + 1, epoch, SecondsSince(start), step_accumulation);
       exchange_->Report(&r, steps);
       res.last_loss = r.loss;
       if (hooks_.report) hooks_.report(r);
     }
     if (hooks_.evaluate && !last) {
-      const int64_t epochs = epochs_done();
-      if (evals.Due(step + 1, epochs, train_seconds()) && exchange_->Agreed(step + 1)) {
+      if (evals.Due(step + 1, data.epochs_done, train_seconds()) && exchange_->Agreed(step + 1)) {
         evaluate(step + 1, false);
-        evals.Taken(step + 1, epochs, train_seconds());
+        evals.Taken(step + 1, data.epochs_done, train_seconds());
       }
     }
     if (last) break;
+    data = std::move(next);
   }
   res.train_seconds = train_seconds();
-  res.epochs = stream.epoch() + 1;
+  res.epochs = epoch + 1;
   if (hooks_.evaluate) evaluate(res.steps, true);
   return res;
 }

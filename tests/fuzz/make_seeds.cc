@@ -30,8 +30,10 @@ std::string Floats(size_t n, float v) {
   return s;
 }
 
-// A data message for the push fuzzer's server (64 keys, fingerprint 0xF00D) + option bytes.
-std::string DataMessage(MsgType type, int sender, int64_t step, bool payload, uint8_t options) {
+// A data message for the push fuzzer's server (64 keys, fingerprint 0xF00D) + option bytes;
+// `ranges`: the keys it names (sparse rows), all 64 by default.
+std::string DataMessage(MsgType type, int sender, int64_t step, bool payload, uint8_t options,
+                        std::vector<KeyRange> ranges = {{0, 64}}) {
   Header h;
   h.type = type;
   h.sender_role = Role::kWorker;
@@ -40,11 +42,12 @@ std::string DataMessage(MsgType type, int sender, int64_t step, bool payload, ui
   h.step = step;
   h.samples = 4;
   h.fingerprint = 0xF00D;
-  h.ranges = {{0, 64}};
+  h.ranges = ranges;
   fuzz::FuzzMessage m;
   if (payload) {
-    m.payloads.push_back(Floats(64, 0.25f));
-    h.payload_bytes = {64 * sizeof(float)};
+    const auto n = static_cast<size_t>(SpanKeys(ranges));
+    m.payloads.push_back(Floats(n, 0.25f));
+    h.payload_bytes = {n * sizeof(float)};
   }
   m.header = EncodeHeader(h);
   return fuzz::JoinMessage(m) + std::string(3, static_cast<char>(options));
@@ -70,7 +73,14 @@ int main(int argc, char** argv) {
             DataMessage(MsgType::kPush, 1, 0, true, options));
       Write(dir, "pull-" + std::to_string(options),
             DataMessage(MsgType::kPull, 1, 1, false, options));
-      n += 4;
+      const std::vector<KeyRange> rows = {{0, 8}, {20, 24}, {60, 64}};
+      Write(dir, "sparse-push-" + std::to_string(options),
+            DataMessage(MsgType::kPush, 0, 0, true, options, rows));
+      Write(dir, "sparse-pull-" + std::to_string(options),
+            DataMessage(MsgType::kPull, 0, 1, false, options, rows));
+      Write(dir, "empty-push-" + std::to_string(options),
+            DataMessage(MsgType::kPush, 1, 0, true, options, {}));
+      n += 7;
     }
   }
   {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "worker/row_spans.h"
 #include "worker/train_report.h"
 
 namespace tteps {
@@ -21,6 +22,11 @@ class Exchange {
   virtual ~Exchange() = default;
   // Before this worker reports ready (its set-up, not counted as training).
   virtual void Prepare(int64_t /*first_step*/) {}
+  // A sparse exchange sends only the embedding rows steps use (worker/row_spans.h): the driver
+  // then calls UseRows before Start (`next`: the first step's rows) and before each Finish
+  // (`step`: the rows the finishing step's trips used; `next`: those the next step's will).
+  virtual bool WantsRows() const { return false; }
+  virtual void UseRows(const TableRows& /*step*/, const TableRows& /*next*/) {}
   // Once every worker is ready: the model gets the job's weights for step `first_step`.
   virtual void Start(int64_t first_step) = 0;
   // Just before the backward of a step's last micro-batch, with the step's trip count and this

@@ -21,6 +21,7 @@ struct PsExchangeOptions {
   int worker = 0;
   bool wait_for_version = true;  // sync and SSP: a pull names the step it is for; async: not
   bool send_norm = false;        // the servers clip by the norm of each push (async, SSP)
+  bool sparse_rows = true;       // embedding tables by the rows a step uses, not whole
   Tracer* tracer = nullptr;
 };
 // Push to and pull from the parameter servers (sync, async, SSP).

@@ -21,6 +21,7 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
   o.worker = c.map->your_id;
   o.wait_for_version = mode != Mode::kAsync;
   o.send_norm = c.config.optimizer.clip_norm > 0;
+  o.sparse_rows = c.config.exchange.sparse_rows;
   o.tracer = c.tracer;
   return MakePsExchange(model, std::move(kv), o);
 }

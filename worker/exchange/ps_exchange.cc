@@ -2,10 +2,15 @@
 // shard, pull the weights of the next step (sync: the next version; SSP: once the slowest
 // worker is close enough; async: whatever the servers hold). The consistency model itself
 // lives in the servers (server/shard.h); this side only says which version it waits for.
+// With sparse rows (the default) a push carries the dense tensors and the embedding rows the
+// step's trips used, and a pull fetches the dense tensors and the rows the next step's trips
+// will read: the rows it leaves stale locally are rows that step does not touch, so training
+// is exactly as with dense messages. The servers still update every row (server/shard.h).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/clock.h"
@@ -13,6 +18,7 @@
 #include "common/numerics.h"
 #include "common/trace.h"
 #include "worker/deeptte/deeptte.h"
+#include "worker/deeptte/embedding_rows.h"
 #include "worker/exchange/exchanges.h"
 #include "worker/model_params.h"
 #include "worker/param_layout.h"
@@ -27,6 +33,11 @@ class PsExchange : public Exchange {
   void Start(int64_t first_step) override;
   ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
   void Report(TrainReport* report, int64_t steps) override;
+  bool WantsRows() const override { return rows_.has_value(); }
+  void UseRows(const TableRows& step, const TableRows& next) override {
+    push_spans_ = rows_->Spans(step);
+    pull_spans_ = rows_->Spans(next);
+  }
 
  private:
   int64_t Want(int64_t step) const { return o_.wait_for_version ? step : 0; }
@@ -38,7 +49,10 @@ class PsExchange : public Exchange {
   ParamLayout layout_;
   std::vector<float> params_;
   std::shared_ptr<std::vector<float>> grad_;
+  std::optional<RowSpans> rows_;                   // sparse rows on
+  std::vector<KeyRange> push_spans_, pull_spans_;  // empty: every key
   PullResult pulled_;
+  int64_t reported_pushed_ = 0, reported_pulled_ = 0;  // KVClient byte counts at the last report
   // The first pull is counted in the first step; later pulls in the exchange that ends a step.
   double carry_wait_ = 0, carry_pull_ = 0;
   double win_push_ = 0, win_pull_ = 0, win_staleness_ = 0;
@@ -46,11 +60,9 @@ class PsExchange : public Exchange {
 
 PsExchange::PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv,
                        PsExchangeOptions o)
-    : model_(model),
-      kv_(std::move(kv)),
-      o_(o),
-      layout_(LayoutOf(model)),
-      params_(layout_.total()) {}
+    : model_(model), kv_(std::move(kv)), o_(o), layout_(LayoutOf(model)), params_(layout_.total()) {
+  if (o_.sparse_rows) rows_.emplace(layout_, deeptte::EmbeddingTables());
+}
 
 void PsExchange::Prepare(int64_t first_step) {
   // Worker 0 gives a fresh job its initial weights (pulls are held until then).
@@ -62,7 +74,7 @@ void PsExchange::Prepare(int64_t first_step) {
 
 void PsExchange::Start(int64_t first_step) {
   const auto t = Clock::now();
-  pulled_ = kv_->Pull(Want(first_step), params_.data());
+  pulled_ = kv_->Pull(Want(first_step), params_.data(), pull_spans_);
   carry_wait_ = pulled_.held_s;
   carry_pull_ = std::max(0.0, SecondsSince(t) - pulled_.held_s);
   CopyParamsIn(model_, layout_, params_.data());
@@ -105,10 +117,11 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
   t = Clock::now();
   PullResult next;
   if (planned_last) {
-    kv_->Push(grad_, pulled_.version, trips, norm);
+    kv_->Push(grad_, push_spans_, pulled_.version, trips, norm);
     next.push_s = SecondsSince(t);
   } else {
-    next = kv_->PushPull(grad_, pulled_.version, trips, norm, Want(step + 1), params_.data());
+    next = kv_->PushPull(grad_, push_spans_, pulled_.version, trips, norm, Want(step + 1),
+                         params_.data(), pull_spans_);
   }
   const double exchange = SecondsSince(t);
   TraceExchange(t, next);
@@ -134,8 +147,12 @@ void PsExchange::Report(TrainReport* report, int64_t steps) {
   const double per = steps > 0 ? 1.0 / steps : 0.0;
   report->exchange = {{"push_s", win_push_ * per},
                       {"pull_s", win_pull_ * per},
-                      {"staleness", win_staleness_ * per}};
+                      {"staleness", win_staleness_ * per},
+                      {"push_bytes", (kv_->bytes_pushed() - reported_pushed_) * per},
+                      {"pull_bytes", (kv_->bytes_pulled() - reported_pulled_) * per}};
   win_push_ = win_pull_ = win_staleness_ = 0;
+  reported_pushed_ = kv_->bytes_pushed();
+  reported_pulled_ = kv_->bytes_pulled();
 }
 
 }  // namespace

@@ -284,10 +284,14 @@ Header DataHeader(MsgType type, std::vector<KeyRange> ranges, std::vector<uint64
 TEST(ValidatePayloads, AcceptsWellFormedMessages) {
   for (MsgType t : {MsgType::kPush, MsgType::kInit, MsgType::kPullReply}) {
     EXPECT_NO_THROW(ValidatePayloads(DataHeader(t, {{0, 3}}, {12}), {12}));
-    EXPECT_NO_THROW(ValidatePayloads(DataHeader(t, {{0, 3}, {10, 12}}, {12, 8}), {12, 8}));
+    // Sparse: the spans' values back to back in one frame.
+    EXPECT_NO_THROW(ValidatePayloads(DataHeader(t, {{0, 3}, {10, 12}}, {20}), {20}));
+    // No keys of this server touched: an empty frame, still a push that counts.
+    EXPECT_NO_THROW(ValidatePayloads(DataHeader(t, {}, {0}), {0}));
   }
-  // Control messages and pulls carry no payload, and their ranges are not payload-checked.
+  // Pulls name keys and carry no payload; control messages' ranges are not checked.
   EXPECT_NO_THROW(ValidatePayloads(DataHeader(MsgType::kPull, {{0, 3}}, {}), {}));
+  EXPECT_NO_THROW(ValidatePayloads(DataHeader(MsgType::kPull, {{0, 3}, {5, 6}}, {}), {}));
   EXPECT_NO_THROW(ValidatePayloads(DataHeader(MsgType::kError, {}, {}), {}));
   EXPECT_NO_THROW(ValidatePayloads(DataHeader(MsgType::kHeartbeat, {}, {}), {}));
   EXPECT_NO_THROW(ValidatePayloads(DataHeader(MsgType::kReport, {}, {5}), {5}));
@@ -304,6 +308,11 @@ TEST(ValidatePayloads, RejectsFrameCountMismatch) {
         ValidatePayloads(DataHeader(MsgType::kPull, {{0, 1}}, {}), {4});
       },
       "pull declares 0 payload frames, got 1");
+  ExpectCodecError(
+      [] {
+        ValidatePayloads(DataHeader(MsgType::kPull, {{0, 1}}, {4}), {4});
+      },
+      "pull with a payload");
 }
 
 TEST(ValidatePayloads, RejectsDeclaredSizeMismatch) {
@@ -316,44 +325,52 @@ TEST(ValidatePayloads, RejectsDeclaredSizeMismatch) {
                    "payload 0 declares 3 bytes, got 4");
 }
 
-TEST(ValidatePayloads, RejectsDataMessageWithoutRanges) {
+TEST(ValidatePayloads, RejectsDataMessageWithoutItsOneFrame) {
   ExpectCodecError([] { ValidatePayloads(DataHeader(MsgType::kPush, {}, {}), {}); },
-                   "push without key ranges");
-  ExpectCodecError([] { ValidatePayloads(DataHeader(MsgType::kInit, {}, {4}), {4}); },
-                   "init without key ranges");
-  ExpectCodecError([] { ValidatePayloads(DataHeader(MsgType::kPullReply, {}, {}), {}); },
-                   "pull-reply without key ranges");
-}
-
-TEST(ValidatePayloads, RejectsRangePayloadCountMismatch) {
+                   "push with 0 payloads, expected 1");
   ExpectCodecError(
       [] {
-        ValidatePayloads(DataHeader(MsgType::kPush, {{0, 1}, {1, 2}}, {4}), {4});
+        ValidatePayloads(DataHeader(MsgType::kPush, {{0, 1}, {1, 2}}, {4, 4}), {4, 4});
       },
-      "2 key ranges but 1 payloads");
+      "push with 2 payloads, expected 1");
   ExpectCodecError(
       [] {
         ValidatePayloads(DataHeader(MsgType::kInit, {{0, 1}}, {}), {});
       },
-      "1 key ranges but 0 payloads");
+      "init with 0 payloads");
 }
 
-TEST(ValidatePayloads, RejectsEmptyOrNegativeRanges) {
+TEST(ValidatePayloads, RejectsEmptyNegativeUnsortedOrOverlappingRanges) {
   ExpectCodecError(
       [] {
         ValidatePayloads(DataHeader(MsgType::kPush, {{3, 3}}, {0}), {0});
       },
-      "bad key range [3, 3)");
+      "empty key range [3, 3)");
   ExpectCodecError(
       [] {
         ValidatePayloads(DataHeader(MsgType::kPush, {{5, 2}}, {0}), {0});
       },
-      "bad key range [5, 2)");
+      "empty key range [5, 2)");
   ExpectCodecError(
       [] {
         ValidatePayloads(DataHeader(MsgType::kInit, {{-1, 2}}, {12}), {12});
       },
-      "bad key range [-1, 2)");
+      "key range [-1, 2) overlaps or precedes");
+  ExpectCodecError(
+      [] {
+        ValidatePayloads(DataHeader(MsgType::kPush, {{4, 6}, {0, 2}}, {16}), {16});
+      },
+      "key range [0, 2) overlaps or precedes");
+  ExpectCodecError(
+      [] {
+        ValidatePayloads(DataHeader(MsgType::kPullReply, {{0, 4}, {3, 6}}, {28}), {28});
+      },
+      "key range [3, 6) overlaps");
+  ExpectCodecError(
+      [] {
+        ValidatePayloads(DataHeader(MsgType::kPull, {{2, 1}}, {}), {});
+      },
+      "pull: empty key range [2, 1)");
 }
 
 TEST(ValidatePayloads, RejectsPayloadNotMatchingTheRangeSize) {
@@ -361,17 +378,17 @@ TEST(ValidatePayloads, RejectsPayloadNotMatchingTheRangeSize) {
       [] {
         ValidatePayloads(DataHeader(MsgType::kPush, {{0, 3}}, {8}), {8});
       },
-      "payload 0 has 8 bytes, range [0, 3) needs 12");
+      "payload has 8 bytes, its 1 key ranges need 12");
   ExpectCodecError(
       [] {
-        ValidatePayloads(DataHeader(MsgType::kPullReply, {{0, 1}, {7, 9}}, {4, 12}), {4, 12});
+        ValidatePayloads(DataHeader(MsgType::kPullReply, {{0, 1}, {7, 9}}, {16}), {16});
       },
-      "payload 1 has 12 bytes, range [7, 9) needs 8");
+      "payload has 16 bytes, its 2 key ranges need 12");
   ExpectCodecError(
       [] {
         ValidatePayloads(DataHeader(MsgType::kPush, {{0, 1}}, {5}), {5});
       },
-      "needs 4");
+      "need 4");
 }
 
 TEST(ValidatePayloads, RejectsHugeRangeWhoseByteCountOverflows) {

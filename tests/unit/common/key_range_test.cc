@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace tteps {
@@ -97,6 +98,36 @@ TEST(Intersect, PiecesOverAPartitionRebuildTheRange) {
     EXPECT_EQ(next, tensor.end);
     EXPECT_EQ(covered, tensor.size());
   }
+}
+
+TEST(Spans, CheckedSortedDisjointNonEmptyAndInside) {
+  const KeyRange within{10, 100};
+  EXPECT_EQ(CheckSpans({}, within), "");
+  EXPECT_EQ(CheckSpans({{10, 12}, {12, 20}, {99, 100}}, within), "");
+  EXPECT_NE(CheckSpans({{12, 12}}, within).find("empty"), std::string::npos);
+  EXPECT_NE(CheckSpans({{20, 30}, {25, 40}}, within).find("overlaps"), std::string::npos);
+  EXPECT_NE(CheckSpans({{20, 30}, {10, 12}}, within).find("precedes"), std::string::npos);
+  EXPECT_NE(CheckSpans({{5, 12}}, within).find("precedes"), std::string::npos);
+  EXPECT_NE(CheckSpans({{90, 101}}, within).find("outside [10, 100)"), std::string::npos);
+  EXPECT_EQ(SpanKeys({{10, 12}, {20, 25}}), 7);
+}
+
+TEST(Spans, ClipKeepsThePartsInside) {
+  EXPECT_EQ(ClipSpans({{0, 5}, {8, 12}, {14, 20}, {30, 40}}, {10, 16}),
+            (std::vector<KeyRange>{{10, 12}, {14, 16}}));
+  EXPECT_TRUE(ClipSpans({{0, 5}}, {5, 9}).empty());
+}
+
+TEST(Spans, GatherScatterAndAddMoveValuesBackToBack) {
+  std::vector<float> flat = {0, 1, 2, 3, 4, 5, 6, 7};  // keys 100..107
+  const std::vector<KeyRange> spans = {{101, 103}, {106, 107}};
+  std::vector<float> packed(3);
+  GatherSpans(flat.data(), 100, spans, packed.data());
+  EXPECT_EQ(packed, (std::vector<float>{1, 2, 6}));
+  ScatterSpans(std::vector<float>{10, 20, 60}.data(), spans, 100, flat.data());
+  EXPECT_EQ(flat, (std::vector<float>{0, 10, 20, 3, 4, 5, 60, 7}));
+  AddSpans(std::vector<float>{1, 1, 1}.data(), spans, 100, flat.data());
+  EXPECT_EQ(flat, (std::vector<float>{0, 11, 21, 3, 4, 5, 61, 7}));
 }
 
 }  // namespace

@@ -144,7 +144,7 @@ TEST_F(ParamServerTest, SyncStepAveragesPushesWeightedBySamples) {
   w0->Init(init.data());
   const auto g0 = Grad(0), g1 = Grad(1);
   const int64_t n0 = 1, n1 = 3;
-  w0->Push(g0, 0, n0);
+  w0->Push(g0, {}, 0, n0);
 
   // Worker 0's pull for version 1 is held until worker 1 has pushed.
   std::vector<float> out0(kN);
@@ -158,7 +158,7 @@ TEST_F(ParamServerTest, SyncStepAveragesPushesWeightedBySamples) {
     }
   });
   std::this_thread::sleep_for(milliseconds(200));
-  w1->Push(g1, 0, n1);
+  w1->Push(g1, {}, 0, n1);
   puller.join();
   ASSERT_EQ(pull_error, "");
 
@@ -193,8 +193,8 @@ TEST_F(ParamServerTest, PushPullSendsThePullBehindThePushAndGetsTheNextVersion) 
   // Both workers push version 0 and pull version 1 in one exchange each.
   std::vector<float> out0(kN), out1(kN);
   PullResult r0;
-  std::thread other([&] { r0 = w0->PushPull(g0, 0, 1, -1, 1, out0.data()); });
-  const PullResult r1 = w1->PushPull(g1, 0, 1, -1, 1, out1.data());
+  std::thread other([&] { r0 = w0->PushPull(g0, {}, 0, 1, -1, 1, out0.data()); });
+  const PullResult r1 = w1->PushPull(g1, {}, 0, 1, -1, 1, out1.data());
   other.join();
   std::vector<float> expected(kN);
   for (int64_t i = 0; i < kN; ++i) {
@@ -257,7 +257,7 @@ TEST_F(ParamServerTest, WrongFingerprintIsRefusedAndTheServerKeepsServing) {
   const std::vector<float> init = InitValues();
   w0->Init(init.data());
   try {
-    bad->Push(Grad(1), 0, 3);
+    bad->Push(Grad(1), {}, 0, 3);
     ADD_FAILURE() << "a push with a wrong fingerprint was accepted";
   } catch (const std::runtime_error& e) {
     const std::string text = e.what();
@@ -312,7 +312,7 @@ TEST_F(ParamServerTest, MalformedAndMisdirectedMessagesGetErrorRepliesAndServing
   pull.sender_id = 0;
   pull.request_id = 78;
   pull.fingerprint = kFingerprint;
-  pull.ranges = {{0, kN - 1}};
+  pull.ranges = {{0, kN + 1}};
   ASSERT_TRUE(SendMessage(raw, pull));
   expect_error("holds [0, " + std::to_string(kN) + ")");
 
@@ -358,14 +358,14 @@ TEST_F(ParamServerTest, PoisonedPushesAreRefusedCountedAndTheStepStillCompletes)
   auto nan_grad = std::make_shared<std::vector<float>>(*Grad(1));
   (*nan_grad)[500] = std::nanf("");
   try {
-    w1->Push(nan_grad, 0, 3);
+    w1->Push(nan_grad, {}, 0, 3);
     ADD_FAILURE() << "a NaN push was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("at key 500"), std::string::npos) << e.what();
   }
   // More trips than one step can hold (the default global batch of 64, accumulation 1).
   try {
-    w1->Push(Grad(1), 0, 65);
+    w1->Push(Grad(1), {}, 0, 65);
     ADD_FAILURE() << "a push of 65 trips was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("more than a step can hold (64)"), std::string::npos)
@@ -373,8 +373,8 @@ TEST_F(ParamServerTest, PoisonedPushesAreRefusedCountedAndTheStepStillCompletes)
   }
   // The refusals left worker 1's place free: the real pushes make the step.
   const auto g0 = Grad(0), g1 = Grad(1);
-  w0->Push(g0, 0, 1);
-  w1->Push(g1, 0, 3);
+  w0->Push(g0, {}, 0, 1);
+  w1->Push(g1, {}, 0, 3);
   std::vector<float> out(kN);
   EXPECT_EQ(w0->Pull(1, out.data()).version, 1);
   for (int64_t i = 0; i < kN; ++i) {
@@ -385,6 +385,37 @@ TEST_F(ParamServerTest, PoisonedPushesAreRefusedCountedAndTheStepStillCompletes)
   EXPECT_EQ(server_->errors(), 3);
   EXPECT_EQ(server_->Stats().non_finite, 2);
   EXPECT_NE(server_->Stats().ToJson().str().find("\"non_finite\":2"), std::string::npos);
+}
+
+// Sparse rows: a push of some keys and a pull of some keys, through the KV client. The pull
+// fills only the keys asked for; the step equals the dense step with zeros elsewhere.
+TEST_F(ParamServerTest, SparsePushAndPullMoveOnlyTheNamedKeys) {
+  StartServer(1.0);
+  auto w0 = Client(0), w1 = Client(1);
+  const std::vector<float> init = InitValues();
+  w0->Init(init.data());
+  const std::vector<KeyRange> spans0 = {{0, 10}, {500, 516}}, spans1 = {{5, 20}, {1030, kN}};
+  const auto g0 = Grad(0), g1 = Grad(1);
+  w0->Push(g0, spans0, 0, 2);
+  w1->Push(g1, spans1, 0, 2);
+  std::vector<float> out(kN, -99.f);
+  const std::vector<KeyRange> wanted = {{3, 8}, {1000, 1010}};
+  const PullResult r = w0->Pull(1, out.data(), wanted);
+  EXPECT_EQ(r.version, 1);
+  const auto in = [](const std::vector<KeyRange>& spans, int64_t k) {
+    for (const auto& s : spans) {
+      if (k >= s.begin && k < s.end) return true;
+    }
+    return false;
+  };
+  for (int64_t k = 0; k < kN; ++k) {
+    const double sum = (in(spans0, k) ? (*g0)[k] : 0.0) + (in(spans1, k) ? (*g1)[k] : 0.0);
+    const float expected = static_cast<float>(init[k] - kLr * sum / 4);
+    EXPECT_EQ(out[k], in(wanted, k) ? expected : -99.f) << "key " << k;
+  }
+  EXPECT_EQ(w0->bytes_pushed(), 26 * 4);
+  EXPECT_EQ(w0->bytes_pulled(), 15 * 4);
+  EXPECT_EQ(server_->errors(), 0);
 }
 
 }  // namespace

@@ -448,5 +448,73 @@ TEST(Shard, RefusesAPushForANegativeVersion) {
   }
 }
 
+// A sparse push holds some keys; the others' gradient is zero. It must step exactly as the dense
+// push of the same gradient, in every mode.
+TEST(Shard, SparsePushStepsAsTheDensePushWithZerosElsewhere) {
+  for (Consistency mode : {Consistency::kSync, Consistency::kAsync, Consistency::kSsp}) {
+    auto dense = MakeShard(mode, 2, 5), sparse = MakeShard(mode, 2, 5);
+    dense->Init(Init().data());
+    sparse->Init(Init().data());
+    const std::vector<KeyRange> spans = {{100, 103}, {110, 111}, {130, 137}};
+    for (int w = 0; w < 2; ++w) {
+      const auto g = Grad(w);
+      std::vector<float> full(kN, 0.f), packed;
+      for (const auto& r : spans) {
+        for (int64_t k = r.begin; k < r.end; ++k) {
+          full[k - 100] = g[k - 100];
+          packed.push_back(g[k - 100]);
+        }
+      }
+      dense->Push(w, 0, 3, full.data());
+      sparse->Push(w, 0, 3, spans, packed.data());
+    }
+    EXPECT_EQ(*sparse->values(), *dense->values());
+    EXPECT_EQ(sparse->version(), dense->version());
+  }
+}
+
+TEST(Shard, AWorkerThatTouchesNoKeyStillCountsInTheSyncStep) {
+  auto shard = MakeShard(Consistency::kSync, 2);
+  shard->Init(Init().data());
+  shard->Push(0, 0, 2, {}, nullptr);
+  EXPECT_EQ(shard->version(), 0);
+  const auto g = Grad(1);
+  shard->Push(1, 0, 2, g.data());
+  EXPECT_EQ(shard->version(), 1);
+  EXPECT_EQ(*shard->values(), Stepped(Init(), g, 4));
+}
+
+TEST(Shard, SpansOutsideTheRangeOrUnsortedAreRefused) {
+  auto shard = MakeShard(Consistency::kSync, 2);
+  shard->Init(Init().data());
+  std::vector<float> v(8, 1.f);
+  EXPECT_THROW(shard->Push(0, 0, 1, {{98, 102}}, v.data()), std::invalid_argument);
+  EXPECT_THROW(shard->Push(0, 0, 1, {{130, 138}}, v.data()), std::invalid_argument);
+  EXPECT_THROW(shard->Push(0, 0, 1, {{110, 112}, {100, 102}}, v.data()), std::invalid_argument);
+  EXPECT_EQ(shard->clock(0), 0);  // nothing counted
+}
+
+// Float addition is not associative: a sync step must sum the pushes in worker order, so that
+// the result does not depend on which push the network delivered first.
+TEST(Shard, SyncSumsInWorkerOrderWhateverTheArrivalOrder) {
+  OptimizerConfig c;
+  c.name = "sgd";
+  c.lr = 1;
+  const std::vector<float> big = {1e8f}, one = {1.f}, minus_big = {-1e8f};
+  const std::vector<const std::vector<float>*> grads = {&big, &one, &minus_big};
+  std::vector<std::vector<float>> results;
+  for (const std::vector<int>& order : std::vector<std::vector<int>>{
+           {0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {2, 0, 1}, {1, 0, 2}, {0, 2, 1}}) {
+    Shard shard({0, 1}, Consistency::kSync, 3, 0, MakeOptimizer(c, 1));
+    const float zero = 0;
+    shard.Init(&zero);
+    for (int w : order) shard.Push(w, 0, 1, grads[w]->data());
+    ASSERT_EQ(shard.version(), 1);
+    results.push_back(*shard.values());
+  }
+  // (1e8 + 1) - 1e8 = 0 in float; -(0 / 3) = 0.
+  for (const auto& r : results) EXPECT_EQ(r, std::vector<float>{0.f});
+}
+
 }  // namespace
 }  // namespace tteps::server

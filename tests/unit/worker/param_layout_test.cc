@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
+#include "worker/row_spans.h"
+
 namespace tteps {
 namespace {
 
@@ -15,6 +19,29 @@ TEST(ParamLayout, OffsetsAndFingerprint) {
   EXPECT_NE(ParamLayout({{"w", {3, 2}}, {"b", {3}}}).fingerprint(), a.fingerprint());
   EXPECT_NE(ParamLayout({{"w", {2, 3}}, {"c", {3}}}).fingerprint(), a.fingerprint());
   EXPECT_NE(ParamLayout({{"b", {3}}, {"w", {2, 3}}}).fingerprint(), a.fingerprint());
+}
+
+TEST(RowSpans, DenseEntriesWholeAndTheListedRowsMerged) {
+  // keys: a [0, 4), table t 5 x 2 [4, 14), b [14, 17)
+  const ParamLayout layout({{"a", {4}}, {"t", {5, 2}}, {"b", {3}}});
+  const RowSpans rows(layout, {"t"});
+  EXPECT_EQ(rows.dense_keys(), 7);
+  // Row 0 touches a's keys, rows 2 and 3 touch each other, row 4 touches b's keys.
+  EXPECT_EQ(rows.Spans({{0, 2, 3, 4}}), (std::vector<KeyRange>{{0, 6}, {8, 17}}));
+  EXPECT_EQ(rows.Spans({{}}), (std::vector<KeyRange>{{0, 4}, {14, 17}}));
+  EXPECT_EQ(rows.Spans({{1}}), (std::vector<KeyRange>{{0, 4}, {6, 8}, {14, 17}}));
+}
+
+TEST(RowSpans, RefusesUnknownTablesAndBadRows) {
+  const ParamLayout layout({{"a", {4}}, {"t", {5, 2}}});
+  EXPECT_THROW(RowSpans(layout, {"x"}), std::invalid_argument);
+  EXPECT_THROW(RowSpans(layout, {"a"}), std::invalid_argument);  // not rows x width
+  const RowSpans rows(layout, {"t"});
+  EXPECT_THROW(rows.Spans({{5}}), std::out_of_range);
+  EXPECT_THROW(rows.Spans({{-1}}), std::out_of_range);
+  EXPECT_THROW(rows.Spans({{3, 1}}), std::out_of_range);  // unsorted
+  EXPECT_THROW(rows.Spans({{1, 1}}), std::out_of_range);  // repeated
+  EXPECT_THROW(rows.Spans({}), std::invalid_argument);    // one list per table
 }
 
 }  // namespace

@@ -175,10 +175,13 @@ TEST(StepDriver, AccumulationTakesThatManySlicesPerStepAndFollowsThePolicy) {
   const Outcome run = Drive(c, o, [](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
     h.accumulation = [&ex] { return ex.calls.size() < 4 ? 0 : 1; };  // 0: keep
   });
-  ASSERT_GE(run.ex.calls.size(), 5u);
+  ASSERT_GE(run.ex.calls.size(), 6u);
   EXPECT_EQ(run.ex.calls[0].trips, 64);      // slices 0 and 1
   EXPECT_EQ(run.ex.calls[3].trips, 8 + 32);  // slices 6 (the epoch's short one) and 7
-  EXPECT_EQ(run.ex.calls[4].trips, 32);      // the policy set 1
+  // A step's data is drawn before the previous step's exchange: the policy's 1, first seen
+  // before the fifth exchange, applies from the sixth step.
+  EXPECT_EQ(run.ex.calls[4].trips, 64);
+  EXPECT_EQ(run.ex.calls[5].trips, 32);
   EXPECT_EQ(run.reports.back().accumulation, 1);
 }
 

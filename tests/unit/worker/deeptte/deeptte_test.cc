@@ -12,8 +12,11 @@
 #include "tests/unit/worker/deeptte/test_trips.h"
 #include "worker/data/padded_batch.h"
 #include "worker/deeptte/checkpoint.h"
+#include "worker/deeptte/embedding_rows.h"
 #include "worker/evaluator.h"
+#include "worker/gradient_step.h"
 #include "worker/model_params.h"
+#include "worker/row_spans.h"
 
 namespace tteps {
 namespace {
@@ -230,6 +233,37 @@ TEST(Evaluate, ReportsFiniteErrorsAndRefusesADivergedModel) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("gave MAPE nan"), std::string::npos) << e.what();
   }
+}
+
+// What makes sparse rows exact: after a step's backward, every key outside the spans of the
+// rows its trips used has a gradient of exactly zero, so sending only the spans loses nothing.
+TEST(EmbeddingRows, EveryGradientOutsideTheUsedRowsIsExactlyZero) {
+  DeepTTE model = MakeModel();
+  const ParamLayout layout = LayoutOf(*model);
+  const RowSpans rows(layout, deeptte::EmbeddingTables());
+  const std::vector<std::vector<size_t>> slices = {{3, 17, 40}, {41, 99}};
+  model->zero_grad();
+  for (const auto& s : slices) AccumulateGradients(*model, SampleTrips(), s);
+  std::vector<float> grad(layout.total());
+  CopyGradsOut(*model, layout, grad.data());
+  const TableRows used = deeptte::EmbeddingRows(SampleTrips(), slices);
+  ASSERT_EQ(used.size(), 2u);
+  EXPECT_LE(used[0].size(), 5u);
+  const std::vector<KeyRange> spans = rows.Spans(used);
+  std::vector<bool> sent(layout.total(), false);
+  for (const auto& r : spans) std::fill(sent.begin() + r.begin, sent.begin() + r.end, true);
+  int64_t nonzero_sent = 0;
+  for (int64_t k = 0; k < layout.total(); ++k) {
+    if (!sent[k]) {
+      ASSERT_EQ(grad[k], 0.f) << "key " << k;
+    } else if (grad[k] != 0.f) {
+      ++nonzero_sent;
+    }
+  }
+  EXPECT_GT(nonzero_sent, 0);
+  // The two tables are most of the model; a step of 5 trips sends well under half of it.
+  EXPECT_LT(SpanKeys(spans), layout.total() * 45 / 100);
+  EXPECT_EQ(SpanKeys(rows.Spans({{}, {}})), rows.dense_keys());
 }
 
 }  // namespace
