@@ -3,7 +3,10 @@
 # links), started without MPI: scheduler on tteps-h1, a server on tteps-h2, two workers on
 # tteps-h3. Checks that every socket listens on its host's own address (never 0.0.0.0), that the
 # job warns once that it is unauthenticated, that with --curve_dir it does not, and that both
-# runs train the same model. Needs root; skips (exit 77, reason printed) without it.
+# runs train the same model. Then the same through mpirun (launch/tteps --hostfile, processes
+# started in the namespaces by launch/netns-rsh): a sync job across the three hosts must train
+# exactly the model the same job trains on loopback, with every socket on its host's address.
+# Needs root; skips (exit 77, reason printed) without it.
 #   netns_test.sh BIN_DIR SOURCE_DIR
 set -uo pipefail
 bin=$1 src=$2
@@ -17,7 +20,7 @@ trap '"$hosts" down; rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*"; for f in "$out"/*/*.out; do echo "== $f"; tail -5 "$f"; done; exit 1; }
 "$hosts" up 3 --rate 1gbit >"$out/up.log" 2>&1 || fail "netns-hosts up: $(cat "$out/up.log")"
 [ "$(tail -1 "$out/up.log")" = /run/tteps-netns/hostfile ] || fail "up did not print the hostfile"
-[ "$(wc -l </run/tteps-netns/hostfile)" -eq 3 ] || fail "hostfile: $(cat /run/tteps-netns/hostfile)"
+[ "$(grep -c "^tteps-h" /run/tteps-netns/hostfile)" -eq 3 ] || fail "hostfile: $(cat /run/tteps-netns/hostfile)"
 [ "$("$hosts" run tteps-h2 hostname)" = tteps-h2 ] || fail "tteps-h2 has no host name of its own"
 
 job() {  # job NAME [node flags...]
@@ -62,4 +65,26 @@ grep -q '"curve":true' "$out/curve/run/summary.json" || fail "curve run without 
 m1=$(grep -o '"final_eval":{[^}]*}' "$out/plain/run/summary.json")
 m2=$(grep -o '"final_eval":{[^}]*}' "$out/curve/run/summary.json")
 [ "$m1" = "$m2" ] || fail "the CURVE run evaluated differently: $m1 vs $m2"
-echo "PASS: $m1"
+echo "without MPI: $m1"
+
+# mpirun across the hosts, against the same job on loopback.
+export TTEPS_BIN=$bin
+flags=(--mode sync --workers 3 --servers 2)
+"$src/launch/tteps" "${flags[@]}" --hostfile /run/tteps-netns/hostfile --out_dir "$out/mpi" \
+  -- --max_steps 12 --timeout_s 60 >"$out/mpi.out" 2>&1 || fail "mpirun across hosts: $(tail -5 "$out/mpi.out")"
+"$src/launch/tteps" "${flags[@]}" --out_dir "$out/loop" -- --max_steps 12 --timeout_s 60 \
+  >"$out/loop.out" 2>&1 || fail "the loopback job: $(tail -5 "$out/loop.out")"
+m3=$(grep -o '"final_eval":{[^}]*}' "$out/mpi/summary.json")
+m4=$(grep -o '"final_eval":{[^}]*}' "$out/loop/summary.json")
+[ -n "$m3" ] && [ "$m3" = "$m4" ] || fail "across hosts the job trained another model: $m3 vs loopback $m4"
+# Placement: the scheduler on the first host, the servers on two hosts, a worker on each host.
+placed=$(grep -o 'registered [a-z]* [0-9]* (rank [0-9]*, host [a-z0-9-]*' "$out/mpi/logs/scheduler-0.log" |
+  sed 's/registered \([a-z]*\) \([0-9]*\) .*host /\1\2@/' | sort | tr '\n' ' ')
+[ "$placed" = "server0@tteps-h1 server1@tteps-h2 worker0@tteps-h1 worker1@tteps-h2 worker2@tteps-h3 " ] ||
+  fail "placement: $placed"
+listen=$(grep -ho 'listening: tcp://[0-9.]*' "$out/mpi/logs/"*.log | sort | tr '\n' ' ')
+case "$listen" in
+  "listening: tcp://10.77.0.1 listening: tcp://10.77.0.1 listening: tcp://10.77.0.2 ") ;;
+  *) fail "mpirun job: expected the scheduler and a server on 10.77.0.1, a server on 10.77.0.2: $listen" ;;
+esac
+echo "PASS: across 3 hosts with mpirun as on loopback: $m3"
