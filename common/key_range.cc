@@ -26,6 +26,38 @@ std::vector<KeyRange> PartitionKeys(int64_t total, int parts) {
   return out;
 }
 
+std::vector<KeyRange> PartitionKeys(int64_t total, int parts, const std::vector<KeyRange>& light) {
+  const std::string bad = CheckSpans(light, {0, total});
+  if (!bad.empty()) throw std::invalid_argument("light keys: " + bad);
+  const int64_t heavy = total - SpanKeys(light);
+  // Shares of the heavy keys, then each range's end just after its last heavy key.
+  const std::vector<KeyRange> shares = PartitionKeys(heavy, parts);
+  std::vector<KeyRange> out;
+  int64_t begin = 0, key = 0, seen = 0;  // seen: heavy keys before `key`
+  size_t next_light = 0;
+  for (const KeyRange& share : shares) {
+    // Walk to the position of heavy key number share.end - 1.
+    while (true) {
+      if (next_light < light.size() && light[next_light].begin == key) {
+        key = light[next_light++].end;
+        continue;
+      }
+      const int64_t run_end = next_light < light.size() ? light[next_light].begin : total;
+      if (seen + (run_end - key) >= share.end) {
+        key += share.end - seen;
+        seen = share.end;
+        break;
+      }
+      seen += run_end - key;
+      key = run_end;
+    }
+    out.push_back({begin, key});
+    begin = key;
+  }
+  out.back().end = total;  // light keys after the last heavy one
+  return out;
+}
+
 KeyRange Intersect(const KeyRange& range, const KeyRange& within) {
   const int64_t b = std::max(range.begin, within.begin), e = std::min(range.end, within.end);
   return b < e ? KeyRange{b, e} : KeyRange{b, b};

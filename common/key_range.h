@@ -25,6 +25,12 @@ struct KeyRange {
 // large tensor may span servers. Throws std::invalid_argument if parts < 1 or total < parts.
 std::vector<KeyRange> PartitionKeys(int64_t total, int parts);
 
+// The same over the keys outside `light` (sorted, disjoint spans): each range holds an equal
+// share of them, as above, and the light keys go with the range they fall in. For sparse rows,
+// whose embedding tables hardly travel: the ranges are balanced by the bytes on the wire, not by
+// keys. Throws std::invalid_argument if fewer than `parts` keys lie outside `light`.
+std::vector<KeyRange> PartitionKeys(int64_t total, int parts, const std::vector<KeyRange>& light);
+
 // The part of `range` that lies inside `within`; empty (size 0) if they do not overlap.
 KeyRange Intersect(const KeyRange& range, const KeyRange& within);
 

@@ -90,7 +90,9 @@ void Coordinator::SendMaps() {
   map_.resume_version = opts_.resume_version;
   map_.start_steps = opts_.start_steps;
   for (size_t w = 0; w < opts_.start_steps.size(); ++w) progress_[w].step = opts_.start_steps[w];
-  if (opts_.num_servers > 0) map_.ranges = PartitionKeys(opts_.param_count, opts_.num_servers);
+  if (opts_.num_servers > 0) {
+    map_.ranges = PartitionKeys(opts_.param_count, opts_.num_servers, opts_.light_keys);
+  }
   map_.servers.assign(opts_.num_servers, {});
   map_.workers.assign(opts_.num_workers, {});
   for (const auto& n : nodes_) {

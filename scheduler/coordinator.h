@@ -34,6 +34,9 @@ struct CoordinatorOptions {
   int num_servers = 1, num_workers = 1;
   int64_t param_count = 0;
   uint64_t fingerprint = 0;
+  // Keys that hardly travel (sparse rows' embedding tables): the servers' ranges share the
+  // other keys evenly.
+  std::vector<KeyRange> light_keys;
   int64_t total_steps = 0;
   int64_t resume_version = -1;           // >= 0: the servers restore this checkpoint version
   std::vector<int64_t> start_steps;      // resuming: each worker's first step

@@ -23,8 +23,10 @@
 #include "server/checkpoint.h"
 #include "worker/data/norm_stats.h"
 #include "worker/dataset.h"
+#include "worker/deeptte/embedding_rows.h"
 #include "worker/job_flags.h"
 #include "worker/model_params.h"
+#include "worker/row_spans.h"
 
 DEFINE_string(mode, "sync",
               "sync (BSP), async (ASP) or ssp (--staleness) through parameter servers; ring "
@@ -135,6 +137,9 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   }
   o.param_count = layout.total();
   o.fingerprint = layout.fingerprint();
+  if (UsesServers(mode) && config.exchange.sparse_rows) {
+    o.light_keys = RowSpans(layout, deeptte::EmbeddingTables()).TableKeys();
+  }
   o.total_steps = TotalSteps(config.train, dataset.train.size());
   if (!config.output.resume.empty()) {
     const auto point = server::ChooseResumePoint(config.output.resume, o.num_servers);

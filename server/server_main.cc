@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -41,8 +42,11 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   control.SetTiming(timeout_s, config.cluster.heartbeat_s);
   const int id = map.your_id;
   const KeyRange range = map.ranges.at(id);
-  // Nothing larger than this shard's values may arrive (workers connect after the map).
-  socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(range.size() * sizeof(float)) + 65536);
+  // No frame larger than this shard's values or a header may arrive (workers connect after
+  // the map; a sparse push's header lists its spans).
+  socket.set(zmq::sockopt::maxmsgsize, std::max(static_cast<int64_t>(range.size() * sizeof(float)),
+                                                static_cast<int64_t>(kMaxHeaderBytes)) +
+                                           65536);
   LOG(INFO) << "server " << id << " at " << self.endpoint << " holds " << range.ToString() << " ("
             << range.size() << " floats), mode " << ModeName(config.exchange.mode);
   control.OnCommand(topics::kNormTotal, [&](const Header& h) {

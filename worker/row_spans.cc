@@ -40,6 +40,14 @@ RowSpans::RowSpans(const ParamLayout& layout, const std::vector<std::string>& ta
   }
 }
 
+std::vector<KeyRange> RowSpans::TableKeys() const {
+  std::vector<KeyRange> out;
+  for (const Table& t : tables_) out.push_back({t.offset, t.offset + t.rows * t.width});
+  std::sort(out.begin(), out.end(),
+            [](const KeyRange& a, const KeyRange& b) { return a.begin < b.begin; });
+  return out;
+}
+
 std::vector<KeyRange> RowSpans::Spans(const TableRows& rows) const {
   if (rows.size() != tables_.size()) {
     throw std::invalid_argument("sparse rows: " + std::to_string(rows.size()) + " row lists for " +

@@ -25,6 +25,8 @@ class RowSpans {
   std::vector<KeyRange> Spans(const TableRows& rows) const;
   // Keys of the dense entries (what every sparse message holds at least).
   int64_t dense_keys() const { return dense_keys_; }
+  // The tables' keys, sorted (what hardly travels: see PartitionKeys' light keys).
+  std::vector<KeyRange> TableKeys() const;
 
  private:
   struct Table {

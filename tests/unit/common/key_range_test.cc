@@ -100,6 +100,20 @@ TEST(Intersect, PiecesOverAPartitionRebuildTheRange) {
   }
 }
 
+TEST(PartitionKeys, LightKeysWeighNothing) {
+  // keys 0..99; light: [0, 40) and [60, 70) -> 50 heavy keys: 0..39 light, 40..59 heavy,
+  // 60..69 light, 70..99 heavy.
+  const std::vector<KeyRange> light = {{0, 40}, {60, 70}};
+  EXPECT_EQ(PartitionKeys(100, 2, light), (std::vector<KeyRange>{{0, 75}, {75, 100}}));
+  EXPECT_EQ(PartitionKeys(100, 5, light),
+            (std::vector<KeyRange>{{0, 50}, {50, 60}, {60, 80}, {80, 90}, {90, 100}}));
+  EXPECT_EQ(PartitionKeys(100, 3, {}), PartitionKeys(100, 3));
+  // Light keys at the end go with the last range.
+  EXPECT_EQ(PartitionKeys(10, 2, {{6, 10}}), (std::vector<KeyRange>{{0, 3}, {3, 10}}));
+  EXPECT_THROW(PartitionKeys(10, 3, {{0, 8}}), std::invalid_argument);  // 2 heavy keys
+  EXPECT_THROW(PartitionKeys(10, 2, {{5, 11}}), std::invalid_argument);
+}
+
 TEST(Spans, CheckedSortedDisjointNonEmptyAndInside) {
   const KeyRange within{10, 100};
   EXPECT_EQ(CheckSpans({}, within), "");
