@@ -11,9 +11,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 CSV_FIELDS = [
-    "kind", "name", "mode", "workers", "servers", "processes", "exit", "steps", "trips",
+    "kind", "name", "mode", "variant", "workers", "servers", "processes", "exit", "steps", "trips",
     "trips_per_s", "train_s", "wall_s", "compute_ms", "push_ms", "pull_ms", "wait_ms",
-    "allreduce_ms", "comm_share", "staleness_mean", "staleness_max", "mape", "rmse", "mae",
+    "allreduce_ms", "comm_share", "push_mb", "pull_mb", "staleness_mean", "staleness_max", "mape", "rmse", "mae",
     "peak_rss_worker_mb", "peak_rss_server_mb", "peak_rss_scheduler_mb", "error",
 ]
 
@@ -42,6 +42,10 @@ def read_summary(out_dir, mode):
     parts = [row[k] for k in blocking if row[k]]
     if row["compute_ms"]:
         row["comm_share"] = round(sum(parts) / (row["compute_ms"] + sum(parts)), 4)
+    sent = s.get("bytes_per_step", {})
+    if sent:
+        row["push_mb"] = round(sent["push"] / 1e6, 3)
+        row["pull_mb"] = round(sent["pull"] / 1e6, 3)
     stale = s.get("server_stats", {}).get("staleness", {})
     if stale:
         row["staleness_mean"] = round(stale["mean"], 3)
@@ -118,7 +122,8 @@ def _fmt(v, digits=1):
 
 
 def _label(r):
-    return r["mode"] + (f" S={r['servers']}" if r["servers"] else "")
+    return (r["mode"] + (f" {r['variant']}" if r.get("variant") else "") +
+            (f" S={r['servers']}" if r["servers"] else ""))
 
 
 def median_runs(rows):
@@ -126,7 +131,7 @@ def median_runs(rows):
     range of their trips/s."""
     groups = defaultdict(list)
     for r in rows:
-        groups[(r["mode"], r["workers"], r["servers"])].append(r)
+        groups[(r["mode"], r.get("variant", ""), r["workers"], r["servers"])].append(r)
     out = []
     for runs in groups.values():
         runs = sorted(runs, key=lambda r: r["trips_per_s"])
@@ -142,11 +147,17 @@ def write_report(args, rows, micro, seconds):
     thr = median_runs([r for r in ok if r["kind"] == "throughput"])
     acc = [r for r in ok if r["kind"] == "accuracy"]
     local = next((r for r in thr if r["mode"] == "local"), None)
+    where = (f"across {args.hosts} namespace hosts (launch/netns-hosts), links "
+             f"{args.rate or 'unlimited'} both ways; launch/tteps places the scheduler on the "
+             f"first host, workers in blocks over the hosts, servers one per worker host (the "
+             f"DDP ranks go where the tteps workers go)" if args.hosts else "on one host")
+    batch = (f"{args.batch_per_worker} x W" if args.batch_per_worker else "64")
     ddp = {r["workers"]: r for r in thr if r["mode"] == "ddp"}
     L = [f"# tteps modes against PyTorch DDP\n",
          f"Machine: {os.cpu_count()} cores, shared by all processes of a run (column `procs`: "
          f"scheduler + servers + workers); 1 LibTorch (or PyTorch) thread per process. "
-         f"Throughput runs: {args.steps} steps of a global batch of 64 trips on "
+         f"Runs {where}. "
+         f"Throughput runs: {args.steps} steps of a global batch of {batch} trips on "
          f"{args.trips} tteps-gen trips; trips/s over the whole run, first step included. "
          f"`comm %`: push + pull + wait as a share of the step (ring: the wait for the "
          f"allreduce, which runs beside backward on its own thread). "
@@ -159,9 +170,9 @@ def write_report(args, rows, micro, seconds):
 
     L.append("## Throughput\n")
     L.append("| mode | W | procs | trips/s | x local | x DDP | compute ms | push ms | pull ms | "
-             "wait ms | allreduce ms (overlapped) | comm % | staleness mean/max | "
-             "peak RSS MB worker/server |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+             "wait ms | allreduce ms (overlapped) | comm % | MB pushed/pulled per step | "
+             "staleness mean/max | peak RSS MB worker/server |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in sorted(thr, key=lambda r: (r["workers"], r["mode"] == "ddp", r["mode"], r["servers"])):
         x_local = r["trips_per_s"] / local["trips_per_s"] if local else None
         d = ddp.get(r["workers"])
@@ -175,7 +186,7 @@ def write_report(args, rows, micro, seconds):
                  f"{_fmt(r.get('pull_ms'))} | {_fmt(r.get('wait_ms'))} | "
                  f"{_fmt(r.get('allreduce_ms'))} | "
                  f"{_fmt(100 * r['comm_share'] if r.get('comm_share') is not None else None)} | "
-                 f"{stale} | {_fmt(r.get('peak_rss_worker_mb'), 0)} / "
+                 f"{_fmt(r.get('push_mb'), 2)} / {_fmt(r.get('pull_mb'), 2)} | {stale} | {_fmt(r.get('peak_rss_worker_mb'), 0)} / "
                  f"{_fmt(r.get('peak_rss_server_mb'), 0)} |")
     L.append("\n![throughput](throughput.png) ![step time](step_breakdown.png)\n")
 
@@ -189,6 +200,20 @@ def write_report(args, rows, micro, seconds):
         if r["mode"] == "sync" and r.get("comm_share") is not None:
             L.append(f"- {_label(r)}: push + pull + wait = {100 * r['comm_share']:.1f}% of the step "
                      f"({'meets' if r['comm_share'] < 0.05 else 'misses'} the 5% goal)")
+
+    if args.hosts:
+        L.append(f"\n## Sync across {args.hosts} hosts ({args.rate or 'unlimited'} links)\n")
+        for w in sorted(ddp):
+            sync = [r for r in thr if r["workers"] == w and r["mode"] == "sync"]
+            before = next((r for r in sync if r.get("variant")), None)
+            for r in (r for r in sync if not r.get("variant")):
+                parts = [f"{_label(r)} W={w}: {r['trips_per_s']:.0f} trips/s"]
+                if before:
+                    parts.append(f"{r['trips_per_s'] / before['trips_per_s']:.2f}x "
+                                 f"{_label(before)} ({before['trips_per_s']:.0f})")
+                parts.append(f"{r['trips_per_s'] / ddp[w]['trips_per_s']:.2f}x DDP "
+                             f"({ddp[w]['trips_per_s']:.0f})")
+                L.append("- " + ", ".join(parts))
 
     L.append("\n## Where the time goes (timelines)\n")
     for r in (r for r in thr if r["workers"] == 2 and r["mode"] in ("sync", "ring")

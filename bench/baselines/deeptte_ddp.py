@@ -5,6 +5,8 @@ The model, the data pipeline (parsing, normalisation, epoch order, per-worker sl
 optimizer mirror worker/deeptte, worker/data and worker/gradient_step.cc, so that a run here
 and a tteps run with the same flags differ only in how gradients are exchanged. The W
 processes rendezvous over gloo on 127.0.0.1; rank 0 logs, evaluates and writes the outputs.
+Across hosts, start one process per rank with --rank R and --master_addr (rank 0's address,
+which gloo also uses to pick the interface) and the same --master_port everywhere.
 """
 import argparse
 import datetime
@@ -609,7 +611,7 @@ def write_summary(args, model, eval_trips, stats, result, per_rank, n_params, la
 def train_rank(rank, args, train, eval_trips, stats, port, launch_time):
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+    dist.init_process_group("gloo", init_method=f"tcp://{args.master_addr}:{port}", rank=rank,
                             world_size=args.workers,
                             timeout=datetime.timedelta(seconds=args.timeout_s))
     model, n_params = build_model(rank, args, stats)
@@ -657,11 +659,18 @@ def parse_args():
     p.add_argument("--max_train_s", type=float, default=0, help="time budget (0: none)")
     p.add_argument("--timeout_s", type=float, default=60, help="gloo rendezvous/collectives")
     p.add_argument("--out_dir", required=True)
+    p.add_argument("--rank", type=int, default=-1,
+                   help="run only this rank (one process per rank, e.g. one per host); "
+                        "-1: spawn all W here")
+    p.add_argument("--master_addr", default="127.0.0.1", help="rank 0's address")
+    p.add_argument("--master_port", type=int, default=0, help="rendezvous port (0: a free one)")
     for key, value in MODEL_DEFAULTS.items():
         p.add_argument(f"--{key}", type=type(value), default=value)
     args = p.parse_args()
     if args.workers < 1 or args.batch_size < 1 or args.log_every < 1 or args.threads < 1:
         p.error("--workers, --batch_size, --log_every and --threads must be >= 1")
+    if args.rank >= args.workers or (args.rank >= 0 and args.master_port < 1):
+        p.error("--rank must be < --workers and needs --master_port")
     if args.epochs < 1 and args.max_steps < 1:
         p.error("--epochs or --max_steps must be >= 1")
     if args.eval_batch_size < 1 or args.kernel_size < 2 or not 0 <= args.eval_fraction < 1:
@@ -693,12 +702,19 @@ def main():
         sys.exit("deeptte_ddp: the training set is empty")
     log(f"{len(train)} train, {len(eval_trips)} eval trips; {args.workers} process(es)")
     os.makedirs(args.out_dir, exist_ok=True)
+    if args.rank > 0:  # one rank of a job across hosts: rank 0 writes the outputs
+        run_rank(args.rank, args, train, eval_trips, stats, args.master_port, launch_time)
+        return
     for name in ("metrics.jsonl", "summary.json"):
         if os.path.exists(os.path.join(args.out_dir, name)):
             os.remove(os.path.join(args.out_dir, name))
+    if args.rank == 0:
+        run_rank(0, args, train, eval_trips, stats, args.master_port, launch_time)
+        return
     try:
         mp.spawn(run_rank, nprocs=args.workers, join=True,
-                 args=(args, train, eval_trips, stats, free_port(), launch_time))
+                 args=(args, train, eval_trips, stats, args.master_port or free_port(),
+                       launch_time))
     except (mp.ProcessExitedException, mp.ProcessRaisedException) as e:
         sys.exit(f"deeptte_ddp: a worker process failed ({e}); the others were stopped")
     with open(os.path.join(args.out_dir, "summary.json"), encoding="utf-8") as f:
