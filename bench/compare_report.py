@@ -205,8 +205,8 @@ def write_report(args, rows, micro, seconds):
         L.append(f"\n## Sync across {args.hosts} hosts ({args.rate or 'unlimited'} links)\n")
         for w in sorted(ddp):
             sync = [r for r in thr if r["workers"] == w and r["mode"] == "sync"]
-            before = next((r for r in sync if r.get("variant")), None)
-            for r in (r for r in sync if not r.get("variant")):
+            before = next((r for r in sync if r.get("variant") == "dense, server host"), None)
+            for r in (r for r in sync if r is not before):
                 parts = [f"{_label(r)} W={w}: {r['trips_per_s']:.0f} trips/s"]
                 if before:
                     parts.append(f"{r['trips_per_s'] / before['trips_per_s']:.2f}x "

@@ -76,7 +76,7 @@ const char* TypeName(MsgType type) {
 template <class Archive>
 void Header::save(Archive& ar) const {
   ar(magic, version, static_cast<uint8_t>(type), static_cast<uint8_t>(sender_role), sender_id,
-     request_id, step, samples, fingerprint, held_s, norm, stop);
+     request_id, step, samples, fingerprint, held_s, norm, stop, static_cast<uint8_t>(wire));
   SaveString(ar, topic);
   SaveVector(ar, ranges);
   SaveVector(ar, payload_bytes);
@@ -85,14 +85,18 @@ void Header::save(Archive& ar) const {
 
 template <class Archive>
 void Header::load(Archive& ar) {
-  uint8_t t = 0, r = 0;
+  uint8_t t = 0, r = 0, w = 0;
   ar(magic, version);
   if (magic != kMagic) throw CodecError("bad magic (not a tteps message)");
   if (version != kProtocolVersion) {
     throw CodecError("protocol version " + std::to_string(version) + ", expected " +
                      std::to_string(kProtocolVersion));
   }
-  ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm, stop);
+  ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm, stop, w);
+  if (w > static_cast<uint8_t>(WireType::kBf16)) {
+    throw CodecError("unknown value type " + std::to_string(w));
+  }
+  wire = static_cast<WireType>(w);
   if (t >= static_cast<uint8_t>(MsgType::kTypeCount)) {
     throw CodecError("unknown message type " + std::to_string(t));
   }
@@ -158,10 +162,11 @@ void ValidatePayloads(const Header& h, const std::vector<size_t>& frame_sizes) {
                      " payloads, expected 1");
   }
   const uint64_t keys = static_cast<uint64_t>(SpanKeys(h.ranges));
-  if (frame_sizes[0] % sizeof(float) != 0 || frame_sizes[0] / sizeof(float) != keys) {
+  const size_t each = WireBytes(h.wire);
+  if (frame_sizes[0] % each != 0 || frame_sizes[0] / each != keys) {
     throw CodecError("payload has " + std::to_string(frame_sizes[0]) + " bytes, its " +
                      std::to_string(h.ranges.size()) + " key ranges need " +
-                     std::to_string(keys * sizeof(float)));
+                     std::to_string(keys * each));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/bf16.h"
 #include "common/clock.h"
 #include "common/codec.h"
 #include "common/transport.h"
@@ -48,12 +49,14 @@ KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const
       h.samples = q.samples;
       h.norm = q.norm;
       h.stop = q.stop;
+      h.wire = q.wire;
       if (q.type == MsgType::kPull) {
         SendMessage(sockets_[s], h);
       } else {
         const auto count = static_cast<size_t>(SpanKeys(h.ranges));
-        if (q.type == MsgType::kPush) bytes_pushed_ += count * sizeof(float);
-        SendMessage(sockets_[s], h, {{q.owner[s], q.data[s], count}});
+        const size_t each = WireBytes(q.wire);
+        if (q.type == MsgType::kPush) bytes_pushed_ += static_cast<int64_t>(count * each);
+        SendMessage(sockets_[s], h, {{q.owner[s], q.data[s], count, each}});
       }
     }
   }
@@ -122,13 +125,21 @@ PullResult KVClient::ReadPull(const Replies& replies, size_t index, const Reques
     const Message& m = answers[s];
     const std::vector<KeyRange>& asked = request.ranges[s];
     if (m.header.type != MsgType::kPullReply || m.payloads.size() != 1 ||
-        m.header.ranges.size() != asked.size() ||
+        m.header.wire != request.wire || m.header.ranges.size() != asked.size() ||
         !std::equal(asked.begin(), asked.end(), m.header.ranges.begin())) {
       throw std::runtime_error(
           "pull reply from " + map_.servers[s].Name() + " does not hold the keys asked for (" +
           std::to_string(SpanKeys(asked)) + " keys of " + map_.ranges[s].ToString() + ")");
     }
-    ScatterSpans(m.floats(0), asked, 0, out);
+    if (request.wire == WireType::kBf16) {
+      const auto* in = static_cast<const uint16_t*>(m.payloads[0].data());
+      for (const auto& r : asked) {
+        FromBf16(in, static_cast<size_t>(r.size()), out + r.begin);
+        in += r.size();
+      }
+    } else {
+      ScatterSpans(m.floats(0), asked, 0, out);
+    }
     bytes_pulled_ += static_cast<int64_t>(m.payloads[0].size());
     r.version = std::min(r.version, m.header.step);
     r.held_s = std::max(r.held_s, m.header.held_s);
@@ -150,7 +161,7 @@ std::vector<std::vector<KeyRange>> KVClient::PerServer(const std::vector<KeyRang
 
 KVClient::Request KVClient::DataRequest(MsgType type,
                                         std::shared_ptr<const std::vector<float>> values,
-                                        const std::vector<KeyRange>& spans) const {
+                                        const std::vector<KeyRange>& spans, WireType wire) const {
   if (static_cast<int64_t>(values->size()) != map_.param_count) {
     throw std::invalid_argument(std::string(TypeName(type)) + " of " +
                                 std::to_string(values->size()) + " floats, expected " +
@@ -160,9 +171,19 @@ KVClient::Request KVClient::DataRequest(MsgType type,
   if (!bad.empty()) throw std::invalid_argument(std::string(TypeName(type)) + ": " + bad);
   Request q;
   q.type = type;
+  q.wire = wire;
   q.ranges = PerServer(spans);
   for (const auto& ranges : q.ranges) {
-    if (spans.empty()) {  // dense: each server's range straight out of the caller's vector
+    if (wire == WireType::kBf16) {
+      auto packed = std::make_shared<std::vector<uint16_t>>(SpanKeys(ranges));
+      uint16_t* to = packed->data();
+      for (const auto& r : ranges) {
+        ToBf16(values->data() + r.begin, static_cast<size_t>(r.size()), to);
+        to += r.size();
+      }
+      q.data.push_back(packed->data());
+      q.owner.push_back(std::move(packed));
+    } else if (spans.empty()) {  // dense: each server's range straight out of the caller's vector
       q.owner.push_back(values);
       q.data.push_back(values->data() + ranges[0].begin);
     } else {
@@ -178,7 +199,7 @@ KVClient::Request KVClient::DataRequest(MsgType type,
 KVClient::Request KVClient::PushRequest(std::shared_ptr<const std::vector<float>> grad,
                                         const std::vector<KeyRange>& spans, int64_t version,
                                         int64_t samples, double norm) const {
-  Request q = DataRequest(MsgType::kPush, std::move(grad), spans);
+  Request q = DataRequest(MsgType::kPush, std::move(grad), spans, wire_);
   q.step = version;
   q.samples = samples;
   q.norm = norm;
@@ -191,6 +212,7 @@ KVClient::Request KVClient::PullRequest(int64_t want, const std::vector<KeyRange
   if (!bad.empty()) throw std::invalid_argument("pull: " + bad);
   Request q;
   q.type = MsgType::kPull;
+  q.wire = wire_;
   q.step = want;
   q.ranges = PerServer(spans);
   return q;
@@ -198,10 +220,10 @@ KVClient::Request KVClient::PullRequest(int64_t want, const std::vector<KeyRange
 
 void KVClient::Init(const float* values) {
   // Init happens once: a copy keeps the zero-copy send independent of the caller's buffer.
-  Exchange(
-      {DataRequest(MsgType::kInit,
-                   std::make_shared<std::vector<float>>(values, values + map_.param_count), {})},
-      "init");
+  Exchange({DataRequest(MsgType::kInit,
+                        std::make_shared<std::vector<float>>(values, values + map_.param_count), {},
+                        WireType::kF32)},
+           "init");
 }
 
 void KVClient::Push(std::shared_ptr<const std::vector<float>> grad,

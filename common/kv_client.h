@@ -54,6 +54,8 @@ class KVClient {
   int64_t bytes_pulled() const { return bytes_pulled_; }
 
   int64_t total() const { return map_.param_count; }
+  // --wire_dtype bf16: pushes and pull replies carry bfloat16 (init stays float32).
+  void set_wire(WireType wire) { wire_ = wire; }
 
  private:
   struct Request {
@@ -65,13 +67,14 @@ class KVClient {
     // kept alive by `owner`.
     std::vector<std::vector<KeyRange>> ranges;
     std::vector<std::shared_ptr<const void>> owner;
-    std::vector<const float*> data;
+    std::vector<const void*> data;
+    WireType wire = WireType::kF32;
   };
   struct Replies;
   // The request's keys per server: `spans` clipped to each server's range (empty: the range).
   std::vector<std::vector<KeyRange>> PerServer(const std::vector<KeyRange>& spans) const;
   Request DataRequest(MsgType type, std::shared_ptr<const std::vector<float>> values,
-                      const std::vector<KeyRange>& spans) const;
+                      const std::vector<KeyRange>& spans, WireType wire) const;
   Request PushRequest(std::shared_ptr<const std::vector<float>> grad,
                       const std::vector<KeyRange>& spans, int64_t version, int64_t samples,
                       double norm) const;
@@ -88,6 +91,7 @@ class KVClient {
   uint64_t next_request_ = 1;
   bool stop_ = false;
   int64_t bytes_pushed_ = 0, bytes_pulled_ = 0;
+  WireType wire_ = WireType::kF32;
 };
 
 }  // namespace tteps

@@ -41,6 +41,10 @@ enum class MsgType : uint8_t {
 };
 const char* TypeName(MsgType type);
 
+// How a data message's values travel (--wire_dtype): float32, or bfloat16 (common/bf16.h).
+enum class WireType : uint8_t { kF32 = 0, kBf16 = 1 };
+inline size_t WireBytes(WireType t) { return t == WireType::kBf16 ? 2 : 4; }
+
 struct Header {
   uint32_t magic = kMagic;
   uint16_t version = kProtocolVersion;
@@ -55,6 +59,8 @@ struct Header {
   double norm = -1;          // push: norm of the mean gradient; norm messages: the value
   // push: this worker was told to stop (kStop); pull reply: training ends with this version
   bool stop = false;
+  // Data messages: the values' type; a pull asks for its reply's.
+  WireType wire = WireType::kF32;
   std::vector<KeyRange> ranges;
   std::vector<uint64_t> payload_bytes;  // one per payload frame
   std::string text;                     // error text, or a control message's encoded body

@@ -36,7 +36,7 @@ std::string BindTcp(zmq::socket_t& socket, const std::string& bind_host,
 bool SendMessage(zmq::socket_t& socket, Header header, const std::vector<Payload>& payloads,
                  const std::string& peer) {
   header.payload_bytes.clear();
-  for (const auto& p : payloads) header.payload_bytes.push_back(p.count * sizeof(float));
+  for (const auto& p : payloads) header.payload_bytes.push_back(p.count * p.elem_size);
   const std::string head = EncodeHeader(header);
   // A message goes whole or not at all: a full queue (EAGAIN, an empty result) on the first
   // frame drops it, and the caller hears about it. A ROUTER never waits for a peer: one that
@@ -50,8 +50,7 @@ bool SendMessage(zmq::socket_t& socket, Header header, const std::vector<Payload
     for (size_t i = 0; i < payloads.size(); ++i) {
       const Payload& p = payloads[i];
       auto* hint = new std::shared_ptr<const void>(p.owner);
-      zmq::message_t frame(const_cast<float*>(p.data), p.count * sizeof(float), &ReleaseOwner,
-                           hint);
+      zmq::message_t frame(const_cast<void*>(p.data), p.count * p.elem_size, &ReleaseOwner, hint);
       if (!sent(socket.send(frame, i + 1 < payloads.size() ? more : wait))) return false;
     }
   } catch (const zmq::error_t& e) {

@@ -24,8 +24,9 @@ struct Message {
 // A payload to send without copying: `owner` keeps the memory alive until ZeroMQ has sent it.
 struct Payload {
   std::shared_ptr<const void> owner;
-  const float* data = nullptr;
-  size_t count = 0;  // floats
+  const void* data = nullptr;
+  size_t count = 0;                  // elements
+  size_t elem_size = sizeof(float);  // bytes per element (2: bf16)
 };
 
 // ZMQ_LINGER 0 so that closing never blocks on unsent messages; ROUTER sockets report an

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "common/bf16.h"
 #include "common/clock.h"
 #include "common/codec.h"
 #include "common/json_writer.h"
@@ -78,6 +79,7 @@ void ParamServer::NoteDropped(const Header& request) {
 }
 
 void ParamServer::Handle(Message& m) {
+  decoded_for_ = nullptr;  // a new message, perhaps at the old one's address
   const Header& h = m.header;
   const bool data =
       h.type == MsgType::kInit || h.type == MsgType::kPush || h.type == MsgType::kPull;
@@ -100,7 +102,7 @@ void ParamServer::Handle(Message& m) {
     switch (h.type) {
       case MsgType::kInit:
         CheckFinite(m, "initial values");
-        if (!shard_->initialized()) shard_->Init(m.floats(0));
+        if (!shard_->initialized()) shard_->Init(Values(m));
         Reply(m.peer, h, MsgType::kInitAck);
         break;
       case MsgType::kPush: {
@@ -115,7 +117,7 @@ void ParamServer::Handle(Message& m) {
         int64_t stale = 0;
         {
           ScopedSpan span(tracer_, "apply push");
-          stale = shard_->Push(h.sender_id, h.step, h.samples, h.ranges, m.floats(0), h.norm);
+          stale = shard_->Push(h.sender_id, h.step, h.samples, h.ranges, Values(m), h.norm);
         }
         if (h.stop) shard_->RequestStop(h.step);
         ++staleness_[stale];
@@ -136,13 +138,35 @@ void ParamServer::Handle(Message& m) {
   }
 }
 
+const float* ParamServer::Values(const Message& m) {
+  if (m.header.wire == WireType::kF32) return m.floats(0);
+  // bf16 on the wire: widened once per message into a buffer of the server's own.
+  const size_t n = m.payloads[0].size() / sizeof(uint16_t);
+  if (decoded_for_ != &m) {
+    decoded_.resize(n);
+    FromBf16(static_cast<const uint16_t*>(m.payloads[0].data()), n, decoded_.data());
+    decoded_for_ = &m;
+  }
+  return decoded_.data();
+}
+
 void ParamServer::CheckFinite(const Message& m, const char* what) {
-  const size_t n = m.num_floats(0);
-  const size_t at = FirstNonFinite(m.floats(0), n);
+  const size_t n = static_cast<size_t>(SpanKeys(m.header.ranges));
+  const float* values = Values(m);
+  const size_t at = FirstNonFinite(values, n);
   if (at == n) return;
   ++non_finite_;
-  throw std::invalid_argument(std::string(what) + " value " + std::to_string(m.floats(0)[at]) +
-                              " at key " + std::to_string(shard_->range().begin + at));
+  int64_t key = 0;  // the key of value `at`, across the message's spans
+  size_t before = 0;
+  for (const auto& r : m.header.ranges) {
+    if (at < before + static_cast<size_t>(r.size())) {
+      key = r.begin + static_cast<int64_t>(at - before);
+      break;
+    }
+    before += static_cast<size_t>(r.size());
+  }
+  throw std::invalid_argument(std::string(what) + " value " + std::to_string(values[at]) +
+                              " at key " + std::to_string(key));
 }
 
 void ParamServer::AfterPush(int64_t before) {
@@ -172,10 +196,20 @@ void ParamServer::ReplyPull(const PendingPull& p) {
   h.fingerprint = map_.fingerprint;
   h.held_s = std::chrono::duration<double>(Clock::now() - p.arrived).count();
   h.stop = shard_->Stopping(h.step);
-  h.ranges = p.header.ranges;      // what the pull asked for
+  h.ranges = p.header.ranges;  // what the pull asked for, as it asked for it
+  h.wire = p.header.wire;
   auto values = shard_->values();  // shared: a later step copies instead of overwriting
   bool sent = false;
-  if (h.ranges.size() == 1 && h.ranges[0] == shard_->range()) {
+  if (h.wire == WireType::kBf16) {
+    auto packed = std::make_shared<std::vector<uint16_t>>(SpanKeys(h.ranges));
+    uint16_t* to = packed->data();
+    for (const auto& r : h.ranges) {
+      ToBf16(values->data() + (r.begin - shard_->range().begin), static_cast<size_t>(r.size()), to);
+      to += r.size();
+    }
+    sent = SendMessage(socket_, h, {{packed, packed->data(), packed->size(), sizeof(uint16_t)}},
+                       p.peer);
+  } else if (h.ranges.size() == 1 && h.ranges[0] == shard_->range()) {
     sent = SendMessage(socket_, h, {{values, values->data(), values->size()}}, p.peer);
   } else {
     auto rows = std::make_shared<std::vector<float>>(SpanKeys(h.ranges));

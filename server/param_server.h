@@ -61,6 +61,8 @@ class ParamServer {
   // Throws std::invalid_argument (and counts it) if the payload holds a NaN or infinity: a
   // push or init that would poison the model is refused whoever sent it.
   void CheckFinite(const Message& m, const char* what);
+  // A data message's values as float32 (bf16 ones widened into decoded_).
+  const float* Values(const Message& m);
 
   zmq::socket_t& socket_;
   ClusterMap map_;
@@ -78,6 +80,8 @@ class ParamServer {
   int64_t max_push_trips_;
   int64_t pushes_ = 0, pulls_ = 0, errors_ = 0, non_finite_ = 0, dropped_ = 0;
   Tracer* tracer_ = nullptr;
+  std::vector<float> decoded_;
+  const Message* decoded_for_ = nullptr;  // the message decoded_ holds
 };
 
 }  // namespace tteps::server

@@ -74,6 +74,9 @@ DEFINE_int64(check_every, 20,
              "ring modes: steps between checks that all workers hold bitwise-identical "
              "parameters (a mismatch fails the job)");
 DEFINE_int64(average_every, 10, "average mode: local optimizer steps between parameter averages");
+DEFINE_string(wire_dtype, "fp32",
+              "sync, async, ssp: fp32, or bf16 (bfloat16 gradients and weights in pushes and "
+              "pulls, half the bytes; servers and models keep fp32)");
 DEFINE_bool(sparse_rows, true,
             "sync, async, ssp: push and pull only the embedding rows a step's trips use (the "
             "driver and start-time tables), not the whole tables; the model is the same");
@@ -136,6 +139,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(exchange.check_every, check_every);
   TTEPS_SET(exchange.average_every, average_every);
   TTEPS_SET(exchange.sparse_rows, sparse_rows);
+  TTEPS_SET(exchange.wire_dtype, wire_dtype);
   TTEPS_SET(output.checkpoint_every, checkpoint_every);
   TTEPS_SET(output.checkpoint_dir, checkpoint_dir);
   TTEPS_SET(output.resume, resume);

@@ -17,6 +17,7 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
   ControlChannel* control = c.control;
   auto kv = std::make_unique<KVClient>(*c.zmq, *c.map, control->self(), c.config.cluster.timeout_s,
                                        [control] { return control->ShutdownRequested(); });
+  if (c.config.exchange.wire_dtype == "bf16") kv->set_wire(WireType::kBf16);
   PsExchangeOptions o;
   o.worker = c.map->your_id;
   o.wait_for_version = mode != Mode::kAsync;

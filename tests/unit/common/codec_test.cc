@@ -391,6 +391,16 @@ TEST(ValidatePayloads, RejectsPayloadNotMatchingTheRangeSize) {
       "need 4");
 }
 
+TEST(ValidatePayloads, Bf16ValuesTakeTwoBytesEach) {
+  Header h = DataHeader(MsgType::kPush, {{0, 3}, {10, 12}}, {10});
+  h.wire = WireType::kBf16;
+  EXPECT_NO_THROW(ValidatePayloads(h, {10}));
+  h.payload_bytes = {20};
+  ExpectCodecError([&] { ValidatePayloads(h, {20}); }, "its 2 key ranges need 10");
+  // The type survives encoding; an unknown one is refused.
+  EXPECT_EQ(DecodeHeader(EncodeHeader(h).data(), EncodeHeader(h).size()).wire, WireType::kBf16);
+}
+
 TEST(ValidatePayloads, RejectsHugeRangeWhoseByteCountOverflows) {
   const int64_t huge = int64_t{1} << 62;
   EXPECT_THROW(ValidatePayloads(DataHeader(MsgType::kPush, {{0, huge}}, {0}), {0}), CodecError);

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
+#include "common/bf16.h"
 #include "common/json_writer.h"
 #include "common/progress.h"
 #include "common/run_output.h"
@@ -100,6 +102,30 @@ TEST(SplitList, SplitsOnCommasAndDropsEmptyItems) {
   EXPECT_THROW(SplitInts("4,6x"), std::invalid_argument);
   EXPECT_EQ(SplitDoubles("0.14,,2"), (std::vector<double>{0.14, 2}));
   EXPECT_THROW(SplitDoubles("0.1,x"), std::invalid_argument);
+}
+
+TEST(Bf16, RoundsToNearestEvenAndKeepsNanAndInfinity) {
+  const float in[] = {1.0f,
+                      -2.5f,
+                      1.0f + 1.0f / 256,                             // a tie: to even (1.0)
+                      1.0f + 3.0f / 256,                             // a tie: to even (1 + 4/256)
+                      1.0f + 1.0f / 128 + 1.0f / 256 + 1.0f / 1024,  // past a tie: up
+                      std::numeric_limits<float>::infinity(),
+                      std::nanf(""),
+                      3.0e38f};
+  uint16_t packed[8];
+  float out[8];
+  ToBf16(in, 8, packed);
+  FromBf16(packed, 8, out);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], -2.5f);
+  EXPECT_EQ(out[2], 1.0f);
+  EXPECT_EQ(out[3], 1.0f + 4.0f / 256);
+  EXPECT_EQ(out[4], 1.0f + 2.0f / 128);
+  EXPECT_EQ(out[5], std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(out[6]));
+  EXPECT_TRUE(std::isfinite(out[7]));  // rounds within range
+  EXPECT_NEAR(out[7], 3.0e38f, 3.0e38f / 128);
 }
 
 }  // namespace

@@ -17,9 +17,9 @@ namespace {
 
 // A fresh key directory of this test process (ctest runs the tests of this file in parallel).
 std::string KeyDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/tteps_curve_" + std::to_string(getpid()) +
-                          "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                          "_" + name;
+  const std::string dir = ::testing::TempDir() + "/tteps_curve_" + std::to_string(getpid()) + "_" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                          name;
   std::filesystem::remove_all(dir);
   GenerateCurveKeys(dir);
   return dir;

@@ -418,5 +418,28 @@ TEST_F(ParamServerTest, SparsePushAndPullMoveOnlyTheNamedKeys) {
   EXPECT_EQ(server_->errors(), 0);
 }
 
+// --wire_dtype bf16: pushes and pull replies carry bfloat16; the server keeps float32. Values
+// here are exact in bf16 (few mantissa bits), so the step is exact too.
+TEST_F(ParamServerTest, Bf16PushesAndPullsStepAsFloat32) {
+  StartServer(1.0);
+  auto w0 = Client(0), w1 = Client(1);
+  w0->set_wire(WireType::kBf16);
+  w1->set_wire(WireType::kBf16);
+  const std::vector<float> init = InitValues();
+  w0->Init(init.data());
+  const auto g0 = Grad(0), g1 = Grad(1);
+  w0->Push(g0, {}, 0, 1);
+  w1->Push(g1, {{0, 100}}, 0, 1);
+  std::vector<float> out(kN, -99.f);
+  w0->Pull(1, out.data());
+  for (int64_t k = 0; k < kN; ++k) {
+    const double sum = (*g0)[k] + (k < 100 ? (*g1)[k] : 0.0);
+    EXPECT_EQ(out[k], static_cast<float>(init[k] - kLr * sum / 2)) << "key " << k;
+  }
+  EXPECT_EQ(w0->bytes_pushed(), kN * 2);
+  EXPECT_EQ(w0->bytes_pulled(), kN * 2);
+  EXPECT_EQ(server_->errors(), 0);
+}
+
 }  // namespace
 }  // namespace tteps::server
