@@ -84,6 +84,8 @@ void JobConfig::Validate() const {
   Check(x.staleness >= 0, "--staleness must be >= 0");
   Check(x.allreduce == "ring" || x.allreduce == "mpi",
         "--allreduce must be ring or mpi, not '" + x.allreduce + "'");
+  Check(x.slicing == "balanced" || x.slicing == "even",
+        "--slicing must be balanced or even, not '" + x.slicing + "'");
   Check(x.wire_dtype == "fp32" || x.wire_dtype == "bf16",
         "--wire_dtype must be fp32 or bf16, not '" + x.wire_dtype + "'");
   Check(x.check_every >= 1, "--check_every must be >= 1");

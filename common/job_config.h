@@ -102,12 +102,14 @@ struct ExchangeConfig {
   int64_t average_every = 10;       // average: local steps between parameter averages
   bool sparse_rows = true;          // PS modes: embedding rows a step uses, not whole tables
   std::string wire_dtype = "fp32";  // PS modes: fp32 | bf16 values in pushes and pulls
+  std::string slicing = "even";     // even (by count) | balanced (by estimated cost)
 
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(mode), CEREAL_NVP(accumulation), CEREAL_NVP(first_worker_batch),
        CEREAL_NVP(staleness), CEREAL_NVP(allreduce), CEREAL_NVP(bucket_mb), CEREAL_NVP(check_every),
-       CEREAL_NVP(average_every), CEREAL_NVP(sparse_rows), CEREAL_NVP(wire_dtype));
+       CEREAL_NVP(average_every), CEREAL_NVP(sparse_rows), CEREAL_NVP(wire_dtype),
+       CEREAL_NVP(slicing));
   }
 };
 

@@ -74,6 +74,10 @@ DEFINE_int64(check_every, 20,
              "ring modes: steps between checks that all workers hold bitwise-identical "
              "parameters (a mismatch fails the job)");
 DEFINE_int64(average_every, 10, "average mode: local optimizer steps between parameter averages");
+DEFINE_string(slicing, "even",
+              "how a global batch is cut over the workers: even (equal trip counts) or balanced "
+              "(contiguous parts of even estimated compute: length x (trips + 16)); "
+              "--first_worker_batch overrides both");
 DEFINE_string(wire_dtype, "fp32",
               "sync, async, ssp: fp32, or bf16 (bfloat16 gradients and weights in pushes and "
               "pulls, half the bytes; servers and models keep fp32)");
@@ -140,6 +144,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(exchange.average_every, average_every);
   TTEPS_SET(exchange.sparse_rows, sparse_rows);
   TTEPS_SET(exchange.wire_dtype, wire_dtype);
+  TTEPS_SET(exchange.slicing, slicing);
   TTEPS_SET(output.checkpoint_every, checkpoint_every);
   TTEPS_SET(output.checkpoint_dir, checkpoint_dir);
   TTEPS_SET(output.resume, resume);

@@ -6,12 +6,13 @@
 namespace tteps {
 
 SliceStream::SliceStream(const std::vector<data::Trip>& trips, const TrainConfig& opts,
-                         int num_workers, int worker, int64_t first_worker_batch)
+                         int num_workers, int worker, int64_t first_worker_batch, bool balanced)
     : batch_size_(opts.batch_size),
       seed_(opts.seed),
       num_workers_(num_workers),
       worker_(worker),
-      first_worker_batch_(first_worker_batch) {
+      first_worker_batch_(first_worker_batch),
+      balanced_(balanced) {
   lengths_.reserve(trips.size());
   for (const auto& t : trips) lengths_.push_back(t.length());
 }
@@ -21,7 +22,8 @@ std::vector<size_t> SliceStream::Next() {
     batches_ = data::EpochBatches(lengths_, batch_size_, seed_, ++epoch_);
     next_ = 0;
   }
-  return SliceFor(batches_[next_++], num_workers_, worker_, first_worker_batch_);
+  return SliceFor(batches_[next_++], num_workers_, worker_, first_worker_batch_,
+                  balanced_ ? &lengths_ : nullptr);
 }
 
 }  // namespace tteps

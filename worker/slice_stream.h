@@ -15,7 +15,7 @@ namespace tteps {
 class SliceStream {
  public:
   SliceStream(const std::vector<data::Trip>& trips, const TrainConfig& opts, int num_workers,
-              int worker, int64_t first_worker_batch);
+              int worker, int64_t first_worker_batch, bool balanced = false);
   // Indices of this worker's part of the next global batch.
   std::vector<size_t> Next();
   // The epoch of the last slice returned (-1 before the first).
@@ -28,6 +28,7 @@ class SliceStream {
   uint64_t seed_;
   int num_workers_, worker_;
   int64_t first_worker_batch_;
+  bool balanced_;
   std::vector<size_t> lengths_;
   std::vector<std::vector<size_t>> batches_;
   size_t next_ = 0;

@@ -84,7 +84,8 @@ StepData Draw(SliceStream& stream, int64_t accumulation) {
 
 DriverResult StepDriver::Run() {
   const int64_t total_steps = TotalSteps(opts_, train_.size());
-  SliceStream stream(train_, opts_, o_.num_workers, o_.worker, o_.first_worker_batch);
+  SliceStream stream(train_, opts_, o_.num_workers, o_.worker, o_.first_worker_batch,
+                     o_.balanced_slices);
   int64_t accumulation = o_.accumulation;
   // Resuming: skip the data the first start_step steps consumed (same accumulation assumed).
   for (int64_t i = 0; i < o_.start_step * accumulation; ++i) stream.Next();

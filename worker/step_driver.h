@@ -22,7 +22,8 @@ namespace tteps {
 struct DriverOptions {
   int worker = 0, num_workers = 1;
   int64_t accumulation = 1;         // micro-batches per step (a policy may change it)
-  int64_t first_worker_batch = -1;  // slicing rule; -1: even split
+  int64_t first_worker_batch = -1;  // slicing rule; -1: even split (or balanced)
+  bool balanced_slices = false;     // slices of even estimated cost (worker/batch_slicer.h)
   int64_t slowdown_percent = 0;     // test knob: sleep this % of compute time after each step
   int64_t start_step = 0;           // > 0 when resuming from a checkpoint
   // The driver's own clock ends training after this many training seconds (0: none; in a

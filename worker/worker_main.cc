@@ -168,6 +168,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   o.num_workers = static_cast<int>(map.workers.size());
   o.accumulation = config.exchange.accumulation;
   o.first_worker_batch = config.exchange.first_worker_batch;
+  o.balanced_slices = config.exchange.slicing == "balanced";
   o.slowdown_percent = config.train.slowdown_worker == id ? config.train.slowdown_percent : 0;
   if (map.resume_version >= 0) o.start_step = map.start_steps.at(id);
   o.tracer = tracer.get();

@@ -232,9 +232,47 @@ def global_batches(lengths, batch_size, seed):
             yield epoch, batch
 
 
-def slice_for(batch, workers, rank):
-    """batch_slicer.cc, even split: the remainder goes one by one to the first ranks."""
-    sizes = [len(batch) // workers + (w < len(batch) % workers) for w in range(workers)]
+SLICE_OVERHEAD = 16  # batch_slicer.h: kSliceOverhead
+
+
+def _fill(lengths, workers, limit, keep_one):
+    """batch_slicer.cc Fill: parts from the front, each as long as its cost stays in limit."""
+    n, at, sizes = len(lengths), 0, []
+    for w in range(workers):
+        if at >= n:
+            break
+        cap = n - at - (workers - w - 1) if keep_one else n - at
+        take = longest = 0
+        while take < cap:
+            l = max(longest, lengths[at + take])
+            if l * (take + 1 + SLICE_OVERHEAD) > limit:
+                break
+            longest, take = l, take + 1
+        sizes.append(take)
+        at += take
+    return sizes + [0] * (workers - len(sizes))
+
+
+def balanced_sizes(lengths, workers):
+    """batch_slicer.cc BalancedSliceSizes: the smallest cost limit that covers the batch."""
+    n = len(lengths)
+    lo, hi = 0, max([max(l, 1) for l in lengths] or [0]) * (n + SLICE_OVERHEAD)
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        if sum(_fill(lengths, workers, mid, False)) == n:
+            hi = mid
+        else:
+            lo = mid + 1
+    return _fill(lengths, workers, hi, n >= workers)
+
+
+def slice_for(batch, workers, rank, trip_lengths=None):
+    """batch_slicer.cc: balanced by estimated cost with trip_lengths, else an even split (the
+    remainder one by one to the first ranks)."""
+    if trip_lengths is not None:
+        sizes = balanced_sizes([trip_lengths[i] for i in batch], workers)
+    else:
+        sizes = [len(batch) // workers + (w < len(batch) % workers) for w in range(workers)]
     begin = sum(sizes[:rank])
     return batch[begin:begin + sizes[rank]]
 
@@ -503,7 +541,8 @@ def train_loop(rank, args, model, train, eval_trips, stats):
     clock = LastGradClock(model.parameters())
     metrics = os.path.join(args.out_dir, "metrics.jsonl")
     planned = total_steps(args, len(train))
-    stream = global_batches([len(t["lngs"]) for t in train], args.batch_size, args.seed)
+    lengths = [len(t["lngs"]) for t in train]
+    stream = global_batches(lengths, args.batch_size, args.seed)
     times = np.zeros(4)  # forward, backward without the allreduce wait, wait, optimizer
     window = Window()
     steps = trips = 0
@@ -518,7 +557,8 @@ def train_loop(rank, args, model, train, eval_trips, stats):
     while steps < planned and not stopped:
         t0 = time.perf_counter()
         epoch, batch = next(stream)
-        mine = slice_for(batch, args.workers, rank)
+        mine = slice_for(batch, args.workers, rank,
+                         lengths if args.slicing == "balanced" else None)
         # Our workers sum per-trip gradients and divide by the global trip count; DDP averages
         # the ranks' mean-loss gradients. Scaling this rank's loss by local * W / global turns
         # DDP's average into the same trip-weighted mean (the factor is 1 for equal slices).
@@ -659,6 +699,8 @@ def parse_args():
     p.add_argument("--max_train_s", type=float, default=0, help="time budget (0: none)")
     p.add_argument("--timeout_s", type=float, default=60, help="gloo rendezvous/collectives")
     p.add_argument("--out_dir", required=True)
+    p.add_argument("--slicing", choices=("balanced", "even"), default="even",
+                   help="as tteps' --slicing: the same trips per rank as its workers get")
     p.add_argument("--rank", type=int, default=-1,
                    help="run only this rank (one process per rank, e.g. one per host); "
                         "-1: spawn all W here")

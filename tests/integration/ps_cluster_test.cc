@@ -62,6 +62,14 @@ TEST(PsCluster, SyncWithDenseMessagesEqualsLocalTraining) {
   EXPECT_LT(diff, 1e-5);
 }
 
+TEST(PsCluster, SyncWithBalancedSlicesEqualsLocalTraining) {
+  // Other trips per worker (cut by estimated cost), the same global batch: the same model.
+  const double diff =
+      SyncVersusLocal("sync_balanced", "--optimizer momentum --lr 0.01 --slicing balanced");
+  std::printf("sync vs local, balanced slices: max |diff| = %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+}
+
 TEST(PsCluster, SyncWithClippingEqualsLocalTraining) {
   // The global norm of each aggregate is gathered from both shards through the scheduler; the
   // local run clips with torch::nn::utils::clip_grad_norm_. A norm of 0.05 clips every step.

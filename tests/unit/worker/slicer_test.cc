@@ -164,5 +164,45 @@ TEST(SliceFor, RejectsAWorkerFarOutsideTheJobWithoutReadingOutOfBounds) {
   EXPECT_THROW(SliceFor(batch, 2, 5), std::logic_error);
 }
 
+// Balanced slicing. The expected sizes were computed with the DDP baseline's Python port
+// (bench/baselines/deeptte_ddp.py balanced_sizes), so both implementations are checked.
+TEST(BalancedSliceSizes, EvensTheEstimatedCost) {
+  EXPECT_EQ(BalancedSliceSizes({100, 90, 80, 70, 10, 9, 8, 7}, 2), (std::vector<int64_t>{2, 6}));
+  EXPECT_EQ(BalancedSliceSizes(std::vector<int64_t>(64, 50), 4),
+            (std::vector<int64_t>{16, 16, 16, 16}));
+  EXPECT_EQ(BalancedSliceSizes({300, 20, 20, 20, 20, 20, 20, 20, 20, 20}, 3),
+            (std::vector<int64_t>{1, 8, 1}));
+  EXPECT_EQ(BalancedSliceSizes({5, 4}, 3), (std::vector<int64_t>{1, 1, 0}));
+  EXPECT_EQ(BalancedSliceSizes({}, 2), (std::vector<int64_t>{0, 0}));
+  const std::vector<int64_t> sorted = {
+      399, 398, 394, 373, 373, 367, 353, 352, 340, 338, 336, 336, 313, 298, 296, 291,
+      260, 258, 247, 232, 228, 219, 216, 214, 210, 204, 203, 189, 180, 172, 168, 163,
+      155, 150, 147, 147, 146, 130, 130, 127, 124, 121, 120, 113, 113, 105, 104, 104,
+      101, 100, 94,  91,  87,  84,  77,  72,  56,  53,  46,  34,  31,  26,  22,  20};
+  const auto sizes = BalancedSliceSizes(sorted, 4);
+  EXPECT_EQ(sizes, (std::vector<int64_t>{6, 9, 14, 35}));
+  // The largest part's cost is well below that of the even split's first part.
+  int64_t at = 0, worst = 0;
+  for (int64_t n : sizes) {
+    worst = std::max(worst, sorted[at] * (n + kSliceOverhead));
+    at += n;
+  }
+  EXPECT_LT(worst, sorted[0] * (16 + kSliceOverhead) * 3 / 4);
+}
+
+TEST(SliceFor, BalancedWithLengthsCoversTheBatchOnceAndFirstWorkerBatchWins) {
+  std::vector<size_t> lengths(40);
+  for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = 10 + (i * 37) % 200;
+  const std::vector<size_t> batch = {3, 17, 22, 5, 9, 31, 0, 12, 38, 27, 14};
+  for (int workers : {1, 2, 3, 4}) {
+    std::vector<size_t> all;
+    for (int w = 0; w < workers; ++w) {
+      for (size_t t : SliceFor(batch, workers, w, -1, &lengths)) all.push_back(t);
+    }
+    EXPECT_EQ(all, batch) << workers;
+  }
+  EXPECT_EQ(SliceFor(batch, 3, 0, 2, &lengths), (std::vector<size_t>{3, 17}));
+}
+
 }  // namespace
 }  // namespace tteps
