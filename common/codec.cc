@@ -76,7 +76,7 @@ const char* TypeName(MsgType type) {
 template <class Archive>
 void Header::save(Archive& ar) const {
   ar(magic, version, static_cast<uint8_t>(type), static_cast<uint8_t>(sender_role), sender_id,
-     request_id, step, samples, fingerprint, held_s, norm, stop, static_cast<uint8_t>(wire));
+     request_id, step, samples, fingerprint, held_s, norm, stop, static_cast<uint8_t>(wire), more);
   SaveString(ar, topic);
   SaveVector(ar, ranges);
   SaveVector(ar, payload_bytes);
@@ -92,7 +92,7 @@ void Header::load(Archive& ar) {
     throw CodecError("protocol version " + std::to_string(version) + ", expected " +
                      std::to_string(kProtocolVersion));
   }
-  ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm, stop, w);
+  ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm, stop, w, more);
   if (w > static_cast<uint8_t>(WireType::kBf16)) {
     throw CodecError("unknown value type " + std::to_string(w));
   }

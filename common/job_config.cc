@@ -84,6 +84,7 @@ void JobConfig::Validate() const {
   Check(x.staleness >= 0, "--staleness must be >= 0");
   Check(x.allreduce == "ring" || x.allreduce == "mpi",
         "--allreduce must be ring or mpi, not '" + x.allreduce + "'");
+  Check(x.push_bucket_mb >= 0, "--push_bucket_mb must be >= 0");
   Check(x.slicing == "balanced" || x.slicing == "even",
         "--slicing must be balanced or even, not '" + x.slicing + "'");
   Check(x.wire_dtype == "fp32" || x.wire_dtype == "bf16",

@@ -30,35 +30,50 @@ KVClient::KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& s
   }
 }
 
+void KVClient::Send(const Request& q, uint64_t id, size_t s) {
+  Header h;
+  h.type = q.type;
+  h.sender_role = self_.role;
+  h.sender_id = self_.id;
+  h.request_id = id;
+  h.fingerprint = map_.fingerprint;
+  h.ranges = q.ranges[s];
+  h.step = q.step;
+  h.samples = q.samples;
+  h.norm = q.norm;
+  h.stop = q.stop;
+  h.wire = q.wire;
+  h.more = q.more;
+  if (q.type == MsgType::kPull) {
+    SendMessage(sockets_[s], h);
+  } else {
+    const auto count = static_cast<size_t>(SpanKeys(h.ranges));
+    const size_t each = WireBytes(q.wire);
+    if (q.type == MsgType::kPush) bytes_pushed_ += static_cast<int64_t>(count * each);
+    SendMessage(sockets_[s], h, {{q.owner[s], q.data[s], count, each}});
+  }
+}
+
+void KVClient::PushPart(std::shared_ptr<const std::vector<float>> grad_sum,
+                        const std::vector<KeyRange>& spans, int64_t version) {
+  Request q = DataRequest(MsgType::kPush, std::move(grad_sum), spans, wire_);
+  q.step = version;
+  q.more = true;
+  for (size_t s = 0; s < sockets_.size(); ++s) {
+    if (q.ranges[s].empty()) continue;  // none of this server's keys
+    const uint64_t id = next_request_++;
+    parts_[id] = s;
+    Send(q, id, s);
+  }
+}
+
 KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const char* what) {
   const size_t n = sockets_.size(), k = requests.size();
   const uint64_t first_id = next_request_;
   next_request_ += k;
   const auto start = Clock::now();
   for (size_t s = 0; s < n; ++s) {
-    for (size_t i = 0; i < k; ++i) {
-      const Request& q = requests[i];
-      Header h;
-      h.type = q.type;
-      h.sender_role = self_.role;
-      h.sender_id = self_.id;
-      h.request_id = first_id + i;
-      h.fingerprint = map_.fingerprint;
-      h.ranges = q.ranges[s];
-      h.step = q.step;
-      h.samples = q.samples;
-      h.norm = q.norm;
-      h.stop = q.stop;
-      h.wire = q.wire;
-      if (q.type == MsgType::kPull) {
-        SendMessage(sockets_[s], h);
-      } else {
-        const auto count = static_cast<size_t>(SpanKeys(h.ranges));
-        const size_t each = WireBytes(q.wire);
-        if (q.type == MsgType::kPush) bytes_pushed_ += static_cast<int64_t>(count * each);
-        SendMessage(sockets_[s], h, {{q.owner[s], q.data[s], count, each}});
-      }
-    }
+    for (size_t i = 0; i < k; ++i) Send(requests[i], first_id + i, s);
   }
   Replies out;
   out.answers.resize(k);
@@ -73,7 +88,7 @@ KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const
   // naming the workers it waits for; the margin lets that answer arrive before we give up.
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
-  while (pending > 0) {
+  while (pending > 0 || !parts_.empty()) {
     if (abort_ && abort_()) throw std::runtime_error(std::string(what) + " aborted: shutdown");
     if (Clock::now() > deadline) {
       std::string missing;
@@ -93,6 +108,13 @@ KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const
       try {
         while (ReceiveMessage(sockets_[s], false, 0, &m)) {
           const uint64_t id = m.header.request_id;
+          if (parts_.erase(id) > 0) {  // the acknowledgement of a part sent during backward
+            if (m.header.type == MsgType::kError) {
+              throw std::runtime_error(map_.servers[s].Name() + " refused a push part of " +
+                                       self_.Name() + ": " + m.header.text);
+            }
+            continue;
+          }
           if (id < first_id || id >= first_id + k) continue;  // late reply to an abandoned one
           const size_t i = id - first_id;
           if (m.header.type == MsgType::kError) {

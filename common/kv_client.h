@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,11 @@ class KVClient {
   // with it. `mean_grad_norm`: the L2 norm of grad_sum / samples over all keys (for clipping).
   void Push(std::shared_ptr<const std::vector<float>> grad_sum, const std::vector<KeyRange>& spans,
             int64_t version, int64_t samples, double mean_grad_norm = -1);
+  // sync: a part of the next push, sent at once while backward computes the rest (the keys of
+  // `spans`, which must not be sent again). Not awaited here: the next Push or PushPull waits
+  // for its acknowledgement too, and completes the push.
+  void PushPart(std::shared_ptr<const std::vector<float>> grad_sum,
+                const std::vector<KeyRange>& spans, int64_t version);
   // Fills the keys of `spans` (empty: every key) of `out`, the whole flat vector, once each
   // server can serve `want` (a version in sync mode, the worker's clock in SSP, ignored in
   // async). The other keys of `out` are left as they were.
@@ -69,6 +75,7 @@ class KVClient {
     std::vector<std::shared_ptr<const void>> owner;
     std::vector<const void*> data;
     WireType wire = WireType::kF32;
+    bool more = false;
   };
   struct Replies;
   // The request's keys per server: `spans` clipped to each server's range (empty: the range).
@@ -79,7 +86,9 @@ class KVClient {
                       const std::vector<KeyRange>& spans, int64_t version, int64_t samples,
                       double norm) const;
   Request PullRequest(int64_t want, const std::vector<KeyRange>& spans) const;
-  // Sends `requests` to every server, in order, and waits (deadline) for every answer.
+  void Send(const Request& q, uint64_t id, size_t server);
+  // Sends `requests` to every server, in order, and waits (deadline) for every answer (and for
+  // those of the parts sent before).
   Replies Exchange(const std::vector<Request>& requests, const char* what);
   PullResult ReadPull(const Replies& replies, size_t index, const Request& request, float* out);
 
@@ -92,6 +101,7 @@ class KVClient {
   bool stop_ = false;
   int64_t bytes_pushed_ = 0, bytes_pulled_ = 0;
   WireType wire_ = WireType::kF32;
+  std::map<uint64_t, size_t> parts_;  // parts not acknowledged yet: request id -> server
 };
 
 }  // namespace tteps

@@ -61,6 +61,8 @@ struct Header {
   bool stop = false;
   // Data messages: the values' type; a pull asks for its reply's.
   WireType wire = WireType::kF32;
+  // sync push: a part sent during backward; the push whose `more` is false completes it.
+  bool more = false;
   std::vector<KeyRange> ranges;
   std::vector<uint64_t> payload_bytes;  // one per payload frame
   std::string text;                     // error text, or a control message's encoded body

@@ -117,11 +117,13 @@ void ParamServer::Handle(Message& m) {
         int64_t stale = 0;
         {
           ScopedSpan span(tracer_, "apply push");
-          stale = shard_->Push(h.sender_id, h.step, h.samples, h.ranges, Values(m), h.norm);
+          stale = shard_->Push(h.sender_id, h.step, h.samples, h.ranges, Values(m), h.norm, h.more);
         }
         if (h.stop) shard_->RequestStop(h.step);
-        ++staleness_[stale];
-        ++pushes_;
+        if (!h.more) {  // a push counts once, however many parts it came in
+          ++staleness_[stale];
+          ++pushes_;
+        }
         Reply(m.peer, h, MsgType::kPushAck);
         AfterPush(before);
         break;

@@ -83,14 +83,20 @@ const float* Shard::Densify(const std::vector<KeyRange>& spans, const float* val
   return dense_.data();
 }
 
-void Shard::AddToSum(const std::vector<KeyRange>& spans, const float* values) {
-  AddSpans(values, spans, range_.begin, sum_.data());
-  ++next_summed_;
+void Shard::SumHeld() {
+  while (next_summed_ < num_workers_) {
+    for (const HeldPush& h : held_[next_summed_]) {
+      AddSpans(h.values.data(), h.spans, range_.begin, sum_.data());
+    }
+    held_[next_summed_].clear();
+    if (!pushed_[next_summed_]) break;  // its later parts are summed as they come
+    ++next_summed_;
+  }
 }
 
 int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
                     const std::vector<KeyRange>& spans, const float* grad_sum,
-                    double mean_grad_norm) {
+                    double mean_grad_norm, bool more) {
   if (worker < 0 || worker >= num_workers_) {
     throw std::invalid_argument("push from unknown worker " + std::to_string(worker));
   }
@@ -104,6 +110,9 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
   }
   const std::string bad = CheckSpans(spans, range_);
   if (!bad.empty()) throw std::invalid_argument("push: " + bad);
+  if (more && mode_ != Consistency::kSync) {
+    throw std::invalid_argument("a push in parts outside sync mode");
+  }
   const int64_t staleness = version_ - grad_version;
   if (mode_ != Consistency::kSync) {
     if (clip_norm_ > 0 && !(mean_grad_norm >= 0)) {
@@ -121,22 +130,21 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
     throw std::invalid_argument("second push of worker " + std::to_string(worker) +
                                 " for version " + std::to_string(version_));
   }
+  // Float addition is not associative: summing in worker order makes the aggregate the same
+  // however the pushes raced. A push (or part) ahead of its turn waits, copied, for the ones
+  // before it.
+  if (worker == next_summed_) {
+    AddSpans(grad_sum, spans, range_.begin, sum_.data());
+  } else {
+    held_[worker].push_back(
+        HeldPush{spans, std::vector<float>(grad_sum, grad_sum + SpanKeys(spans))});
+  }
+  if (more) return 0;
   ++pushes_;
   pushed_[worker] = true;
   ++clocks_[worker];
   sum_samples_ += samples;
-  // Float addition is not associative: summing in worker order makes the aggregate the same
-  // however the pushes raced. A push ahead of its turn waits, copied, for the ones before it.
-  if (worker == next_summed_) {
-    AddToSum(spans, grad_sum);
-    while (next_summed_ < num_workers_ && pushed_[next_summed_]) {
-      HeldPush& h = held_[next_summed_];
-      AddToSum(h.spans, h.values.data());
-      h = HeldPush{};
-    }
-  } else {
-    held_[worker] = HeldPush{spans, std::vector<float>(grad_sum, grad_sum + SpanKeys(spans))};
-  }
+  SumHeld();
   if (pushes_ == num_workers_) {
     const int64_t samples_total = sum_samples_;
     std::fill(pushed_.begin(), pushed_.end(), false);

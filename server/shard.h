@@ -41,9 +41,12 @@ class Shard {
   // the gradient of every other key is zero (a sparse push sends the embedding rows its trips
   // used). sync sums the pushes in worker order, whatever order they arrive in, so a step's
   // aggregate does not depend on the network.
+  // sync only: `more` marks a part of a push sent while backward still runs (its buckets);
+  // parts add to the worker's push, and the push with more = false (its samples, the rest of
+  // its keys) completes it. The sum is the same as one push of it all.
   int64_t Push(int worker, int64_t grad_version, int64_t samples,
                const std::vector<KeyRange>& spans, const float* grad_sum,
-               double mean_grad_norm = -1);
+               double mean_grad_norm = -1, bool more = false);
   // A dense push: grad_sum holds every key of range().
   int64_t Push(int worker, int64_t grad_version, int64_t samples, const float* grad_sum,
                double mean_grad_norm = -1) {
@@ -105,12 +108,14 @@ class Shard {
   bool initialized_ = false;
   int64_t version_ = 0;
   std::vector<int64_t> clocks_;  // pushes per worker
-  // A sync push that arrived before a lower worker's, kept until its turn to be summed.
+  // A sync push (or part) that arrived before a lower worker's push, kept until its turn.
   struct HeldPush {
     std::vector<KeyRange> spans;
     std::vector<float> values;
   };
-  void AddToSum(const std::vector<KeyRange>& spans, const float* values);
+  // Sums the held parts of the workers whose turn it is, in order, while their pushes are
+  // complete.
+  void SumHeld();
   // The gradient as one dense range: `values` itself when the spans cover the range, else
   // scattered into a zeroed buffer.
   const float* Densify(const std::vector<KeyRange>& spans, const float* values);
@@ -121,7 +126,7 @@ class Shard {
   std::vector<float> dense_;  // Densify's buffer
   int64_t sum_samples_ = 0;
   std::vector<bool> pushed_;
-  std::vector<HeldPush> held_;  // by worker
+  std::vector<std::vector<HeldPush>> held_;  // by worker, in arrival order
   int pushes_ = 0;
   int next_summed_ = 0;  // the worker whose push is summed next
   double clip_norm_ = 0;

@@ -74,6 +74,10 @@ DEFINE_int64(check_every, 20,
              "ring modes: steps between checks that all workers hold bitwise-identical "
              "parameters (a mismatch fails the job)");
 DEFINE_int64(average_every, 10, "average mode: local optimizer steps between parameter averages");
+DEFINE_double(push_bucket_mb, 0.25,
+              "sync mode: push the gradient in buckets of this many MB while the last "
+              "micro-batch's backward computes the rest, as DDP overlaps its allreduce (0: one "
+              "push after backward)");
 DEFINE_string(slicing, "even",
               "how a global batch is cut over the workers: even (equal trip counts) or balanced "
               "(contiguous parts of even estimated compute: length x (trips + 16)); "
@@ -145,6 +149,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(exchange.sparse_rows, sparse_rows);
   TTEPS_SET(exchange.wire_dtype, wire_dtype);
   TTEPS_SET(exchange.slicing, slicing);
+  TTEPS_SET(exchange.push_bucket_mb, push_bucket_mb);
   TTEPS_SET(output.checkpoint_every, checkpoint_every);
   TTEPS_SET(output.checkpoint_dir, checkpoint_dir);
   TTEPS_SET(output.resume, resume);

@@ -22,6 +22,7 @@ struct PsExchangeOptions {
   bool wait_for_version = true;  // sync and SSP: a pull names the step it is for; async: not
   bool send_norm = false;        // the servers clip by the norm of each push (async, SSP)
   bool sparse_rows = true;       // embedding tables by the rows a step uses, not whole
+  double push_bucket_mb = 0;     // sync only: push gradient buckets during backward (0: after it)
   Tracer* tracer = nullptr;
 };
 // Push to and pull from the parameter servers (sync, async, SSP).

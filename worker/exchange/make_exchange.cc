@@ -23,6 +23,8 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
   o.wait_for_version = mode != Mode::kAsync;
   o.send_norm = c.config.optimizer.clip_norm > 0;
   o.sparse_rows = c.config.exchange.sparse_rows;
+  // Parts of a push only make sense where one step sums every worker's push (sync).
+  o.push_bucket_mb = mode == Mode::kSync ? c.config.exchange.push_bucket_mb : 0;
   o.tracer = c.tracer;
   return MakePsExchange(model, std::move(kv), o);
 }

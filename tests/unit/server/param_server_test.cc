@@ -441,5 +441,26 @@ TEST_F(ParamServerTest, Bf16PushesAndPullsStepAsFloat32) {
   EXPECT_EQ(server_->errors(), 0);
 }
 
+// The KV client's parts: sent without waiting, acknowledged within the push that completes them.
+TEST_F(ParamServerTest, PushPartsAndTheirCompletingPushStepOnce) {
+  StartServer(1.0);
+  auto w0 = Client(0), w1 = Client(1);
+  const std::vector<float> init = InitValues();
+  w0->Init(init.data());
+  const auto g0 = Grad(0), g1 = Grad(1);
+  w0->PushPart(g0, {{500, kN}}, 0);
+  w0->PushPart(g0, {{100, 500}}, 0);
+  w0->Push(g0, {{0, 100}}, 0, 1);
+  w1->Push(g1, {}, 0, 1);
+  std::vector<float> out(kN);
+  EXPECT_EQ(w1->Pull(1, out.data()).version, 1);
+  for (int64_t k = 0; k < kN; ++k) {
+    EXPECT_EQ(out[k], static_cast<float>(init[k] - kLr * ((*g0)[k] + (*g1)[k]) / 2)) << k;
+  }
+  StopServer();
+  EXPECT_EQ(server_->Stats().pushes, 2);  // parts count with their push
+  EXPECT_EQ(server_->errors(), 0);
+}
+
 }  // namespace
 }  // namespace tteps::server

@@ -516,5 +516,50 @@ TEST(Shard, SyncSumsInWorkerOrderWhateverTheArrivalOrder) {
   for (const auto& r : results) EXPECT_EQ(r, std::vector<float>{0.f});
 }
 
+// Overlap: a sync push may come in parts (sent during backward) completed by a last push. The
+// step is the one of the whole pushes, bit for bit, whatever order the parts of different
+// workers arrive in.
+TEST(Shard, SyncPushInPartsEqualsTheWholePushInAnyArrivalOrder) {
+  OptimizerConfig c;
+  c.name = "sgd";
+  c.lr = 1;
+  const std::vector<float> a = {1e8f, 3.f, 1.f}, b = {1.f, 1e8f, -5.f}, d = {-1e8f, -1e8f, 2.f};
+  const std::vector<const std::vector<float>*> grads = {&a, &b, &d};
+  Shard whole({0, 3}, Consistency::kSync, 3, 0, MakeOptimizer(c, 3));
+  const std::vector<float> zero(3, 0.f);
+  whole.Init(zero.data());
+  for (int w = 0; w < 3; ++w) whole.Push(w, 0, 1, grads[w]->data());
+  // Worker w sends keys [1, 3) as a part, then key 0 with the push that completes it.
+  for (const std::vector<std::pair<int, bool>>& order :
+       std::vector<std::vector<std::pair<int, bool>>>{
+           {{2, true}, {1, true}, {2, false}, {0, true}, {1, false}, {0, false}},
+           {{0, true}, {1, true}, {1, false}, {2, true}, {0, false}, {2, false}},
+           {{1, true}, {1, false}, {0, true}, {2, true}, {2, false}, {0, false}}}) {
+    Shard parts({0, 3}, Consistency::kSync, 3, 0, MakeOptimizer(c, 3));
+    parts.Init(zero.data());
+    for (const auto& [w, part] : order) {
+      const auto& g = *grads[w];
+      if (part) {
+        parts.Push(w, 0, 0, {{1, 3}}, g.data() + 1, -1, /*more=*/true);
+      } else {
+        parts.Push(w, 0, 1, {{0, 1}}, g.data(), -1, /*more=*/false);
+      }
+    }
+    ASSERT_EQ(parts.version(), 1);
+    EXPECT_EQ(*parts.values(), *whole.values());
+  }
+}
+
+TEST(Shard, PartsAreRefusedOutsideSyncAndAfterTheWorkersPush) {
+  const std::vector<float> g(kN, 1.f);
+  auto async = MakeShard(Consistency::kAsync, 2);
+  async->Init(Init().data());
+  EXPECT_THROW(async->Push(0, 0, 0, {{100, 101}}, g.data(), -1, true), std::invalid_argument);
+  auto sync = MakeShard(Consistency::kSync, 2);
+  sync->Init(Init().data());
+  sync->Push(0, 0, 1, g.data());
+  EXPECT_THROW(sync->Push(0, 0, 0, {{100, 101}}, g.data(), -1, true), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace tteps::server
