@@ -33,7 +33,8 @@ std::string Floats(size_t n, float v) {
 // A data message for the push fuzzer's server (64 keys, fingerprint 0xF00D) + option bytes;
 // `ranges`: the keys it names (sparse rows), all 64 by default.
 std::string DataMessage(MsgType type, int sender, int64_t step, bool payload, uint8_t options,
-                        std::vector<KeyRange> ranges = {{0, 64}}) {
+                        std::vector<KeyRange> ranges = {{0, 64}}, WireType wire = WireType::kF32,
+                        bool more = false) {
   Header h;
   h.type = type;
   h.sender_role = Role::kWorker;
@@ -43,11 +44,19 @@ std::string DataMessage(MsgType type, int sender, int64_t step, bool payload, ui
   h.samples = 4;
   h.fingerprint = 0xF00D;
   h.ranges = ranges;
+  h.wire = wire;
+  h.more = more;
   fuzz::FuzzMessage m;
   if (payload) {
     const auto n = static_cast<size_t>(SpanKeys(ranges));
-    m.payloads.push_back(Floats(n, 0.25f));
-    h.payload_bytes = {n * sizeof(float)};
+    if (wire == WireType::kBf16) {
+      std::string v;
+      for (size_t i = 0; i < n; ++i) v += std::string("\x80\x3e", 2);  // 0.25, little-endian
+      m.payloads.push_back(v);
+    } else {
+      m.payloads.push_back(Floats(n, 0.25f));
+    }
+    h.payload_bytes = {m.payloads.back().size()};
   }
   m.header = EncodeHeader(h);
   return fuzz::JoinMessage(m) + std::string(3, static_cast<char>(options));
@@ -80,7 +89,11 @@ int main(int argc, char** argv) {
             DataMessage(MsgType::kPull, 0, 1, false, options, rows));
       Write(dir, "empty-push-" + std::to_string(options),
             DataMessage(MsgType::kPush, 1, 0, true, options, {}));
-      n += 7;
+      Write(dir, "bf16-push-" + std::to_string(options),
+            DataMessage(MsgType::kPush, 0, 0, true, options, rows, WireType::kBf16));
+      Write(dir, "part-push-" + std::to_string(options),
+            DataMessage(MsgType::kPush, 1, 0, true, options, {{40, 64}}, WireType::kF32, true));
+      n += 9;
     }
   }
   {
