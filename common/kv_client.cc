@@ -174,8 +174,10 @@ std::vector<std::vector<KeyRange>> KVClient::PerServer(const std::vector<KeyRang
   std::vector<std::vector<KeyRange>> out;
   for (const KeyRange& r : map_.ranges) {
     std::vector<KeyRange> clipped = spans.empty() ? std::vector<KeyRange>{r} : ClipSpans(spans, r);
-    // More spans than a header may hold: the whole range instead (a superset, so still exact).
-    if (clipped.size() > kMaxRanges) clipped = {r};
+    // More spans than a header may hold: their hull instead. A superset, so still exact (keys
+    // between the spans have zero gradient, or are not read); and no wider than the spans, so
+    // a push completing parts never repeats a part's keys.
+    if (clipped.size() > kMaxRanges) clipped = {{clipped.front().begin, clipped.back().end}};
     out.push_back(std::move(clipped));
   }
   return out;

@@ -125,12 +125,14 @@ DriverResult StepDriver::Run() {
     accumulation = next_accumulation();
     data = Draw(stream, accumulation);
   }
-  if (rows) exchange_->UseRows(deeptte::EmbeddingRows(train_, {}), rows_of(data));
+  if (rows) exchange_->PullRows(rows_of(data));
   exchange_->Start(o_.start_step);
   TrainWindow window;
   for (int64_t step = o_.start_step; step < total_steps; ++step) {
     const auto step_start = Clock::now();
     epoch = data.epoch;
+    // Before backward: a push overlapped with it sends this step's rows.
+    if (rows) exchange_->PushRows(rows_of(data));
     model_.zero_grad();
     MicroBatchStats sum;
     for (int64_t a = 0; a < accumulation; ++a) {
@@ -157,7 +159,7 @@ DriverResult StepDriver::Run() {
       accumulation = next_accumulation();
       next = Draw(stream, accumulation);
     }
-    if (rows) exchange_->UseRows(rows_of(data), rows_of(next));
+    if (rows) exchange_->PullRows(rows_of(next));
     const ExchangeResult ex = exchange_->Finish(step, sum.trips, stop_vote(), planned_last);
     const bool last = planned_last || ex.stop;
     if (ex.stop) {

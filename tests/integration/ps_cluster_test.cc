@@ -62,6 +62,15 @@ TEST(PsCluster, SyncWithDenseMessagesEqualsLocalTraining) {
   EXPECT_LT(diff, 1e-5);
 }
 
+TEST(PsCluster, SyncWithSmallPushBucketsEqualsLocalTraining) {
+  // Buckets of 0.05 MB put the start-minute table into a bucket that goes as a push part during
+  // backward: its rows must be this step's (found in review: they were the previous step's).
+  const double diff =
+      SyncVersusLocal("sync_buckets", "--optimizer momentum --lr 0.01 --push_bucket_mb 0.05");
+  std::printf("sync vs local, 0.05 MB push buckets: max |diff| = %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+}
+
 TEST(PsCluster, SyncWithBalancedSlicesEqualsLocalTraining) {
   // Other trips per worker (cut by estimated cost), the same global batch: the same model.
   const double diff =

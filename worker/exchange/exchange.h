@@ -23,10 +23,12 @@ class Exchange {
   // Before this worker reports ready (its set-up, not counted as training).
   virtual void Prepare(int64_t /*first_step*/) {}
   // A sparse exchange sends only the embedding rows steps use (worker/row_spans.h): the driver
-  // then calls UseRows before Start (`next`: the first step's rows) and before each Finish
-  // (`step`: the rows the finishing step's trips used; `next`: those the next step's will).
+  // then calls PushRows at the start of each step, before its backward (the rows its trips
+  // use, which its push carries), and PullRows before Start and before each Finish (the rows
+  // the next step's trips will read, which the pull fetches).
   virtual bool WantsRows() const { return false; }
-  virtual void UseRows(const TableRows& /*step*/, const TableRows& /*next*/) {}
+  virtual void PushRows(const TableRows& /*rows*/) {}
+  virtual void PullRows(const TableRows& /*rows*/) {}
   // Once every worker is ready: the model gets the job's weights for step `first_step`.
   virtual void Start(int64_t first_step) = 0;
   // Just before the backward of a step's last micro-batch, with the step's trip count and this

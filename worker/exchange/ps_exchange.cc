@@ -41,10 +41,8 @@ class PsExchange : public Exchange {
   ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
   void Report(TrainReport* report, int64_t steps) override;
   bool WantsRows() const override { return rows_.has_value(); }
-  void UseRows(const TableRows& step, const TableRows& next) override {
-    push_spans_ = rows_->Spans(step);
-    pull_spans_ = rows_->Spans(next);
-  }
+  void PushRows(const TableRows& rows) override { push_spans_ = rows_->Spans(rows); }
+  void PullRows(const TableRows& rows) override { pull_spans_ = rows_->Spans(rows); }
 
  private:
   int64_t Want(int64_t step) const { return o_.wait_for_version ? step : 0; }
