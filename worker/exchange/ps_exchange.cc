@@ -24,7 +24,7 @@
 #include "worker/deeptte/deeptte.h"
 #include "worker/deeptte/embedding_rows.h"
 #include "worker/exchange/exchanges.h"
-#include "worker/grad_buckets.h"
+#include "worker/exchange/gradient_hooks.h"
 #include "worker/model_params.h"
 #include "worker/param_layout.h"
 
@@ -34,7 +34,6 @@ namespace {
 class PsExchange : public Exchange {
  public:
   PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv, PsExchangeOptions o);
-  ~PsExchange() override;
   void Prepare(int64_t first_step) override;
   void BeforeLastBackward(int64_t step_trips, bool stop_vote) override;
   void Start(int64_t first_step) override;
@@ -46,9 +45,8 @@ class PsExchange : public Exchange {
 
  private:
   int64_t Want(int64_t step) const { return o_.wait_for_version ? step : 0; }
-  // Overlap: entry's gradient (.grad so far plus this backward's) into grad_, then the parts of
-  // the buckets it completes.
-  void OnGradient(int entry, const at::Tensor& grad);
+  // Overlap: bucket b is complete in grad_; it goes to the servers as a part of the push.
+  void SendPart(int b);
   void TraceExchange(Clock::time_point begin, const PullResult& r);
 
   deeptte::DeepTTEImpl& model_;
@@ -60,12 +58,9 @@ class PsExchange : public Exchange {
   std::optional<RowSpans> rows_;                   // sparse rows on
   std::vector<KeyRange> push_spans_, pull_spans_;  // empty: every key
   PullResult pulled_;
-  // Overlap (sync, push_bucket_mb > 0): buckets, and the keys from `sent_from_` on already sent
-  // as parts this step (released buckets are a suffix of the key space).
-  std::unique_ptr<BucketTracker> tracker_;
-  std::vector<at::Tensor> tensors_;
-  std::vector<unsigned> hook_handles_;
-  bool armed_ = false;
+  // Overlap (sync, push_bucket_mb > 0): the gradient hooks, and the keys from `sent_from_` on
+  // already sent as parts this step (released buckets are a suffix of the key space).
+  std::unique_ptr<GradientHooks> hooks_;
   int64_t sent_from_ = 0;
   int64_t reported_pushed_ = 0, reported_pulled_ = 0;  // KVClient byte counts at the last report
   // The first pull is counted in the first step; later pulls in the exchange that ends a step.
@@ -78,57 +73,33 @@ PsExchange::PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv
     : model_(model), kv_(std::move(kv)), o_(o), layout_(LayoutOf(model)), params_(layout_.total()) {
   if (o_.sparse_rows) rows_.emplace(layout_, deeptte::EmbeddingTables());
   if (o_.push_bucket_mb > 0) {
-    tracker_ = std::make_unique<BucketTracker>(PlanBuckets(layout_, o_.push_bucket_mb * (1 << 20)),
-                                               static_cast<int>(layout_.entries().size()));
-    tensors_ = model_.parameters();
-    for (size_t i = 0; i < tensors_.size(); ++i) {
-      const int entry = static_cast<int>(i);
-      hook_handles_.push_back(
-          tensors_[i].register_hook([this, entry](const at::Tensor& g) { OnGradient(entry, g); }));
-    }
+    hooks_ = std::make_unique<GradientHooks>(model_, layout_,
+                                             PlanBuckets(layout_, o_.push_bucket_mb * (1 << 20)),
+                                             [this](int b) { SendPart(b); });
   }
-}
-
-PsExchange::~PsExchange() {
-  for (size_t i = 0; i < hook_handles_.size(); ++i) tensors_[i].remove_hook(hook_handles_[i]);
 }
 
 void PsExchange::BeforeLastBackward(int64_t /*step_trips*/, bool /*stop_vote*/) {
-  if (!tracker_) return;
+  if (!hooks_) return;
   if (!grad_ || grad_.use_count() > 1) {
     grad_ = std::make_shared<std::vector<float>>(layout_.total());
   }
-  tracker_->Reset();
   sent_from_ = layout_.total();
-  armed_ = true;
+  hooks_->Arm(grad_->data());
 }
 
-void PsExchange::OnGradient(int entry, const at::Tensor& grad) {
-  if (!armed_) return;
+void PsExchange::SendPart(int b) {
+  // Buckets completed by Finish go with its push; so does the bucket holding key 0 (the last one
+  // backward completes), so that push is never empty.
+  if (!hooks_->armed() || b + 1 == static_cast<int>(hooks_->buckets().size())) return;
   const auto t = Clock::now();
-  const ParamEntry& e = layout_.entries()[entry];
-  {
-    torch::NoGradGuard no_grad;
-    auto dst = torch::from_blob(grad_->data() + e.offset, {e.numel}, torch::kFloat);
-    const at::Tensor& sofar = tensors_[entry].grad();
-    if (sofar.defined()) {
-      torch::add_out(dst, sofar.reshape({-1}), grad.reshape({-1}));
-    } else {
-      dst.copy_(grad.reshape({-1}));
-    }
-  }
-  for (int b : tracker_->MarkReady(entry)) {
-    // The bucket holding key 0 (the last one backward completes) always goes with Finish's
-    // push, so that push is never empty.
-    if (b + 1 == static_cast<int>(tracker_->buckets().size())) continue;
-    const Bucket& bk = tracker_->buckets()[b];
-    const KeyRange keys{bk.begin, bk.end};
-    const std::vector<KeyRange> spans =
-        push_spans_.empty() ? std::vector<KeyRange>{keys} : ClipSpans(push_spans_, keys);
-    if (!spans.empty()) kv_->PushPart(grad_, spans, pulled_.version);
-    sent_from_ = std::min(sent_from_, bk.begin);
-    TraceSince(o_.tracer, "push part", t);  // inside backward: copying and queueing a bucket
-  }
+  const Bucket& bk = hooks_->buckets()[b];
+  const KeyRange keys{bk.begin, bk.end};
+  const std::vector<KeyRange> spans =
+      push_spans_.empty() ? std::vector<KeyRange>{keys} : ClipSpans(push_spans_, keys);
+  if (!spans.empty()) kv_->PushPart(grad_, spans, pulled_.version);
+  sent_from_ = std::min(sent_from_, bk.begin);
+  TraceSince(o_.tracer, "push part", t);  // inside backward: copying and queueing a bucket
 }
 
 void PsExchange::Prepare(int64_t first_step) {
@@ -167,14 +138,10 @@ void PsExchange::TraceExchange(Clock::time_point begin, const PullResult& r) {
 ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) {
   ExchangeResult res;
   auto t = Clock::now();
-  // A buffer still referenced by an unfinished zero-copy send is left to it; take a new one.
-  if (!grad_ || grad_.use_count() > 1)
-    grad_ = std::make_shared<std::vector<float>>(layout_.total());
-  CopyGradsOut(model_, layout_, grad_->data());
-  // What the parts sent during backward did not carry.
   std::vector<KeyRange> push_spans = push_spans_;
-  if (armed_) {
-    armed_ = false;
+  if (hooks_ && hooks_->armed()) {
+    hooks_->Finish();  // grad_ now holds the whole gradient
+    // What the parts sent during backward did not carry.
     if (sent_from_ < layout_.total()) {
       push_spans =
           ClipSpans(push_spans_.empty() ? std::vector<KeyRange>{{0, layout_.total()}} : push_spans_,
@@ -183,6 +150,12 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
       // would mean every key: send key 0 then (never in a part; its gradient, zero or not).
       if (push_spans.empty()) push_spans = {{0, 1}};
     }
+  } else {
+    // A buffer still referenced by an unfinished zero-copy send is left to it; take a new one.
+    if (!grad_ || grad_.use_count() > 1) {
+      grad_ = std::make_shared<std::vector<float>>(layout_.total());
+    }
+    CopyGradsOut(model_, layout_, grad_->data());
   }
   // Only servers that clip each push read its norm: otherwise it is not computed (-1: none).
   // A push without trips still counts (an empty slice): its norm is 0.
