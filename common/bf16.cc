@@ -25,4 +25,20 @@ void FromBf16(const uint16_t* in, size_t n, float* out) {
   }
 }
 
+void GatherBf16(const float* flat, int64_t base, const std::vector<KeyRange>& spans,
+                uint16_t* out) {
+  for (const auto& r : spans) {
+    ToBf16(flat + (r.begin - base), static_cast<size_t>(r.size()), out);
+    out += r.size();
+  }
+}
+
+void ScatterBf16(const uint16_t* in, const std::vector<KeyRange>& spans, int64_t base,
+                 float* flat) {
+  for (const auto& r : spans) {
+    FromBf16(in, static_cast<size_t>(r.size()), flat + (r.begin - base));
+    in += r.size();
+  }
+}
+
 }  // namespace tteps

@@ -154,11 +154,7 @@ PullResult KVClient::ReadPull(const Replies& replies, size_t index, const Reques
           std::to_string(SpanKeys(asked)) + " keys of " + map_.ranges[s].ToString() + ")");
     }
     if (request.wire == WireType::kBf16) {
-      const auto* in = static_cast<const uint16_t*>(m.payloads[0].data());
-      for (const auto& r : asked) {
-        FromBf16(in, static_cast<size_t>(r.size()), out + r.begin);
-        in += r.size();
-      }
+      ScatterBf16(static_cast<const uint16_t*>(m.payloads[0].data()), asked, 0, out);
     } else {
       ScatterSpans(m.floats(0), asked, 0, out);
     }
@@ -200,11 +196,7 @@ KVClient::Request KVClient::DataRequest(MsgType type,
   for (const auto& ranges : q.ranges) {
     if (wire == WireType::kBf16) {
       auto packed = std::make_shared<std::vector<uint16_t>>(SpanKeys(ranges));
-      uint16_t* to = packed->data();
-      for (const auto& r : ranges) {
-        ToBf16(values->data() + r.begin, static_cast<size_t>(r.size()), to);
-        to += r.size();
-      }
+      GatherBf16(values->data(), 0, ranges, packed->data());
       q.data.push_back(packed->data());
       q.owner.push_back(std::move(packed));
     } else if (spans.empty()) {  // dense: each server's range straight out of the caller's vector

@@ -204,11 +204,7 @@ void ParamServer::ReplyPull(const PendingPull& p) {
   bool sent = false;
   if (h.wire == WireType::kBf16) {
     auto packed = std::make_shared<std::vector<uint16_t>>(SpanKeys(h.ranges));
-    uint16_t* to = packed->data();
-    for (const auto& r : h.ranges) {
-      ToBf16(values->data() + (r.begin - shard_->range().begin), static_cast<size_t>(r.size()), to);
-      to += r.size();
-    }
+    GatherBf16(values->data(), shard_->range().begin, h.ranges, packed->data());
     sent = SendMessage(socket_, h, {{packed, packed->data(), packed->size(), sizeof(uint16_t)}},
                        p.peer);
   } else if (h.ranges.size() == 1 && h.ranges[0] == shard_->range()) {
