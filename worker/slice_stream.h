@@ -20,8 +20,11 @@ class SliceStream {
   std::vector<size_t> Next();
   // The epoch of the last slice returned (-1 before the first).
   int64_t epoch() const { return epoch_; }
-  // True when the next slice starts a new epoch (and one has been started).
-  bool AtEpochEnd() const { return epoch_ >= 0 && next_ == batches_.size(); }
+  // Epochs finished by the slices taken so far (the last one's once it is complete).
+  int64_t EpochsDone() const {
+    const bool at_end = epoch_ >= 0 && next_ == batches_.size();
+    return at_end ? epoch_ + 1 : (epoch_ > 0 ? epoch_ : 0);
+  }
 
  private:
   int64_t batch_size_;

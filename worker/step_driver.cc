@@ -60,23 +60,27 @@ StepDriver::StepDriver(deeptte::DeepTTEImpl& model, const std::vector<data::Trip
 
 namespace {
 
-// A step's share of the data: its micro-batches' slices, and where the stream stood after them.
+// A step's share of the data: its micro-batches' slices, the embedding rows they use (for a
+// sparse exchange), and where the stream stood after them.
 struct StepData {
   std::vector<std::vector<size_t>> slices;
+  TableRows rows;
   int64_t trips = 0;
   int64_t epoch = 0;        // the epoch of the last slice
   int64_t epochs_done = 0;  // epochs finished by these slices (the last one's once complete)
 };
 
-StepData Draw(SliceStream& stream, int64_t accumulation) {
+// `trips`: the training data, when the exchange wants the rows (else null).
+StepData Draw(SliceStream& stream, int64_t accumulation, const std::vector<data::Trip>* trips) {
   StepData d;
   d.slices.resize(accumulation);
   for (auto& s : d.slices) {
     s = stream.Next();
     d.trips += static_cast<int64_t>(s.size());
   }
+  if (trips) d.rows = deeptte::EmbeddingRows(*trips, d.slices);
   d.epoch = stream.epoch();
-  d.epochs_done = stream.AtEpochEnd() ? stream.epoch() + 1 : std::max<int64_t>(0, stream.epoch());
+  d.epochs_done = stream.EpochsDone();
   return d;
 }
 
@@ -90,8 +94,7 @@ DriverResult StepDriver::Run() {
   // Resuming: skip the data the first start_step steps consumed (same accumulation assumed).
   for (int64_t i = 0; i < o_.start_step * accumulation; ++i) stream.Next();
   EvalSchedule evals(opts_.eval);
-  evals.StartAt(o_.start_step,
-                stream.AtEpochEnd() ? stream.epoch() + 1 : std::max<int64_t>(0, stream.epoch()));
+  evals.StartAt(o_.start_step, stream.EpochsDone());
   // A step's data is drawn before the previous step's exchange, which may fetch only the
   // embedding rows it uses; the accumulation a policy chose is read then.
   const auto next_accumulation = [&] {
@@ -99,7 +102,7 @@ DriverResult StepDriver::Run() {
     return chosen > 0 ? chosen : accumulation;
   };
   const bool rows = exchange_->WantsRows();
-  const auto rows_of = [&](const StepData& d) { return deeptte::EmbeddingRows(train_, d.slices); };
+  const std::vector<data::Trip>* rows_from = rows ? &train_ : nullptr;
 
   exchange_->Prepare(o_.start_step);
   if (hooks_.ready) hooks_.ready();
@@ -123,16 +126,16 @@ DriverResult StepDriver::Run() {
   StepData data;
   if (o_.start_step < total_steps) {
     accumulation = next_accumulation();
-    data = Draw(stream, accumulation);
+    data = Draw(stream, accumulation, rows_from);
   }
-  if (rows) exchange_->PullRows(rows_of(data));
+  if (rows && o_.start_step < total_steps) exchange_->PullRows(data.rows);
   exchange_->Start(o_.start_step);
   TrainWindow window;
   for (int64_t step = o_.start_step; step < total_steps; ++step) {
     const auto step_start = Clock::now();
     epoch = data.epoch;
     // Before backward: a push overlapped with it sends this step's rows.
-    if (rows) exchange_->PushRows(rows_of(data));
+    if (rows) exchange_->PushRows(data.rows);
     model_.zero_grad();
     MicroBatchStats sum;
     for (int64_t a = 0; a < accumulation; ++a) {
@@ -157,9 +160,9 @@ DriverResult StepDriver::Run() {
     StepData next;
     if (!planned_last) {
       accumulation = next_accumulation();
-      next = Draw(stream, accumulation);
+      next = Draw(stream, accumulation, rows_from);
     }
-    if (rows) exchange_->PullRows(rows_of(next));
+    if (rows && !planned_last) exchange_->PullRows(next.rows);
     const ExchangeResult ex = exchange_->Finish(step, sum.trips, stop_vote(), planned_last);
     const bool last = planned_last || ex.stop;
     if (ex.stop) {
