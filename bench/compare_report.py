@@ -152,7 +152,8 @@ def write_report(args, rows, micro, seconds):
              f"first host, workers in blocks over the hosts, servers one per worker host (the "
              f"DDP ranks go where the tteps workers go)" if args.hosts else "on one host")
     batch = (f"{args.batch_per_worker} x W" if args.batch_per_worker else "64")
-    ddp = {r["workers"]: r for r in thr if r["mode"] == "ddp"}
+    # The ratios are to DDP as PyTorch runs it (not to its variants, e.g. with tcmalloc).
+    ddp = {r["workers"]: r for r in thr if r["mode"] == "ddp" and not r.get("variant")}
     L = [f"# tteps modes against PyTorch DDP\n",
          f"Machine: {os.cpu_count()} cores, shared by all processes of a run (column `procs`: "
          f"scheduler + servers + workers); 1 LibTorch (or PyTorch) thread per process. "
@@ -206,7 +207,9 @@ def write_report(args, rows, micro, seconds):
         for w in sorted(ddp):
             sync = [r for r in thr if r["workers"] == w and r["mode"] == "sync"]
             before = next((r for r in sync if r.get("variant") == "dense, server host"), None)
-            for r in (r for r in sync if r is not before):
+            others = [r for r in thr if r["workers"] == w and r["mode"] == "ddp"
+                      and r.get("variant")]
+            for r in [r for r in sync if r is not before] + others:
                 parts = [f"{_label(r)} W={w}: {r['trips_per_s']:.0f} trips/s"]
                 if before:
                     parts.append(f"{r['trips_per_s'] / before['trips_per_s']:.2f}x "
@@ -216,12 +219,16 @@ def write_report(args, rows, micro, seconds):
                 L.append("- " + ", ".join(parts))
 
     L.append("\n## Where the time goes (timelines)\n")
-    for r in (r for r in thr if r["workers"] == 2 and r["mode"] in ("sync", "ring")
-              and r["servers"] in (0, 1)):
+    L.append("`push part` (buckets pushed during backward) and `pull (forward waits)` (the "
+             "forward awaiting modules still arriving) lie inside `compute`.\n")
+    for r in (r for r in thr if (r["workers"] == 2 and r["mode"] in ("sync", "ring")
+                                 and r["servers"] in (0, 1))
+              or (args.hosts and r["mode"] == "sync")):
         path = os.path.join(args.out, "traces", r["name"] + ".json")
         if not os.path.exists(path):
             continue
-        L.append(f"`traces/{r['name']}.json` (open in ui.perfetto.dev): seconds per span\n")
+        L.append(f"`traces/{r['name']}.json` ({_label(r)}; open in ui.perfetto.dev): "
+                 "seconds per span\n")
         L.append("| process | " + " | ".join(SPANS) + " |")
         L.append("|---|" + "---|" * len(SPANS))
         for proc, spans in sorted(trace_breakdown(path).items()):
@@ -249,8 +256,8 @@ def write_report(args, rows, micro, seconds):
         plot_accuracy(args.out, acc)
 
 
-SPANS = ["compute", "optimizer", "push", "pull", "wait", "allreduce", "apply push", "check",
-         "average", "slowdown", "eval"]
+SPANS = ["compute", "push part", "pull (forward waits)", "optimizer", "push", "pull", "wait",
+         "allreduce", "apply push", "check", "average", "slowdown", "eval"]
 
 
 def plot_throughput(out, rows):

@@ -67,37 +67,73 @@ void KVClient::PushPart(std::shared_ptr<const std::vector<float>> grad_sum,
   }
 }
 
+// The requests of one exchange, and what has come back so far.
+struct KVClient::Inflight {
+  std::vector<Request> requests;
+  const char* what = "";
+  uint64_t first_id = 0;
+  Clock::time_point start, deadline;
+  Replies replies;
+  std::vector<std::vector<bool>> done;  // [request][server]
+  std::vector<size_t> missing_of;       // servers yet to answer, per request
+  size_t answered = 0;                  // requests [0, answered) are answered by every server
+};
+
+KVClient::~KVClient() = default;
+
 KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const char* what) {
+  Begin(requests, what);
+  Await(requests.size());
+  Replies out = std::move(inflight_->replies);
+  inflight_.reset();
+  return out;
+}
+
+void KVClient::Begin(std::vector<Request> requests, const char* what) {
+  if (staged_out_) AwaitStage(inflight_->requests.size() - 2);  // the stages not awaited yet
+  staged_out_ = nullptr;
   const size_t n = sockets_.size(), k = requests.size();
-  const uint64_t first_id = next_request_;
+  auto f = std::make_unique<Inflight>();
+  f->what = what;
+  f->first_id = next_request_;
   next_request_ += k;
-  const auto start = Clock::now();
-  for (size_t s = 0; s < n; ++s) {
-    for (size_t i = 0; i < k; ++i) Send(requests[i], first_id + i, s);
-  }
-  Replies out;
-  out.answers.resize(k);
-  for (auto& a : out.answers) a.resize(n);  // Message is move-only
-  out.seconds.assign(k, 0);
-  std::vector<std::vector<bool>> done(k, std::vector<bool>(n, false));
-  std::vector<size_t> missing_of(k, n);
-  size_t pending = n * k;
-  std::vector<zmq::pollitem_t> items(n);
-  for (size_t s = 0; s < n; ++s) items[s] = {sockets_[s].handle(), 0, ZMQ_POLLIN, 0};
+  f->start = Clock::now();
   // A server holds a pull for up to timeout_s from its arrival, then answers with an error
   // naming the workers it waits for; the margin lets that answer arrive before we give up.
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
-  while (pending > 0 || !parts_.empty()) {
-    if (abort_ && abort_()) throw std::runtime_error(std::string(what) + " aborted: shutdown");
-    if (Clock::now() > deadline) {
+  f->deadline = f->start + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
+  for (size_t s = 0; s < n; ++s) {
+    for (size_t i = 0; i < k; ++i) Send(requests[i], f->first_id + i, s);
+  }
+  f->replies.answers.resize(k);
+  for (auto& a : f->replies.answers) a.resize(n);  // Message is move-only
+  f->replies.seconds.assign(k, 0);
+  f->done.assign(k, std::vector<bool>(n, false));
+  f->missing_of.assign(k, n);
+  f->requests = std::move(requests);
+  inflight_ = std::move(f);
+}
+
+void KVClient::Await(size_t upto) {
+  Inflight& f = *inflight_;
+  const size_t n = sockets_.size(), k = f.requests.size();
+  const std::string what = f.what;
+  std::vector<zmq::pollitem_t> items(n);
+  for (size_t s = 0; s < n; ++s) items[s] = {sockets_[s].handle(), 0, ZMQ_POLLIN, 0};
+  const auto advance = [&] {
+    while (f.answered < k && f.missing_of[f.answered] == 0) ++f.answered;
+  };
+  advance();
+  while (f.answered < upto || !parts_.empty()) {
+    if (abort_ && abort_()) throw std::runtime_error(what + " aborted: shutdown");
+    if (Clock::now() > f.deadline) {
       std::string missing;
       for (size_t s = 0; s < n; ++s) {
         bool all = true;
-        for (size_t i = 0; i < k; ++i) all = all && done[i][s];
+        for (size_t i = 0; i < upto; ++i) all = all && f.done[i][s];
         if (!all) missing += (missing.empty() ? "" : ", ") + map_.servers[s].Name();
       }
-      throw std::runtime_error(std::string(what) + " by " + self_.Name() + ": no answer within " +
+      throw std::runtime_error(what + " by " + self_.Name() + ": no answer within " +
                                std::to_string(timeout_s_ + kReplyMarginS) +
                                " s (--timeout_s + 2) from " + missing);
     }
@@ -115,27 +151,24 @@ KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const
             }
             continue;
           }
-          if (id < first_id || id >= first_id + k) continue;  // late reply to an abandoned one
-          const size_t i = id - first_id;
+          if (id < f.first_id || id >= f.first_id + k) continue;  // late reply, abandoned
+          const size_t i = id - f.first_id;
           if (m.header.type == MsgType::kError) {
             throw std::runtime_error(map_.servers[s].Name() + " refused the " + what + " of " +
                                      self_.Name() + ": " + m.header.text);
           }
-          if (done[i][s]) continue;
-          done[i][s] = true;
-          out.answers[i][s] = std::move(m);
-          --pending;
-          if (--missing_of[i] == 0) {
-            out.seconds[i] = std::chrono::duration<double>(Clock::now() - start).count();
-          }
+          if (f.done[i][s]) continue;
+          f.done[i][s] = true;
+          f.replies.answers[i][s] = std::move(m);
+          if (--f.missing_of[i] == 0) f.replies.seconds[i] = SecondsSince(f.start);
         }
       } catch (const CodecError& e) {
-        throw std::runtime_error(std::string(what) + ": malformed reply from " +
-                                 map_.servers[s].Name() + ": " + e.what());
+        throw std::runtime_error(what + ": malformed reply from " + map_.servers[s].Name() + ": " +
+                                 e.what());
       }
     }
+    advance();
   }
-  return out;
 }
 
 PullResult KVClient::ReadPull(const Replies& replies, size_t index, const Request& request,
@@ -264,6 +297,48 @@ PullResult KVClient::PushPull(std::shared_ptr<const std::vector<float>> grad,
   PullResult r = ReadPull(replies, 1, qs[1], out);
   r.push_s = replies.seconds[0];
   return r;
+}
+
+PullResult KVClient::PushPullStaged(std::shared_ptr<const std::vector<float>> grad,
+                                    const std::vector<KeyRange>& push_spans, int64_t version,
+                                    int64_t samples, double mean_grad_norm, int64_t want,
+                                    float* out, const std::vector<std::vector<KeyRange>>& stages) {
+  if (stages.empty()) throw std::invalid_argument("staged pull without stages");
+  std::vector<Request> qs;
+  qs.push_back(PushRequest(std::move(grad), push_spans, version, samples, mean_grad_norm));
+  for (const auto& keys : stages) {
+    // An empty span list would mean every key. A server holding none of a stage's keys still
+    // gets its (empty) request: its answer says the version is there, like the others'.
+    if (keys.empty()) throw std::invalid_argument("staged pull with an empty stage");
+    qs.push_back(PullRequest(want, keys));
+  }
+  Begin(std::move(qs), "push and pull");
+  Await(2);  // the push (request 0) and stage 0
+  staged_out_ = out;
+  PullResult r = ReadPull(inflight_->replies, 1, inflight_->requests[1], out);
+  r.push_s = inflight_->replies.seconds[0];
+  staged_read_ = 1;
+  staged_version_ = r.version;
+  return r;
+}
+
+void KVClient::AwaitStage(size_t stage) {
+  if (!staged_out_ || stage + 1 >= inflight_->requests.size()) {
+    throw std::logic_error("AwaitStage(" + std::to_string(stage) + ") without that stage");
+  }
+  if (stage < staged_read_) return;
+  Await(stage + 2);
+  for (; staged_read_ <= stage; ++staged_read_) {
+    const PullResult r = ReadPull(inflight_->replies, staged_read_ + 1,
+                                  inflight_->requests[staged_read_ + 1], staged_out_);
+    // Sync: the servers answer a worker's pulls for one version together (the next version
+    // needs this worker's next push).
+    if (r.version != staged_version_) {
+      throw std::runtime_error("staged pull: stage " + std::to_string(staged_read_) +
+                               " came at version " + std::to_string(r.version) + ", stage 0 at " +
+                               std::to_string(staged_version_));
+    }
+  }
 }
 
 }  // namespace tteps

@@ -26,6 +26,7 @@ class KVClient {
   // `abort` is polled while waiting; when it returns true the wait ends with an exception.
   KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& self, double timeout_s,
            std::function<bool()> abort = {});
+  ~KVClient();
 
   // Worker 0: the initial values of the whole flat vector.
   void Init(const float* values);
@@ -50,6 +51,17 @@ class KVClient {
                       const std::vector<KeyRange>& push_spans, int64_t version, int64_t samples,
                       double mean_grad_norm, int64_t want, float* out,
                       const std::vector<KeyRange>& pull_spans = {});
+  // PushPull whose pull comes in stages, stage i the keys of `stages[i]` (each non-empty, in
+  // the order the caller will need them): returns once every server acknowledged the push and
+  // answered stage 0; the servers send the later stages behind it, and AwaitStage(i) waits
+  // for them. Its result (version, stop, time held) is stage 0's. Any other request first
+  // awaits the stages not awaited yet.
+  PullResult PushPullStaged(std::shared_ptr<const std::vector<float>> grad_sum,
+                            const std::vector<KeyRange>& push_spans, int64_t version,
+                            int64_t samples, double mean_grad_norm, int64_t want, float* out,
+                            const std::vector<std::vector<KeyRange>>& stages);
+  // Until stage `stage` (and every stage before it) of the last staged pull is in its `out`.
+  void AwaitStage(size_t stage);
 
   // The job's time budget is spent: every later push carries the stop flag, from which the
   // servers tell all workers, through their pull replies, at which version to stop.
@@ -78,6 +90,7 @@ class KVClient {
     bool more = false;
   };
   struct Replies;
+  struct Inflight;
   // The request's keys per server: `spans` clipped to each server's range (empty: the range).
   std::vector<std::vector<KeyRange>> PerServer(const std::vector<KeyRange>& spans) const;
   Request DataRequest(MsgType type, std::shared_ptr<const std::vector<float>> values,
@@ -90,6 +103,10 @@ class KVClient {
   // Sends `requests` to every server, in order, and waits (deadline) for every answer (and for
   // those of the parts sent before).
   Replies Exchange(const std::vector<Request>& requests, const char* what);
+  // Exchange in two halves: send (after finishing the exchange still in flight), then receive
+  // until requests [0, upto) are answered by every server and every part is acknowledged.
+  void Begin(std::vector<Request> requests, const char* what);
+  void Await(size_t upto);
   PullResult ReadPull(const Replies& replies, size_t index, const Request& request, float* out);
 
   ClusterMap map_;
@@ -101,7 +118,12 @@ class KVClient {
   bool stop_ = false;
   int64_t bytes_pushed_ = 0, bytes_pulled_ = 0;
   WireType wire_ = WireType::kF32;
-  std::map<uint64_t, size_t> parts_;  // parts not acknowledged yet: request id -> server
+  std::map<uint64_t, size_t> parts_;    // parts not acknowledged yet: request id -> server
+  std::unique_ptr<Inflight> inflight_;  // the requests last sent, until every answer is in
+  // The staged pull: where its stages go, and how many are read into it.
+  float* staged_out_ = nullptr;
+  size_t staged_read_ = 0;
+  int64_t staged_version_ = 0;
 };
 
 }  // namespace tteps

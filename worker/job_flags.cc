@@ -78,6 +78,10 @@ DEFINE_double(push_bucket_mb, 0.25,
               "sync mode: push the gradient in buckets of this many MB while the last "
               "micro-batch's backward computes the rest, as DDP overlaps its allreduce (0: one "
               "push after backward)");
+DEFINE_bool(pull_overlap, true,
+            "sync mode: the pull of the next step's weights arrives module by module in the "
+            "order the forward pass reads them, and the forward starts on the first ones while "
+            "the rest arrive (false: it starts once all have)");
 DEFINE_string(slicing, "even",
               "how a global batch is cut over the workers: even (equal trip counts) or balanced "
               "(contiguous parts of even estimated compute: length x (trips + 16)); "
@@ -150,6 +154,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(exchange.wire_dtype, wire_dtype);
   TTEPS_SET(exchange.slicing, slicing);
   TTEPS_SET(exchange.push_bucket_mb, push_bucket_mb);
+  TTEPS_SET(exchange.pull_overlap, pull_overlap);
   TTEPS_SET(output.checkpoint_every, checkpoint_every);
   TTEPS_SET(output.checkpoint_dir, checkpoint_dir);
   TTEPS_SET(output.resume, resume);

@@ -1,5 +1,6 @@
 #include "worker/model_params.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tteps {
@@ -48,9 +49,14 @@ void CopyParamsOut(const torch::nn::Module& module, const ParamLayout& layout, f
 }
 
 void CopyParamsIn(torch::nn::Module& module, const ParamLayout& layout, const float* flat) {
+  CopyParamsIn(module, layout, flat, 0, layout.entries().size());
+}
+
+void CopyParamsIn(torch::nn::Module& module, const ParamLayout& layout, const float* flat,
+                  size_t first, size_t end) {
   torch::NoGradGuard no_grad;
   auto params = Checked(module, layout);
-  for (size_t i = 0; i < params.size(); ++i) {
+  for (size_t i = first; i < std::min(end, params.size()); ++i) {
     auto src = FlatView(const_cast<float*>(flat), layout.entries()[i]);
     params[i].view(-1).copy_(src);
   }

@@ -12,6 +12,9 @@ ParamLayout LayoutOf(const torch::nn::Module& module);
 
 void CopyParamsOut(const torch::nn::Module& module, const ParamLayout& layout, float* flat);
 void CopyParamsIn(torch::nn::Module& module, const ParamLayout& layout, const float* flat);
+// Only the layout's entries [first, end).
+void CopyParamsIn(torch::nn::Module& module, const ParamLayout& layout, const float* flat,
+                  size_t first, size_t end);
 // A parameter without a gradient contributes zeros.
 void CopyGradsOut(const torch::nn::Module& module, const ParamLayout& layout, float* flat);
 void CopyGradsIn(torch::nn::Module& module, const ParamLayout& layout, const float* flat);

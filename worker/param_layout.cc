@@ -45,4 +45,23 @@ std::string ParamLayout::Describe() const {
   return buf;
 }
 
+std::vector<ModuleRun> ModuleRuns(const ParamLayout& layout,
+                                  const std::vector<std::string>& modules) {
+  const auto& entries = layout.entries();
+  std::vector<ModuleRun> runs;
+  size_t at = 0;
+  for (const std::string& m : modules) {
+    const std::string prefix = m + ".";
+    ModuleRun r;
+    r.first = at;
+    while (at < entries.size() && entries[at].name.compare(0, prefix.size(), prefix) == 0) ++at;
+    r.end = at;
+    if (r.end == r.first) return {};
+    r.keys = {entries[r.first].offset, entries[r.end - 1].offset + entries[r.end - 1].numel};
+    runs.push_back(r);
+  }
+  if (at != entries.size()) return {};
+  return runs;
+}
+
 }  // namespace tteps

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/key_range.h"
+
 namespace tteps {
 
 struct ParamEntry {
@@ -35,5 +37,16 @@ class ParamLayout {
   int64_t total_ = 0;
   uint64_t fingerprint_ = 0;
 };
+
+// The parameters of one module: entries [first, end) of a layout, keys `keys`.
+struct ModuleRun {
+  size_t first = 0, end = 0;
+  KeyRange keys;
+};
+// The runs of the named modules (entries named "module.*"), in the order given. Empty when
+// they are not back to back in that order, covering the whole layout: a caller that would
+// take the model's parameters module by module then takes them whole instead.
+std::vector<ModuleRun> ModuleRuns(const ParamLayout& layout,
+                                  const std::vector<std::string>& modules);
 
 }  // namespace tteps

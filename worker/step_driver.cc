@@ -146,14 +146,16 @@ DriverResult StepDriver::Run() {
     }
     CheckFinite(model_, step, sum.loss_sum, data.slices);
     TraceSince(o_.tracer, "compute", step_start);
+    // Weights the forward waited for are communication (the exchange reports them as such).
+    const double forward_wait = exchange_->TakeForwardWaitS();
     if (o_.slowdown_percent > 0) {
       // An emulated slower machine: its extra time is compute time, as the agent must see it.
       const auto sleep_start = Clock::now();
-      std::this_thread::sleep_for(
-          std::chrono::duration<double>(SecondsSince(step_start) * o_.slowdown_percent / 100.0));
+      std::this_thread::sleep_for(std::chrono::duration<double>(
+          (SecondsSince(step_start) - forward_wait) * o_.slowdown_percent / 100.0));
       TraceSince(o_.tracer, "slowdown", sleep_start);
     }
-    const double compute = SecondsSince(step_start);
+    const double compute = SecondsSince(step_start) - forward_wait;
 
     const bool planned_last = step + 1 == total_steps;
     const int64_t step_accumulation = accumulation;
@@ -184,6 +186,7 @@ DriverResult StepDriver::Run() {
     }
     if (hooks_.evaluate && !last) {
       if (evals.Due(step + 1, data.epochs_done, train_seconds()) && exchange_->Agreed(step + 1)) {
+        exchange_->Settle();
         evaluate(step + 1, false);
         evals.Taken(step + 1, data.epochs_done, train_seconds());
       }
@@ -191,6 +194,7 @@ DriverResult StepDriver::Run() {
     if (last) break;
     data = std::move(next);
   }
+  exchange_->Settle();
   res.train_seconds = train_seconds();
   res.epochs = epoch + 1;
   if (hooks_.evaluate) evaluate(res.steps, true);

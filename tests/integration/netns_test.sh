@@ -69,7 +69,7 @@ echo "without MPI: $m1"
 
 # mpirun across the hosts, against the same job on loopback.
 export TTEPS_BIN=$bin
-flags=(--mode sync --workers 3 --servers 2)
+flags=(--mode sync --workers 4 --servers 2)
 "$src/launch/tteps" "${flags[@]}" --hostfile /run/tteps-netns/hostfile --out_dir "$out/mpi" \
   -- --max_steps 12 --timeout_s 60 >"$out/mpi.out" 2>&1 || fail "mpirun across hosts: $(tail -5 "$out/mpi.out")"
 "$src/launch/tteps" "${flags[@]}" --out_dir "$out/loop" -- --max_steps 12 --timeout_s 60 \
@@ -80,7 +80,7 @@ m4=$(grep -o '"final_eval":{[^}]*}' "$out/loop/summary.json")
 # Placement: the scheduler on the first host, the servers on two hosts, a worker on each host.
 placed=$(grep -o 'registered [a-z]* [0-9]* (rank [0-9]*, host [a-z0-9-]*' "$out/mpi/logs/scheduler-0.log" |
   sed 's/registered \([a-z]*\) \([0-9]*\) .*host /\1\2@/' | sort | tr '\n' ' ')
-[ "$placed" = "server0@tteps-h1 server1@tteps-h2 worker0@tteps-h1 worker1@tteps-h2 worker2@tteps-h3 " ] ||
+[ "$placed" = "server0@tteps-h1 server1@tteps-h2 worker0@tteps-h1 worker1@tteps-h1 worker2@tteps-h2 worker3@tteps-h3 " ] ||
   fail "placement: $placed"
 listen=$(grep -ho 'listening: tcp://[0-9.]*' "$out/mpi/logs/"*.log | sort | tr '\n' ' ')
 case "$listen" in

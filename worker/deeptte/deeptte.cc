@@ -17,6 +17,12 @@ torch::Tensor LocalPathLoss(const torch::Tensor& pred_s, const torch::Tensor& la
   return per_trip.mean();
 }
 
+const std::vector<std::string>& DeepTTEImpl::ForwardBlocks() {
+  static const std::vector<std::string> blocks = {"attr_net", "spatio_temporal", "entire_estimate",
+                                                  "local_estimate"};
+  return blocks;
+}
+
 DeepTTEImpl::DeepTTEImpl(const ModelConfig& config, const data::NormStats& stats)
     : config_(config), stats_(stats) {
   config_.Validate();
@@ -50,9 +56,12 @@ DeepTTEImpl::Outputs DeepTTEImpl::Run(const BatchTensors& b) {
   auto local_dist =
       (LocalPathDelta(b.dist_gap, config_.kernel_size) - LocalScale(stats_.dist_gap_mean)) /
       LocalScale(stats_.dist_gap_std);
+  Gate(0);
   auto attr = attr_net_(b);
   Outputs out;
+  Gate(1);
   out.sptm = spatio_temporal_(b, attr, local_dist);
+  Gate(2);
   out.entire = entire_estimate_(torch::cat({attr, out.sptm.pooled}, 1));
   return out;
 }
@@ -69,6 +78,7 @@ LossParts DeepTTEImpl::Loss(const BatchTensors& b) {
 
   // Local labels: the seconds spent on each local path, from the raw time gaps.
   auto label = LocalPathDelta(b.time_gap, config_.kernel_size);
+  Gate(3);
   auto local_pred = local_estimate_(out.sptm.hiddens) * LocalScale(stats_.time_gap_std) +
                     LocalScale(stats_.time_gap_mean);
   loss.local = LocalPathLoss(local_pred, label, out.sptm.mask);

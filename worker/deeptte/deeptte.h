@@ -3,6 +3,10 @@
 
 #include <torch/torch.h>
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "worker/data/norm_stats.h"
 #include "worker/deeptte/attr_net.h"
 #include "worker/deeptte/batch_tensors.h"
@@ -35,6 +39,14 @@ class DeepTTEImpl : public torch::nn::Module {
   // Xavier-uniform weights and zero biases, as the public code initialises.
   void ResetParameters();
 
+  // The top-level modules, in the order a forward pass first reads their parameters. It is
+  // also their registration order, so each is one contiguous run of the parameter layout.
+  static const std::vector<std::string>& ForwardBlocks();
+  // gate(b) runs just before the forward pass first reads block b's parameters, so that
+  // weights still arriving can be awaited there, block by block (the parameter-server
+  // exchange's pull). Empty: nothing to await.
+  void set_block_gate(std::function<void(int)> gate) { gate_ = std::move(gate); }
+
   const ModelConfig& config() const { return config_; }
   const data::NormStats& stats() const { return stats_; }
 
@@ -46,6 +58,9 @@ class DeepTTEImpl : public torch::nn::Module {
   Outputs Run(const BatchTensors& batch);
   // Normalisation of a local path's value, whose stats span kernel_size - 1 hops.
   double LocalScale(double per_hop) const { return (config_.kernel_size - 1) * per_hop; }
+  void Gate(int block) {
+    if (gate_) gate_(block);
+  }
 
   ModelConfig config_;
   data::NormStats stats_;
@@ -53,6 +68,7 @@ class DeepTTEImpl : public torch::nn::Module {
   SpatioTemporal spatio_temporal_{nullptr};
   EntireEstimator entire_estimate_{nullptr};
   LocalEstimator local_estimate_{nullptr};
+  std::function<void(int)> gate_;
 };
 TORCH_MODULE(DeepTTE);
 

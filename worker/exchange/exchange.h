@@ -39,6 +39,13 @@ class Exchange {
   // model. `stop_vote`: this worker was asked to stop (time budget). `planned_last`: the last
   // step of the plan, after which nothing more is fetched.
   virtual ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) = 0;
+  // Seconds the forward passes spent, since the last call, waiting for weights still arriving
+  // (an exchange whose Finish leaves the rest of its pull to arrive block by block while the
+  // next step's forward runs). The driver counts them as communication, not compute.
+  virtual double TakeForwardWaitS() { return 0; }
+  // The model then holds every weight the last Finish fetched: called before anything but a
+  // training step reads the weights (evaluation, the end of training).
+  virtual void Settle() {}
   // Whether every worker holds the same weights after `steps` steps (parameter averaging: only
   // right after an average). Evaluations of a worker's weights wait for such a step.
   virtual bool Agreed(int64_t /*steps*/) const { return true; }

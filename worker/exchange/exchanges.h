@@ -23,6 +23,7 @@ struct PsExchangeOptions {
   bool send_norm = false;        // the servers clip by the norm of each push (async, SSP)
   bool sparse_rows = true;       // embedding tables by the rows a step uses, not whole
   double push_bucket_mb = 0;     // sync only: push gradient buckets during backward (0: after it)
+  bool pull_overlap = false;     // sync only: the next forward starts on the first blocks pulled
   Tracer* tracer = nullptr;
 };
 // Push to and pull from the parameter servers (sync, async, SSP).

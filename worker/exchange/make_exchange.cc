@@ -25,6 +25,8 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
   o.sparse_rows = c.config.exchange.sparse_rows;
   // Parts of a push only make sense where one step sums every worker's push (sync).
   o.push_bucket_mb = mode == Mode::kSync ? c.config.exchange.push_bucket_mb : 0;
+  // So does a pull by stages: one step's weights are all of one version only in sync mode.
+  o.pull_overlap = mode == Mode::kSync && c.config.exchange.pull_overlap;
   o.tracer = c.tracer;
   return MakePsExchange(model, std::move(kv), o);
 }

@@ -10,11 +10,16 @@
 // for its allreduce: during the last micro-batch's backward, each gradient bucket (from the
 // last tensors, which backward produces first) goes to the servers as a part of the push as
 // soon as it is complete; Finish sends the rest and completes the push.
+// Sync mode with --pull_overlap also overlaps the pull with the next forward pass: the pull
+// asks for the model's modules one by one in the order the forward reads them, Finish returns
+// once the first has arrived, and the forward awaits each of the others where it first reads
+// it (DeepTTEImpl::set_block_gate), while the rest are still on the wire.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -34,11 +39,16 @@ namespace {
 class PsExchange : public Exchange {
  public:
   PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv, PsExchangeOptions o);
+  ~PsExchange() override { model_.set_block_gate({}); }
   void Prepare(int64_t first_step) override;
   void BeforeLastBackward(int64_t step_trips, bool stop_vote) override;
   void Start(int64_t first_step) override;
   ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
   void Report(TrainReport* report, int64_t steps) override;
+  double TakeForwardWaitS() override { return std::exchange(forward_wait_, 0.0); }
+  void Settle() override {
+    if (!blocks_.empty()) AwaitBlock(static_cast<int>(blocks_.size()) - 1);
+  }
   bool WantsRows() const override { return rows_.has_value(); }
   void PushRows(const TableRows& rows) override { push_spans_ = rows_->Spans(rows); }
   void PullRows(const TableRows& rows) override { pull_spans_ = rows_->Spans(rows); }
@@ -48,6 +58,10 @@ class PsExchange : public Exchange {
   // Overlap: bucket b is complete in grad_; it goes to the servers as a part of the push.
   void SendPart(int b);
   void TraceExchange(Clock::time_point begin, const PullResult& r);
+  // Pull overlap: the pull by module, one stage per module holding keys to pull.
+  std::vector<std::vector<KeyRange>> PullStages();
+  // The forward is about to read block b: the pull's stages up to it go into the model.
+  void AwaitBlock(int b);
 
   deeptte::DeepTTEImpl& model_;
   std::unique_ptr<KVClient> kv_;
@@ -62,6 +76,12 @@ class PsExchange : public Exchange {
   // already sent as parts this step (released buckets are a suffix of the key space).
   std::unique_ptr<GradientHooks> hooks_;
   int64_t sent_from_ = 0;
+  // Pull overlap (sync): the model's modules in forward order, each one's stage in the pull
+  // in flight (-1: nothing to pull), and how many hold the weights pulled last.
+  std::vector<ModuleRun> blocks_;
+  std::vector<int> stage_of_;
+  size_t blocks_in_ = 0;
+  double forward_wait_ = 0;  // seconds the forward waited for weights, since the last take
   int64_t reported_pushed_ = 0, reported_pulled_ = 0;  // KVClient byte counts at the last report
   // The first pull is counted in the first step; later pulls in the exchange that ends a step.
   double carry_wait_ = 0, carry_pull_ = 0;
@@ -76,6 +96,39 @@ PsExchange::PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv
     hooks_ = std::make_unique<GradientHooks>(model_, layout_,
                                              PlanBuckets(layout_, o_.push_bucket_mb * (1 << 20)),
                                              [this](int b) { SendPart(b); });
+  }
+  if (o_.pull_overlap) {
+    blocks_ = ModuleRuns(layout_, deeptte::DeepTTEImpl::ForwardBlocks());
+    if (!blocks_.empty()) model_.set_block_gate([this](int b) { AwaitBlock(b); });
+  }
+  blocks_in_ = blocks_.size();
+}
+
+std::vector<std::vector<KeyRange>> PsExchange::PullStages() {
+  std::vector<std::vector<KeyRange>> stages;
+  stage_of_.assign(blocks_.size(), -1);
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    std::vector<KeyRange> keys = pull_spans_.empty() ? std::vector<KeyRange>{blocks_[b].keys}
+                                                     : ClipSpans(pull_spans_, blocks_[b].keys);
+    if (keys.empty()) continue;
+    stage_of_[b] = static_cast<int>(stages.size());
+    stages.push_back(std::move(keys));
+  }
+  return stages;
+}
+
+void PsExchange::AwaitBlock(int b) {
+  for (; static_cast<int>(blocks_in_) <= b; ++blocks_in_) {
+    const ModuleRun& run = blocks_[blocks_in_];
+    if (stage_of_[blocks_in_] >= 0) {
+      const auto t = Clock::now();
+      kv_->AwaitStage(static_cast<size_t>(stage_of_[blocks_in_]));
+      const double waited = SecondsSince(t);
+      forward_wait_ += waited;
+      win_pull_ += waited;
+      if (waited > 1e-4) TraceSince(o_.tracer, "pull (forward waits)", t);
+    }
+    CopyParamsIn(model_, layout_, params_.data(), run.first, run.end);
   }
 }
 
@@ -116,6 +169,7 @@ void PsExchange::Start(int64_t first_step) {
   carry_wait_ = pulled_.held_s;
   carry_pull_ = std::max(0.0, SecondsSince(t) - pulled_.held_s);
   CopyParamsIn(model_, layout_, params_.data());
+  blocks_in_ = blocks_.size();
 }
 
 // The exchange of a step on the timeline, in pieces that do not overlap: the push until every
@@ -137,6 +191,7 @@ void PsExchange::TraceExchange(Clock::time_point begin, const PullResult& r) {
 
 ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) {
   ExchangeResult res;
+  Settle();  // a forward pass reads every module, so this finds nothing left to do
   auto t = Clock::now();
   std::vector<KeyRange> push_spans = push_spans_;
   if (hooks_ && hooks_->armed()) {
@@ -169,9 +224,16 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
   // out right behind the push instead of after its acknowledgement.
   t = Clock::now();
   PullResult next;
+  std::vector<std::vector<KeyRange>> stages;
+  if (!planned_last && !blocks_.empty()) stages = PullStages();
   if (planned_last) {
     kv_->Push(grad_, push_spans, pulled_.version, trips, norm);
     next.push_s = SecondsSince(t);
+  } else if (!stages.empty()) {
+    // Returns with the first module's weights; the forward awaits the others (AwaitBlock).
+    next = kv_->PushPullStaged(grad_, push_spans, pulled_.version, trips, norm, Want(step + 1),
+                               params_.data(), stages);
+    blocks_in_ = 0;
   } else {
     next = kv_->PushPull(grad_, push_spans, pulled_.version, trips, norm, Want(step + 1),
                          params_.data(), pull_spans_);
@@ -188,7 +250,7 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
   pulled_ = next;
   // The servers say the time budget ends training with this step, for every worker alike.
   res.stop = next.stop && !planned_last;
-  if (!planned_last) {
+  if (!planned_last && stages.empty()) {
     t = Clock::now();
     CopyParamsIn(model_, layout_, params_.data());
     res.compute_s += SecondsSince(t);

@@ -441,6 +441,52 @@ TEST_F(ParamServerTest, Bf16PushesAndPullsStepAsFloat32) {
   EXPECT_EQ(server_->errors(), 0);
 }
 
+// A staged pull: the call returns with stage 0 in place, each later stage lands when awaited
+// (or when the client next sends anything), and keys outside the stages are left alone.
+TEST_F(ParamServerTest, StagedPullFillsEachStageWhenAwaited) {
+  StartServer(1.0);
+  auto w0 = Client(0), w1 = Client(1);
+  const std::vector<float> init = InitValues();
+  w0->Init(init.data());
+  const auto g0 = Grad(0), g1 = Grad(1);
+  const std::vector<std::vector<KeyRange>> stages = {
+      {{0, 10}}, {{10, 500}, {600, 700}}, {{1000, kN}}};
+  EXPECT_THROW(w0->PushPullStaged(g0, {}, 0, 1, -1, 1, nullptr, {{{0, 1}}, {}}),
+               std::invalid_argument);
+  std::vector<float> out0(kN, -99.f), out1(kN);
+  PullResult r0;
+  std::thread other([&] { r0 = w0->PushPullStaged(g0, {}, 0, 1, -1, 1, out0.data(), stages); });
+  w1->PushPull(g1, {}, 0, 1, -1, 1, out1.data());
+  other.join();
+  EXPECT_EQ(r0.version, 1);
+  const auto in = [](const std::vector<KeyRange>& spans, int64_t k) {
+    for (const auto& r : spans) {
+      if (k >= r.begin && k < r.end) return true;
+    }
+    return false;
+  };
+  const auto check = [&](size_t stages_in) {
+    for (int64_t k = 0; k < kN; ++k) {
+      bool pulled = false;
+      for (size_t i = 0; i < stages_in; ++i) pulled = pulled || in(stages[i], k);
+      EXPECT_EQ(out0[k], pulled ? out1[k] : -99.f) << "key " << k << ", stages in " << stages_in;
+    }
+  };
+  check(1);
+  w0->AwaitStage(1);
+  check(2);
+  w0->AwaitStage(0);  // already in: nothing happens
+  EXPECT_THROW(w0->AwaitStage(3), std::logic_error);
+  // The next request first takes in the stage not awaited.
+  std::vector<float> again(kN);
+  EXPECT_EQ(w0->Pull(1, again.data()).version, 1);
+  check(3);
+  EXPECT_EQ(again, out1);
+  EXPECT_THROW(w0->AwaitStage(2), std::logic_error);  // that pull is over
+  StopServer();
+  EXPECT_EQ(server_->errors(), 0);
+}
+
 // The KV client's parts: sent without waiting, acknowledged within the push that completes them.
 TEST_F(ParamServerTest, PushPartsAndTheirCompletingPushStepOnce) {
   StartServer(1.0);

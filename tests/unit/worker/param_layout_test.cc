@@ -21,6 +21,21 @@ TEST(ParamLayout, OffsetsAndFingerprint) {
   EXPECT_NE(ParamLayout({{"b", {3}}, {"w", {2, 3}}}).fingerprint(), a.fingerprint());
 }
 
+TEST(ParamLayout, ModuleRunsInTheGivenOrderCoveringTheLayout) {
+  const ParamLayout layout({{"a.w", {2, 3}}, {"a.b", {3}}, {"ab.w", {4}}, {"c.x.w", {2}}});
+  const auto runs = ModuleRuns(layout, {"a", "ab", "c"});
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].first, 0u);
+  EXPECT_EQ(runs[0].end, 2u);
+  EXPECT_EQ(runs[0].keys, (KeyRange{0, 9}));
+  EXPECT_EQ(runs[1].keys, (KeyRange{9, 13}));  // "ab" is not part of "a"
+  EXPECT_EQ(runs[2].first, 3u);
+  EXPECT_EQ(runs[2].keys, (KeyRange{13, 15}));
+  EXPECT_TRUE(ModuleRuns(layout, {"ab", "a", "c"}).empty());  // not the layout's order
+  EXPECT_TRUE(ModuleRuns(layout, {"a", "ab"}).empty());       // c left out
+  EXPECT_TRUE(ModuleRuns(layout, {"a", "x", "ab", "c"}).empty());
+}
+
 TEST(RowSpans, DenseEntriesWholeAndTheListedRowsMerged) {
   // keys: a [0, 4), table t 5 x 2 [4, 14), b [14, 17)
   const ParamLayout layout({{"a", {4}}, {"t", {5, 2}}, {"b", {3}}});

@@ -197,6 +197,32 @@ TEST(ParamLayout, RoundTripAndFingerprint) {
   EXPECT_THROW(CopyParamsIn(*changed, layout, flat.data()), std::invalid_argument);
 }
 
+// The parameter-server exchange lets a forward pass start before every weight arrived: it
+// awaits each block where the forward first reads it. Model: every parameter zero until its
+// block's gate runs; the loss and gradient must be those of the whole model.
+TEST(DeepTTE, EachBlockGateRunsBeforeItsParametersAreRead) {
+  auto model = MakeModel();
+  const ParamLayout layout = LayoutOf(*model);
+  const auto runs = ModuleRuns(layout, deeptte::DeepTTEImpl::ForwardBlocks());
+  ASSERT_EQ(runs.size(), deeptte::DeepTTEImpl::ForwardBlocks().size())
+      << "the forward blocks are not the layout's modules in order";
+  std::vector<float> weights(layout.total()), zeros(layout.total(), 0.f);
+  CopyParamsOut(*model, layout, weights.data());
+  const auto batch = Batch(MixedLengths(6));
+  const double expected = model->Loss(batch).total.item<double>();
+
+  CopyParamsIn(*model, layout, zeros.data());
+  std::vector<int> calls;
+  model->set_block_gate([&](int b) {
+    calls.push_back(b);
+    CopyParamsIn(*model, layout, weights.data(), runs[b].first, runs[b].end);
+  });
+  const double gated = model->Loss(batch).total.item<double>();
+  EXPECT_EQ(gated, expected);
+  EXPECT_EQ(calls, (std::vector<int>{0, 1, 2, 3}));
+  model->set_block_gate({});
+}
+
 TEST(Checkpoint, SaveLoadGivesIdenticalPredictions) {
   ModelConfig c;
   c.pooling = "mean";
