@@ -104,6 +104,7 @@ struct ExchangeConfig {
   std::string wire_dtype = "fp32";  // PS modes: fp32 | bf16 values in pushes and pulls
   double push_bucket_mb = 0.25;     // sync: push buckets during backward (0: after it)
   bool pull_overlap = true;         // sync: forward starts on the first modules pulled
+  bool balance_links = true;        // PS modes: server shares by the bytes on each host's link
   std::string slicing = "even";     // even (by count) | balanced (by estimated cost)
 
   template <class A>
@@ -111,7 +112,8 @@ struct ExchangeConfig {
     ar(CEREAL_NVP(mode), CEREAL_NVP(accumulation), CEREAL_NVP(first_worker_batch),
        CEREAL_NVP(staleness), CEREAL_NVP(allreduce), CEREAL_NVP(bucket_mb), CEREAL_NVP(check_every),
        CEREAL_NVP(average_every), CEREAL_NVP(sparse_rows), CEREAL_NVP(wire_dtype),
-       CEREAL_NVP(slicing), CEREAL_NVP(push_bucket_mb), CEREAL_NVP(pull_overlap));
+       CEREAL_NVP(slicing), CEREAL_NVP(push_bucket_mb), CEREAL_NVP(pull_overlap),
+       CEREAL_NVP(balance_links));
   }
 };
 

@@ -1,6 +1,9 @@
 #include "common/key_range.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
 #include <stdexcept>
 
 namespace tteps {
@@ -26,12 +29,40 @@ std::vector<KeyRange> PartitionKeys(int64_t total, int parts) {
   return out;
 }
 
-std::vector<KeyRange> PartitionKeys(int64_t total, int parts, const std::vector<KeyRange>& light) {
-  const std::string bad = CheckSpans(light, {0, total});
-  if (!bad.empty()) throw std::invalid_argument("light keys: " + bad);
-  const int64_t heavy = total - SpanKeys(light);
-  // Shares of the heavy keys, then each range's end just after its last heavy key.
-  const std::vector<KeyRange> shares = PartitionKeys(heavy, parts);
+namespace {
+
+// [0, n) cut in proportion to `weights` (equal ones: as PartitionKeys(n, parts)).
+std::vector<KeyRange> WeightedShares(int64_t n, const std::vector<double>& weights) {
+  const int parts = static_cast<int>(weights.size());
+  if (parts < 1) throw std::invalid_argument("cannot partition keys over < 1 server");
+  for (double w : weights) {
+    if (!(w > 0) || !std::isfinite(w)) {
+      throw std::invalid_argument("partition weight " + std::to_string(w) + " is not > 0");
+    }
+  }
+  if (std::adjacent_find(weights.begin(), weights.end(), std::not_equal_to<double>()) ==
+      weights.end()) {
+    return PartitionKeys(n, parts);
+  }
+  if (n < parts) return PartitionKeys(n, parts);  // throws, naming the sizes
+  const double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
+  std::vector<KeyRange> out;
+  double cumulative = 0;
+  int64_t begin = 0;
+  for (int i = 0; i < parts; ++i) {
+    cumulative += weights[i];
+    int64_t end = i + 1 == parts ? n : std::llround(static_cast<double>(n) * cumulative / sum);
+    // At least one key each, and room for one each after it.
+    end = std::min(std::max(end, begin + 1), n - (parts - 1 - i));
+    out.push_back({begin, end});
+    begin = end;
+  }
+  return out;
+}
+
+// Ranges of [0, total) holding the heavy (non-light) keys of `shares` each.
+std::vector<KeyRange> RangesOfShares(int64_t total, const std::vector<KeyRange>& shares,
+                                     const std::vector<KeyRange>& light) {
   std::vector<KeyRange> out;
   int64_t begin = 0, key = 0, seen = 0;  // seen: heavy keys before `key`
   size_t next_light = 0;
@@ -56,6 +87,23 @@ std::vector<KeyRange> PartitionKeys(int64_t total, int parts, const std::vector<
   }
   out.back().end = total;  // light keys after the last heavy one
   return out;
+}
+
+int64_t HeavyKeys(int64_t total, const std::vector<KeyRange>& light) {
+  const std::string bad = CheckSpans(light, {0, total});
+  if (!bad.empty()) throw std::invalid_argument("light keys: " + bad);
+  return total - SpanKeys(light);
+}
+
+}  // namespace
+
+std::vector<KeyRange> PartitionKeys(int64_t total, int parts, const std::vector<KeyRange>& light) {
+  return RangesOfShares(total, PartitionKeys(HeavyKeys(total, light), parts), light);
+}
+
+std::vector<KeyRange> PartitionKeys(int64_t total, const std::vector<double>& weights,
+                                    const std::vector<KeyRange>& light) {
+  return RangesOfShares(total, WeightedShares(HeavyKeys(total, light), weights), light);
 }
 
 KeyRange Intersect(const KeyRange& range, const KeyRange& within) {

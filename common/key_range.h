@@ -31,6 +31,11 @@ std::vector<KeyRange> PartitionKeys(int64_t total, int parts);
 // keys. Throws std::invalid_argument if fewer than `parts` keys lie outside `light`.
 std::vector<KeyRange> PartitionKeys(int64_t total, int parts, const std::vector<KeyRange>& light);
 
+// The same with range i holding a share of the keys outside `light` in proportion to
+// weights[i] (> 0; each range at least one of them). Equal weights cut as above.
+std::vector<KeyRange> PartitionKeys(int64_t total, const std::vector<double>& weights,
+                                    const std::vector<KeyRange>& light);
+
 // The part of `range` that lies inside `within`; empty (size 0) if they do not overlap.
 KeyRange Intersect(const KeyRange& range, const KeyRange& within);
 

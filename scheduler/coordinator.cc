@@ -13,6 +13,7 @@
 #include "common/json_writer.h"
 #include "common/log_file.h"
 #include "common/peak_memory.h"
+#include "scheduler/placement.h"
 #include "server/topics.h"
 #include "worker/topics.h"
 
@@ -90,13 +91,20 @@ void Coordinator::SendMaps() {
   map_.resume_version = opts_.resume_version;
   map_.start_steps = opts_.start_steps;
   for (size_t w = 0; w < opts_.start_steps.size(); ++w) progress_[w].step = opts_.start_steps[w];
-  if (opts_.num_servers > 0) {
-    map_.ranges = PartitionKeys(opts_.param_count, opts_.num_servers, opts_.light_keys);
-  }
   map_.servers.assign(opts_.num_servers, {});
   map_.workers.assign(opts_.num_workers, {});
   for (const auto& n : nodes_) {
     (n.info.role == Role::kServer ? map_.servers : map_.workers).at(n.info.id) = n.info;
+  }
+  if (opts_.num_servers > 0) {
+    std::vector<double> weights(opts_.num_servers, 1.0);
+    if (opts_.config.exchange.balance_links) {
+      std::vector<std::string> server_hosts, worker_hosts;
+      for (const auto& s : map_.servers) server_hosts.push_back(s.host);
+      for (const auto& w : map_.workers) worker_hosts.push_back(w.host);
+      weights = LinkBalancedWeights(server_hosts, worker_hosts);
+    }
+    map_.ranges = PartitionKeys(opts_.param_count, weights, opts_.light_keys);
   }
   for (auto& n : nodes_) {
     n.last_seen = Clock::now();  // heartbeats start once a node has its map

@@ -82,6 +82,10 @@ DEFINE_bool(pull_overlap, true,
             "sync mode: the pull of the next step's weights arrives module by module in the "
             "order the forward pass reads them, and the forward starts on the first ones while "
             "the rest arrive (false: it starts once all have)");
+DEFINE_bool(balance_links, true,
+            "sync, async, ssp: cut the servers' key ranges so that every server host's link "
+            "carries about the same bytes (a server's share shrinks with the workers on other "
+            "hosts it serves); on one host, or false: equal shares of the bytes");
 DEFINE_string(slicing, "even",
               "how a global batch is cut over the workers: even (equal trip counts) or balanced "
               "(contiguous parts of even estimated compute: length x (trips + 16)); "
@@ -155,6 +159,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(exchange.slicing, slicing);
   TTEPS_SET(exchange.push_bucket_mb, push_bucket_mb);
   TTEPS_SET(exchange.pull_overlap, pull_overlap);
+  TTEPS_SET(exchange.balance_links, balance_links);
   TTEPS_SET(output.checkpoint_every, checkpoint_every);
   TTEPS_SET(output.checkpoint_dir, checkpoint_dir);
   TTEPS_SET(output.resume, resume);

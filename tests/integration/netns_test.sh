@@ -82,6 +82,12 @@ placed=$(grep -o 'registered [a-z]* [0-9]* (rank [0-9]*, host [a-z0-9-]*' "$out/
   sed 's/registered \([a-z]*\) \([0-9]*\) .*host /\1\2@/' | sort | tr '\n' ' ')
 [ "$placed" = "server0@tteps-h1 server1@tteps-h2 worker0@tteps-h1 worker1@tteps-h1 worker2@tteps-h2 worker3@tteps-h3 " ] ||
   fail "placement: $placed"
+# Key ranges by link load: server 0's host has 2 workers elsewhere, server 1's 3, so they share
+# the 315,382 keys outside the embedding tables 3 : 2 (loopback: evenly).
+for r in "mpi:[0, 584762) [584762, 710923)" "loop:[0, 553222) [553222, 710923)"; do
+  got=$(grep -o 'holds \[[0-9, ]*)' "$out/${r%%:*}/logs/scheduler-0.log" | sed 's/holds //' | tr '\n' ' ')
+  [ "$got" = "${r#*:} " ] || fail "${r%%:*} key ranges: $got, expected ${r#*:}"
+done
 listen=$(grep -ho 'listening: tcp://[0-9.]*' "$out/mpi/logs/"*.log | sort | tr '\n' ' ')
 case "$listen" in
   "listening: tcp://10.77.0.1 listening: tcp://10.77.0.1 listening: tcp://10.77.0.2 ") ;;

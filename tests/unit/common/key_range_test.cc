@@ -108,6 +108,7 @@ TEST(PartitionKeys, LightKeysWeighNothing) {
   EXPECT_EQ(PartitionKeys(100, 5, light),
             (std::vector<KeyRange>{{0, 50}, {50, 60}, {60, 80}, {80, 90}, {90, 100}}));
   EXPECT_EQ(PartitionKeys(100, 3, {}), PartitionKeys(100, 3));
+  EXPECT_EQ(PartitionKeys(100, std::vector<double>{2, 2, 2}, light), PartitionKeys(100, 3, light));
   // Light keys at the end go with the last range.
   EXPECT_EQ(PartitionKeys(10, 2, {{6, 10}}), (std::vector<KeyRange>{{0, 3}, {3, 10}}));
   EXPECT_THROW(PartitionKeys(10, 3, {{0, 8}}), std::invalid_argument);  // 2 heavy keys
@@ -142,6 +143,23 @@ TEST(Spans, GatherScatterAndAddMoveValuesBackToBack) {
   EXPECT_EQ(flat, (std::vector<float>{0, 10, 20, 3, 4, 5, 60, 7}));
   AddSpans(std::vector<float>{1, 1, 1}.data(), spans, 100, flat.data());
   EXPECT_EQ(flat, (std::vector<float>{0, 11, 21, 3, 4, 5, 61, 7}));
+}
+
+TEST(PartitionKeys, WeightsCutTheHeavyKeysInProportion) {
+  // 50 heavy keys as above: 30 to the first range, 20 to the second.
+  const std::vector<KeyRange> light = {{0, 40}, {60, 70}};
+  EXPECT_EQ(PartitionKeys(100, std::vector<double>{3, 2}, light),
+            (std::vector<KeyRange>{{0, 80}, {80, 100}}));
+  EXPECT_EQ(PartitionKeys(10, std::vector<double>{1, 4}, {}),
+            (std::vector<KeyRange>{{0, 2}, {2, 10}}));
+  // Every range keeps at least one key, however small its weight.
+  EXPECT_EQ(PartitionKeys(3, std::vector<double>{1e-9, 1e-9, 1}, {}),
+            (std::vector<KeyRange>{{0, 1}, {1, 2}, {2, 3}}));
+  EXPECT_EQ(PartitionKeys(3, std::vector<double>{1, 1e-9, 1e-9}, {}),
+            (std::vector<KeyRange>{{0, 1}, {1, 2}, {2, 3}}));
+  EXPECT_THROW(PartitionKeys(10, std::vector<double>{1, 0}, {}), std::invalid_argument);
+  EXPECT_THROW(PartitionKeys(10, std::vector<double>{}, {}), std::invalid_argument);
+  EXPECT_THROW(PartitionKeys(1, std::vector<double>{1, 2}, {}), std::invalid_argument);
 }
 
 }  // namespace
