@@ -14,6 +14,7 @@ PACKAGES=(
   libgflags-dev libgoogle-glog-dev
   libgtest-dev
   libsimdjson-dev
+  libtcmalloc-minimal4  # the programs' allocator (cmake/Dependencies.cmake)
   clang libclang-rt-14-dev  # the fuzz targets (libFuzzer, AddressSanitizer, UBSan)
 )
 
