@@ -92,6 +92,7 @@ KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const
 void KVClient::Begin(std::vector<Request> requests, const char* what) {
   if (staged_out_) AwaitStage(inflight_->requests.size() - 2);  // the stages not awaited yet
   staged_out_ = nullptr;
+  inflight_.reset();
   const size_t n = sockets_.size(), k = requests.size();
   auto f = std::make_unique<Inflight>();
   f->what = what;
@@ -104,6 +105,11 @@ void KVClient::Begin(std::vector<Request> requests, const char* what) {
                                std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
   for (size_t s = 0; s < n; ++s) {
     for (size_t i = 0; i < k; ++i) Send(requests[i], f->first_id + i, s);
+  }
+  // ZeroMQ holds what it still sends; kept here, a gradient buffer would look in use.
+  for (Request& q : requests) {
+    q.owner.clear();
+    q.data.clear();
   }
   f->replies.answers.resize(k);
   for (auto& a : f->replies.answers) a.resize(n);  // Message is move-only
@@ -126,17 +132,6 @@ void KVClient::Await(size_t upto) {
   advance();
   while (f.answered < upto || !parts_.empty()) {
     if (abort_ && abort_()) throw std::runtime_error(what + " aborted: shutdown");
-    if (Clock::now() > f.deadline) {
-      std::string missing;
-      for (size_t s = 0; s < n; ++s) {
-        bool all = true;
-        for (size_t i = 0; i < upto; ++i) all = all && f.done[i][s];
-        if (!all) missing += (missing.empty() ? "" : ", ") + map_.servers[s].Name();
-      }
-      throw std::runtime_error(what + " by " + self_.Name() + ": no answer within " +
-                               std::to_string(timeout_s_ + kReplyMarginS) +
-                               " s (--timeout_s + 2) from " + missing);
-    }
     zmq::poll(items.data(), n, std::chrono::milliseconds(50));
     for (size_t s = 0; s < n; ++s) {
       if (!(items[s].revents & ZMQ_POLLIN)) continue;
@@ -168,6 +163,18 @@ void KVClient::Await(size_t upto) {
       }
     }
     advance();
+    // Checked after reading what has come: answers already here never time out.
+    if ((f.answered < upto || !parts_.empty()) && Clock::now() > f.deadline) {
+      std::string missing;
+      for (size_t s = 0; s < n; ++s) {
+        bool all = true;
+        for (size_t i = 0; i < upto; ++i) all = all && f.done[i][s];
+        if (!all) missing += (missing.empty() ? "" : ", ") + map_.servers[s].Name();
+      }
+      throw std::runtime_error(what + " by " + self_.Name() + ": no answer within " +
+                               std::to_string(timeout_s_ + kReplyMarginS) +
+                               " s (--timeout_s + 2) from " + missing);
+    }
   }
 }
 
@@ -314,12 +321,25 @@ PullResult KVClient::PushPullStaged(std::shared_ptr<const std::vector<float>> gr
   }
   Begin(std::move(qs), "push and pull");
   Await(2);  // the push (request 0) and stage 0
+  // The later stages are of the same version and follow at once: they get a deadline of their
+  // own from here, not what stage 0's wait for the other workers left of the exchange's.
+  inflight_->deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
   staged_out_ = out;
+  staged_read_ = 1;
+  staged_version_ = inflight_->replies.answers[1][0].header.step;
   PullResult r = ReadPull(inflight_->replies, 1, inflight_->requests[1], out);
   r.push_s = inflight_->replies.seconds[0];
-  staged_read_ = 1;
-  staged_version_ = r.version;
+  FinishStaged();
   return r;
+}
+
+void KVClient::FinishStaged() {
+  // Every stage read and every part acknowledged: nothing of the exchange is needed any more.
+  if (staged_read_ + 1 < inflight_->requests.size() || !parts_.empty()) return;
+  staged_out_ = nullptr;
+  inflight_.reset();
 }
 
 void KVClient::AwaitStage(size_t stage) {
@@ -339,6 +359,7 @@ void KVClient::AwaitStage(size_t stage) {
                                std::to_string(staged_version_));
     }
   }
+  FinishStaged();
 }
 
 }  // namespace tteps

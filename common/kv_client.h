@@ -107,6 +107,8 @@ class KVClient {
   // until requests [0, upto) are answered by every server and every part is acknowledged.
   void Begin(std::vector<Request> requests, const char* what);
   void Await(size_t upto);
+  // Ends the staged pull once every stage is read (and every part acknowledged).
+  void FinishStaged();
   PullResult ReadPull(const Replies& replies, size_t index, const Request& request, float* out);
 
   ClusterMap map_;

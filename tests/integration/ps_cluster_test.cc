@@ -80,6 +80,34 @@ TEST(PsCluster, SyncWithBalancedSlicesEqualsLocalTraining) {
   EXPECT_LT(diff, 1e-5);
 }
 
+TEST(PsCluster, PullOverlapTrainsTheSameModelBitForBit) {
+  // The forward of each micro-batch (two per step) awaits the modules still arriving; worker 1,
+  // whose slices are empty (worker 0 takes all 64 trips), runs no forward and takes the whole
+  // pull before its next push. Either way the weights are those of the whole pull.
+  const std::string dir = FreshDir("pull_overlap");
+  const std::string common = " --train_data " + std::string(kData) +
+                             " --max_steps 12 --batch_size 64 --log_every 3 --accumulation 2 "
+                             "--first_worker_batch 64 --optimizer momentum --lr 0.01";
+  for (const std::string run : {"on", "off"}) {
+    EXPECT_EQ(
+        RunCommand(Launcher() + " --mode sync --workers 2 --servers 2 --out_dir " + dir + "/" +
+                       run + " --" + common + " --pull_overlap=" + (run == "on" ? "true" : "false"),
+                   300, dir + "/" + run + ".log"),
+        0)
+        << ReadFile(dir + "/" + run + ".log");
+  }
+  EXPECT_EQ(MaxAbsDiff(dir + "/on/model.pt", dir + "/off/model.pt"), 0.0);
+  // Time spent awaiting weights is the pull's, not compute: never a negative compute time.
+  const std::string metrics = ReadFile(dir + "/on/metrics.jsonl");
+  const std::regex compute("\"compute_s\":(-?[0-9.e+-]+)");
+  int records = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), compute);
+       it != std::sregex_iterator(); ++it, ++records) {
+    EXPECT_GE(std::stod((*it)[1]), 0.0) << it->str();
+  }
+  EXPECT_GE(records, 8);  // 4 windows x 2 workers
+}
+
 TEST(PsCluster, SyncWithClippingEqualsLocalTraining) {
   // The global norm of each aggregate is gathered from both shards through the scheduler; the
   // local run clips with torch::nn::utils::clip_grad_norm_. A norm of 0.05 clips every step.

@@ -47,7 +47,7 @@ class PsExchange : public Exchange {
   void Report(TrainReport* report, int64_t steps) override;
   double TakeForwardWaitS() override { return std::exchange(forward_wait_, 0.0); }
   void Settle() override {
-    if (!blocks_.empty()) AwaitBlock(static_cast<int>(blocks_.size()) - 1);
+    if (!blocks_.empty()) AwaitBlock(static_cast<int>(blocks_.size()) - 1, false);
   }
   bool WantsRows() const override { return rows_.has_value(); }
   void PushRows(const TableRows& rows) override { push_spans_ = rows_->Spans(rows); }
@@ -60,8 +60,9 @@ class PsExchange : public Exchange {
   void TraceExchange(Clock::time_point begin, const PullResult& r);
   // Pull overlap: the pull by module, one stage per module holding keys to pull.
   std::vector<std::vector<KeyRange>> PullStages();
-  // The forward is about to read block b: the pull's stages up to it go into the model.
-  void AwaitBlock(int b);
+  // Blocks up to b get the pull's weights into the model: the forward is about to read block b
+  // (`in_forward`: a wait for them is the forward's), or something else reads them all.
+  void AwaitBlock(int b, bool in_forward);
 
   deeptte::DeepTTEImpl& model_;
   std::unique_ptr<KVClient> kv_;
@@ -99,7 +100,7 @@ PsExchange::PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv
   }
   if (o_.pull_overlap) {
     blocks_ = ModuleRuns(layout_, deeptte::DeepTTEImpl::ForwardBlocks());
-    if (!blocks_.empty()) model_.set_block_gate([this](int b) { AwaitBlock(b); });
+    if (!blocks_.empty()) model_.set_block_gate([this](int b) { AwaitBlock(b, true); });
   }
   blocks_in_ = blocks_.size();
 }
@@ -117,16 +118,18 @@ std::vector<std::vector<KeyRange>> PsExchange::PullStages() {
   return stages;
 }
 
-void PsExchange::AwaitBlock(int b) {
+void PsExchange::AwaitBlock(int b, bool in_forward) {
   for (; static_cast<int>(blocks_in_) <= b; ++blocks_in_) {
     const ModuleRun& run = blocks_[blocks_in_];
     if (stage_of_[blocks_in_] >= 0) {
       const auto t = Clock::now();
       kv_->AwaitStage(static_cast<size_t>(stage_of_[blocks_in_]));
       const double waited = SecondsSince(t);
-      forward_wait_ += waited;
       win_pull_ += waited;
-      if (waited > 1e-4) TraceSince(o_.tracer, "pull (forward waits)", t);
+      if (in_forward) {
+        forward_wait_ += waited;
+        if (waited > 1e-4) TraceSince(o_.tracer, "pull (forward waits)", t);
+      }
     }
     CopyParamsIn(model_, layout_, params_.data(), run.first, run.end);
   }
@@ -191,7 +194,8 @@ void PsExchange::TraceExchange(Clock::time_point begin, const PullResult& r) {
 
 ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) {
   ExchangeResult res;
-  Settle();  // a forward pass reads every module, so this finds nothing left to do
+  // A forward pass reads every module, so this is left only to a step without trips.
+  Settle();
   auto t = Clock::now();
   std::vector<KeyRange> push_spans = push_spans_;
   if (hooks_ && hooks_->armed()) {
