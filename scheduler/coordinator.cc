@@ -96,7 +96,9 @@ void Coordinator::SendMaps() {
   for (const auto& n : nodes_) {
     (n.info.role == Role::kServer ? map_.servers : map_.workers).at(n.info.id) = n.info;
   }
-  if (opts_.num_servers > 0) {
+  if (!opts_.resume_ranges.empty()) {
+    map_.ranges = opts_.resume_ranges;  // the checkpoint's, which a server restores only whole
+  } else if (opts_.num_servers > 0) {
     std::vector<double> weights(opts_.num_servers, 1.0);
     if (opts_.config.exchange.balance_links) {
       std::vector<std::string> server_hosts, worker_hosts;

@@ -39,6 +39,7 @@ struct CoordinatorOptions {
   std::vector<KeyRange> light_keys;
   int64_t total_steps = 0;
   int64_t resume_version = -1;           // >= 0: the servers restore this checkpoint version
+  std::vector<KeyRange> resume_ranges;   // resuming: the servers' ranges in the checkpoint
   std::vector<int64_t> start_steps;      // resuming: each worker's first step
   const CurveSecurity* curve = nullptr;  // CURVE on this scheduler's socket (null: off)
 };

@@ -6,12 +6,14 @@
 
 namespace tteps::scheduler {
 
-// Weights for the servers' shares of the keys (common/key_range.h PartitionKeys) that give
-// every server host's link about the same bytes: a server's pull replies, and the pushes to
-// it, cross its host's link once for each worker on another host, so a server whose host has
-// r such workers gets a share in proportion to 1 / r (r < 1 counts as 1), split evenly among
-// the servers on that host. Hosts are names (NodeInfo::host). All on one host, or servers on
-// hosts with equal numbers of workers elsewhere: equal weights, the byte-balanced cut.
+// Shares of the keys for the servers (weights for common/key_range.h PartitionKeys) that keep
+// the busiest direction of any host's link as light as they can. Of a pull, a host with w of
+// the W workers whose servers hold a share s of the keys sends s x (W - w) models' bytes out
+// (its servers' replies to workers elsewhere) and takes (1 - s) x w in (the other servers'
+// replies to its workers); a push is the same the other way round. The shares minimise the
+// largest of those over hosts and directions; a host's share is split evenly among its
+// servers. Hosts are names (NodeInfo::host). All on one host, or the servers on hosts alike:
+// equal shares, the byte-balanced cut. The result sums to 1, every share > 0.
 std::vector<double> LinkBalancedWeights(const std::vector<std::string>& server_hosts,
                                         const std::vector<std::string>& worker_hosts);
 

@@ -142,7 +142,8 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   }
   o.total_steps = TotalSteps(config.train, dataset.train.size());
   if (!config.output.resume.empty()) {
-    const auto point = server::ChooseResumePoint(config.output.resume, o.num_servers);
+    const auto point =
+        server::ChooseResumePoint(config.output.resume, o.num_servers, o.param_count);
     if (static_cast<int>(point.clocks.size()) != o.num_workers) {
       throw std::invalid_argument("the checkpoint in " + config.output.resume +
                                   " is of a job with " + std::to_string(point.clocks.size()) +
@@ -150,6 +151,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
     }
     o.resume_version = point.version;
     o.start_steps = point.clocks;
+    o.resume_ranges = point.ranges;
     LOG(INFO) << "resuming from " << config.output.resume << " at version " << point.version;
   }
 

@@ -138,7 +138,7 @@ std::vector<CheckpointInfo> ListCheckpoints(const std::string& dir) {
   return out;
 }
 
-ResumePoint ChooseResumePoint(const std::string& dir, int num_servers) {
+ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t param_count) {
   std::map<int64_t, int> servers_at;  // version -> servers with a checkpoint of it
   for (const auto& c : ListCheckpoints(dir)) ++servers_at[c.version];
   for (auto it = servers_at.rbegin(); it != servers_at.rend(); ++it) {
@@ -152,6 +152,15 @@ ResumePoint ChooseResumePoint(const std::string& dir, int num_servers) {
         throw std::runtime_error("checkpoints in " + dir + " disagree on the number of workers");
       }
       for (size_t w = 0; w < p.clocks.size(); ++w) p.clocks[w] = std::min(p.clocks[w], b.clocks[w]);
+      if (b.begin != (p.ranges.empty() ? 0 : p.ranges.back().end) || b.end <= b.begin ||
+          (s + 1 == num_servers && b.end != param_count)) {
+        throw std::runtime_error("the checkpoints in " + dir + " at version " +
+                                 std::to_string(p.version) + " do not cut the " +
+                                 std::to_string(param_count) + " parameters in server order (" +
+                                 FileName(s, p.version) + " holds [" + std::to_string(b.begin) +
+                                 ", " + std::to_string(b.end) + "))");
+      }
+      p.ranges.push_back({b.begin, b.end});
     }
     return p;
   }

@@ -28,12 +28,15 @@ struct CheckpointInfo {
 // Every checkpoint in `dir`, of every server.
 std::vector<CheckpointInfo> ListCheckpoints(const std::string& dir);
 
-// The newest version that every one of `num_servers` servers has a checkpoint of, and each
-// worker's clock there (the smallest over servers). Throws std::runtime_error if there is none.
+// The newest version that every one of `num_servers` servers has a checkpoint of, each
+// worker's clock there (the smallest over servers) and each server's key range: a resumed job
+// keeps its ranges, whatever its placement would cut now. Throws std::runtime_error if there is
+// none, or if the ranges do not cut [0, param_count) in server order.
 struct ResumePoint {
   int64_t version = 0;
   std::vector<int64_t> clocks;
+  std::vector<KeyRange> ranges;
 };
-ResumePoint ChooseResumePoint(const std::string& dir, int num_servers);
+ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t param_count);
 
 }  // namespace tteps::server

@@ -1,0 +1,52 @@
+// Choosing where to resume: the newest version every server wrote, with the servers' ranges.
+#include "server/checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "server/optimizer.h"
+
+namespace tteps::server {
+namespace {
+
+void Save(const std::string& dir, int id, KeyRange range, int versions) {
+  OptimizerConfig sgd;
+  sgd.name = "sgd";
+  Shard shard(range, Consistency::kSync, 1, 0, MakeOptimizer(sgd, range.size()));
+  shard.Init(std::vector<float>(range.size(), 1.f).data());
+  for (int v = 0; v < versions; ++v) {
+    shard.Push(0, v, 1, {range}, std::vector<float>(range.size(), 0.5f).data(), -1, false);
+  }
+  SaveCheckpoint(dir, id, shard);
+}
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/tteps_checkpoint_test_" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(ChooseResumePoint, GivesTheNewestCommonVersionAndTheServersRanges) {
+  const std::string dir = FreshDir("uneven");
+  Save(dir, 0, {0, 6}, 3);  // ranges cut 3 : 2, as link balancing cuts them
+  Save(dir, 1, {6, 10}, 3);
+  Save(dir, 0, {0, 6}, 4);  // only server 0 reached version 4
+  const ResumePoint p = ChooseResumePoint(dir, 2, 10);
+  EXPECT_EQ(p.version, 3);
+  EXPECT_EQ(p.clocks, (std::vector<int64_t>{3}));
+  EXPECT_EQ(p.ranges, (std::vector<KeyRange>{{0, 6}, {6, 10}}));
+  // Checkpoints of another model, or ranges that leave keys out, are refused.
+  EXPECT_THROW(ChooseResumePoint(dir, 2, 11), std::runtime_error);
+  const std::string gap = FreshDir("gap");
+  Save(gap, 0, {0, 5}, 1);
+  Save(gap, 1, {6, 10}, 1);
+  EXPECT_THROW(ChooseResumePoint(gap, 2, 10), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace tteps::server
