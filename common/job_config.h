@@ -144,11 +144,12 @@ struct OutputConfig {
   std::string checkpoint_dir;    // default: out_dir/checkpoints
   std::string resume;            // resume from the newest complete checkpoint here
   std::string trace;             // the job's timeline file (empty: off)
+  bool keep_best = true;         // model.pt: the best evaluated weights (model_last.pt: the last)
 
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(out_dir), CEREAL_NVP(checkpoint_every), CEREAL_NVP(checkpoint_dir),
-       CEREAL_NVP(resume), CEREAL_NVP(trace));
+       CEREAL_NVP(resume), CEREAL_NVP(trace), CEREAL_NVP(keep_best));
   }
 };
 

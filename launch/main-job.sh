@@ -2,7 +2,7 @@
 # The main job: set-up (dependencies, configure, build), then a real parameter-server run on
 # the shipped Chengdu sample: mpirun with 1 scheduler, 2 servers and 2 workers in sync mode,
 # 10 epochs, evaluated on a held-out sixth of the sample. Writes out/main/{metrics.jsonl,
-# summary.json,config.json,model.pt,logs/} and prints the final evaluation. Extra arguments are
+# summary.json,config.json,model.pt,model_last.pt,logs/} and prints the final evaluation. Extra arguments are
 # training flags; --verbose also shows every process's log on the console.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -434,12 +434,22 @@ int Coordinator::Run() {
         Fail("evaluation failed: " + r->error);
         break;
       }
-      JsonObject line;
-      line.Add("type", "eval").Add("step", r->step).Add("version", r->version);
-      line.Add("wall_s", SecondsSince(start_)).Add("train_s", r->train_s).AddRaw("eval", r->json);
-      out_->AppendMetrics(line);
-      LOG(INFO) << "eval at step " << r->step << " (version " << r->version << "): " << r->json;
-      progress_line_.set_eval_mape(r->mape);
+      if (r->json != "null") {  // "null": no evaluation trips
+        JsonObject line;
+        line.Add("type", "eval").Add("step", r->step).Add("version", r->version);
+        line.Add("wall_s", SecondsSince(start_)).Add("train_s", r->train_s).AddRaw("eval", r->json);
+        out_->AppendMetrics(line);
+        LOG(INFO) << "eval at step " << r->step << " (version " << r->version << "): " << r->json;
+        progress_line_.set_eval_mape(r->mape);
+      }
+      if (r->best) {
+        best_eval_ = JsonObject()
+                         .Add("step", r->step)
+                         .Add("version", r->version)
+                         .Add("train_s", r->train_s)
+                         .str();
+        best_eval_ = best_eval_.substr(0, best_eval_.size() - 1) + "," + r->json.substr(1);
+      }
       if (r->final) {
         final_eval_ = r->json;
         // Servers may go: they answer with their statistics.
@@ -570,8 +580,12 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   if (policy_) s.Add("accumulation_decisions", decisions_);
   if (!policy_error_.empty()) s.Add("policy_error", policy_error_);
   if (!final_eval.empty()) s.AddRaw("final_eval", final_eval);
+  if (final_eval == "null") s.Add("evaluation", "none: no evaluation set (--eval_fraction 0)");
+  if (!best_eval_.empty()) s.AddRaw("best_eval", best_eval_);
   if (!error.empty()) s.Add("error", error);
-  if (!final_eval_.empty()) s.Add("model", out_->Path("model.pt"));
+  if (!final_eval_.empty()) {
+    s.Add("model", out_->Path("model.pt")).Add("model_last", out_->Path("model_last.pt"));
+  }
   out_->WriteSummary(s);
 }
 

@@ -129,7 +129,8 @@ class Coordinator {
   JobPhase phase_;
   bool final_offered_ = false;  // worker 0 sent its final weights (the ring modes)
   std::string final_eval_;
-  int64_t refused_ = 0;  // malformed messages and messages from unregistered peers
+  std::string best_eval_;  // {"step":..,"version":..,"train_s":..,"mape":..,...}; empty: none
+  int64_t refused_ = 0;    // malformed messages and messages from unregistered peers
   TraceFile* trace_ = nullptr;
 };
 

@@ -18,8 +18,9 @@ struct EvalOutcome {
   int64_t version = 0;  // server version evaluated (ring modes: the snapshot's step)
   bool final = false;
   double train_s = 0;  // training seconds when it was asked for (the parameters' age)
-  std::string json;    // {"mape":..,"rmse":..,"mae":..,"n":..}
+  std::string json;    // {"mape":..,"rmse":..,"mae":..,"n":..}; "null": no evaluation trips
   double mape = 0;
+  bool best = false;  // the best evaluation so far (--keep_best: model.pt gets its weights)
   std::string error;  // non-empty if the evaluation failed
 };
 
@@ -29,7 +30,7 @@ class Evaluation {
   // Called once the cluster map is known.
   virtual void Start(const ClusterMap& map) = 0;
   // Asks for an evaluation at `step`; ignored while one is running, unless `final` (then
-  // queued; the final one also writes model.pt).
+  // queued; the final one also writes model.pt and model_last.pt).
   // `train_s`: training seconds at the request, reported with the outcome.
   virtual void Request(int64_t step, bool final, double train_s) = 0;
   // Evaluates these flat parameters (the modes without servers); same queueing rule.

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/kv_client.h"
+#include "worker/best_weights.h"
 #include "worker/deeptte/checkpoint.h"
 #include "worker/evaluator.h"
 #include "worker/model_params.h"
@@ -18,13 +19,16 @@ namespace {
 class ModelEvaluation : public Evaluation {
  public:
   ModelEvaluation(zmq::context_t& ctx, deeptte::DeepTTE model, std::vector<data::Trip> trips,
-                  int64_t batch_size, double timeout_s, std::string model_path)
+                  int64_t batch_size, double timeout_s, std::string model_path,
+                  std::string model_last_path, bool keep_best)
       : ctx_(ctx),
         model_(std::move(model)),
         trips_(std::move(trips)),
         batch_size_(batch_size),
         timeout_s_(timeout_s),
-        model_path_(std::move(model_path)) {}
+        model_path_(std::move(model_path)),
+        model_last_path_(std::move(model_last_path)),
+        keep_best_(keep_best) {}
 
   ~ModelEvaluation() override {
     {
@@ -86,6 +90,7 @@ class ModelEvaluation : public Evaluation {
       out.final = req.final;
       out.train_s = req.train_s;
       try {
+        const std::vector<float>& params = req.params.empty() ? pulled : req.params;
         if (!req.params.empty()) {
           out.version = req.step;
           CopyParamsIn(*model_, layout, req.params.data());
@@ -98,10 +103,19 @@ class ModelEvaluation : public Evaluation {
           out.version = kv->Pull(want, pulled.data()).version;
           CopyParamsIn(*model_, layout, pulled.data());
         }
-        const EvalResult r = Evaluate(*model_, trips_, batch_size_);
-        out.json = r.ToJson().str();
-        out.mape = r.mape;
-        if (out.final) deeptte::SaveModel(model_, model_path_);
+        if (trips_.empty()) {
+          out.json = "null";
+        } else {
+          const EvalResult r = Evaluate(*model_, trips_, batch_size_);
+          out.json = r.ToJson().str();
+          out.mape = r.mape;
+          out.best = keep_best_ && best_.Offer(req.step, r.mape, out.json, params);
+        }
+        if (out.final) {
+          deeptte::SaveModel(model_, model_last_path_);
+          if (best_.has()) CopyParamsIn(*model_, layout, best_.params().data());
+          deeptte::SaveModel(model_, model_path_);
+        }
       } catch (const std::exception& e) {
         out.error = e.what();
       }
@@ -131,7 +145,9 @@ class ModelEvaluation : public Evaluation {
   std::vector<data::Trip> trips_;
   int64_t batch_size_;
   double timeout_s_;
-  std::string model_path_;
+  std::string model_path_, model_last_path_;
+  bool keep_best_;
+  BestWeights best_;  // touched by the evaluation thread only
   ClusterMap map_;
   std::thread thread_;
   std::mutex mu_;
@@ -146,9 +162,11 @@ class ModelEvaluation : public Evaluation {
 std::unique_ptr<Evaluation> MakeModelEvaluation(zmq::context_t& ctx, deeptte::DeepTTE model,
                                                 std::vector<data::Trip> eval_trips,
                                                 int64_t batch_size, double timeout_s,
-                                                std::string model_path) {
+                                                std::string model_path, std::string model_last_path,
+                                                bool keep_best) {
   return std::make_unique<ModelEvaluation>(ctx, std::move(model), std::move(eval_trips), batch_size,
-                                           timeout_s, std::move(model_path));
+                                           timeout_s, std::move(model_path),
+                                           std::move(model_last_path), keep_best);
 }
 
 }  // namespace tteps::scheduler

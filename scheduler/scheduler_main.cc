@@ -164,7 +164,8 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
                ModeName(mode), o.num_workers, o.num_servers, train_trips, eval_trips,
                static_cast<long long>(o.total_steps), out.dir().c_str());
   auto eval = MakeModelEvaluation(ctx, model, std::move(dataset.eval), config.train.eval_batch_size,
-                                  config.cluster.timeout_s, out.Path("model.pt"));
+                                  config.cluster.timeout_s, out.Path("model.pt"),
+                                  out.Path("model_last.pt"), config.output.keep_best);
   Coordinator coordinator(socket, o, eval.get(), &out, policy.get());
   std::unique_ptr<TraceFile> trace;
   if (!config.output.trace.empty()) {

@@ -98,6 +98,10 @@ DEFINE_bool(sparse_rows, true,
             "driver and start-time tables), not the whole tables; the model is the same");
 
 // Output
+DEFINE_bool(keep_best, true,
+            "model.pt holds the weights of the best evaluation on the held-out trips (lowest "
+            "MAPE; summary.json's best_eval), model_last.pt the last weights; false: model.pt "
+            "holds the last too");
 DEFINE_int64(checkpoint_every, 0,
              "each server writes a checkpoint of its shard every this many versions (0: never)");
 DEFINE_string(checkpoint_dir, "", "where checkpoints go (default: <out_dir>/checkpoints)");
@@ -161,6 +165,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(exchange.pull_overlap, pull_overlap);
   TTEPS_SET(exchange.balance_links, balance_links);
   TTEPS_SET(output.checkpoint_every, checkpoint_every);
+  TTEPS_SET(output.keep_best, keep_best);
   TTEPS_SET(output.checkpoint_dir, checkpoint_dir);
   TTEPS_SET(output.resume, resume);
   TTEPS_SET(output.trace, trace);

@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/progress.h"
 #include "worker/exchange/exchanges.h"
+#include "worker/model_params.h"
 #include "worker/step_driver.h"
 
 namespace tteps {
@@ -46,14 +47,23 @@ TrainResult LocalTrainer::Run() {
     if (out_) out_->AppendMetrics(r.ToJson());
     progress.Update(r.epoch, r.step, r.loss, r.trips_per_s);
   };
+  const ParamLayout layout = LayoutOf(*model_);
+  std::vector<float> params;
   hooks.evaluate = [&](int64_t steps, int64_t epoch, double train_s, bool final) {
+    if (eval_.empty()) return;  // nothing to evaluate on: no evaluation, no best model
     EvalResult r;
     {
       ScopedSpan span(tracer_, "eval");
       r = Evaluate(*model_, eval_, opts.eval_batch_size);
     }
+    res.evaluated = true;
     if (final) res.final_eval = r;
-    if (!eval_.empty()) LogEval(r, steps, epoch, since_start(), train_s);
+    if (config_.output.keep_best) {
+      params.resize(layout.total());
+      CopyParamsOut(*model_, layout, params.data());
+      res.best.Offer(steps, r.mape, r.ToJson().str(), params);
+    }
+    LogEval(r, steps, epoch, since_start(), train_s);
   };
   const DriverResult d = StepDriver(*model_, train_, opts, o, hooks, exchange.get()).Run();
   progress.Update(d.epochs - 1, d.steps, d.last_loss,

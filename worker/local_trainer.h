@@ -7,6 +7,7 @@
 #include "common/job_config.h"
 #include "common/run_output.h"
 #include "common/trace.h"
+#include "worker/best_weights.h"
 #include "worker/data/trip.h"
 #include "worker/deeptte/deeptte.h"
 #include "worker/evaluator.h"
@@ -19,8 +20,10 @@ struct TrainResult {
   int64_t trips = 0;         // trips trained on
   double train_seconds = 0;  // wall time in training steps (evaluations excluded)
   double wall_seconds = 0;
-  double last_loss = 0;  // mean loss of the last logged window
+  double last_loss = 0;    // mean loss of the last logged window
+  bool evaluated = false;  // false: no evaluation set, so no evaluation
   EvalResult final_eval;
+  BestWeights best;  // --keep_best: the weights of the best evaluation
 };
 
 class LocalTrainer {

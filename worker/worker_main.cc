@@ -18,6 +18,7 @@
 #include "common/node_flags.h"
 #include "common/peak_memory.h"
 #include "common/run_output.h"
+#include "worker/best_weights.h"
 #include "worker/data/norm_stats.h"
 #include "worker/dataset.h"
 #include "worker/deeptte/checkpoint.h"
@@ -72,7 +73,12 @@ int RunLocal(const JobConfig& config) {
     tracer->Flush();
     trace_file->Close();
   }
+  // model_last.pt: the last weights; model.pt: the best evaluated ones (--keep_best), else the
+  // last too.
+  deeptte::SaveModel(model, out.Path("model_last.pt"));
+  if (r.best.has()) CopyParamsIn(*model, layout, r.best.params().data());
   deeptte::SaveModel(model, out.Path("model.pt"));
+  const std::string final_eval = r.evaluated ? r.final_eval.ToJson().str() : "null";
 
   JsonObject summary;
   summary.Add("mode", "local")
@@ -89,13 +95,17 @@ int RunLocal(const JobConfig& config) {
       .Add("parameters", layout.total())
       .Add("threads", config.train.threads)
       .Add("peak_rss_mb", JsonObject().Add("workers", std::vector<double>{PeakRssMb()}))
-      .Add("final_eval", r.final_eval.ToJson())
-      .Add("model", out.Path("model.pt"));
+      .AddRaw("final_eval", final_eval);
+  if (!r.evaluated) summary.Add("evaluation", "none: no evaluation set (--eval_fraction 0)");
+  if (r.best.has()) {
+    summary.AddRaw("best_eval", BestEvalJson(r.best.step(), r.best.eval_json()));
+  }
+  summary.Add("model", out.Path("model.pt")).Add("model_last", out.Path("model_last.pt"));
   out.WriteSummary(summary);
   LOG(INFO) << "wrote " << out.Path("summary.json") << ", " << out.Path("metrics.jsonl") << ", "
             << out.Path("model.pt");
   std::printf("%s\n", JsonObject()
-                          .Add("final_eval", r.final_eval.ToJson())
+                          .AddRaw("final_eval", final_eval)
                           .Add("trips_per_s", r.trips / r.train_seconds)
                           .Add("out_dir", out.dir())
                           .str()

@@ -18,20 +18,39 @@ tail -n 100 "$data" >"$tmp/eval.jsonl"
 "$bin/tteps-worker" --mode=local --train_data "$tmp/train.jsonl" --eval_data "$tmp/eval.jsonl" \
   --max_steps 8 --log_every 2 --out_dir "$tmp/run" >"$tmp/stdout" 2>"$tmp/stderr" ||
   { cat "$tmp/stderr"; fail "tteps-worker exited non-zero"; }
-for f in metrics.jsonl summary.json model.pt config.json; do [ -s "$tmp/run/$f" ] || fail "missing $f"; done
+for f in metrics.jsonl summary.json model.pt model_last.pt config.json; do [ -s "$tmp/run/$f" ] || fail "missing $f"; done
 grep -q '"mode":"local"' "$tmp/run/summary.json" || fail "summary has no mode"
 [ "$(grep -c '"type":"train"' "$tmp/run/metrics.jsonl")" -eq 4 ] || fail "expected 4 train lines"
 grep -q '"type":"eval"' "$tmp/run/metrics.jsonl" || fail "no eval line"
 grep -q '"max_steps": 8,' "$tmp/run/config.json" || fail "config.json lacks the effective configuration"
 
-# 2. tteps-eval on model.pt alone gives the run's final evaluation.
-"$bin/tteps-eval" --model "$tmp/run/model.pt" --data "$tmp/eval.jsonl" \
+# 2. tteps-eval on model_last.pt alone gives the run's final evaluation, on model.pt its best
+#    (--keep_best: evaluations every 2 steps, the lowest MAPE).
+"$bin/tteps-eval" --model "$tmp/run/model_last.pt" --data "$tmp/eval.jsonl" \
   --predictions "$tmp/pred.txt" >"$tmp/eval.json" 2>"$tmp/eval.err" ||
   { cat "$tmp/eval.err"; fail "tteps-eval exited non-zero"; }
 want=$(grep -o '"final_eval":{[^}]*}' "$tmp/run/summary.json" | sed 's/"final_eval"://')
 got=$(cat "$tmp/eval.json")
 [ "$want" = "$got" ] || fail "tteps-eval gave $got, the run's summary says $want"
 [ "$(wc -l <"$tmp/pred.txt")" -eq 100 ] || fail "expected 100 predictions"
+"$bin/tteps-eval" --model "$tmp/run/model.pt" --data "$tmp/eval.jsonl" >"$tmp/best.json" \
+  2>"$tmp/eval.err" || { cat "$tmp/eval.err"; fail "tteps-eval on model.pt exited non-zero"; }
+best=$(grep -o '"best_eval":{[^}]*}' "$tmp/run/summary.json" | sed 's/"best_eval":{"step":[0-9]*,/{/')
+[ "$best" = "$(cat "$tmp/best.json")" ] || fail "model.pt evaluates to $(cat "$tmp/best.json"), best_eval says $best"
+lowest=$(grep -o '"eval":{"mape":[0-9.e-]*' "$tmp/run/metrics.jsonl" | sed 's/.*"mape"://' | sort -g | head -1)
+case "$best" in *"\"mape\":$lowest,"*) ;; *) fail "best_eval $best is not the lowest MAPE $lowest" ;; esac
+# Without an evaluation set: no evaluation reported, no best model; model.pt is the last.
+"$bin/tteps-worker" --mode=local --train_data "$tmp/train.jsonl" --eval_fraction 0 \
+  --max_steps 2 --out_dir "$tmp/noeval" >"$tmp/noeval.out" 2>"$tmp/noeval.err" ||
+  { cat "$tmp/noeval.err"; fail "a run without an evaluation set failed"; }
+grep -q '"final_eval":null' "$tmp/noeval/summary.json" || fail "no evaluation set, yet: $(cat "$tmp/noeval/summary.json")"
+grep -q '"best_eval"' "$tmp/noeval/summary.json" && fail "a best evaluation without an evaluation set"
+grep -q '"type":"eval"' "$tmp/noeval/metrics.jsonl" && fail "eval lines without an evaluation set"
+for f in model model_last; do
+  "$bin/tteps-eval" --model "$tmp/noeval/$f.pt" --data "$tmp/eval.jsonl" >"$tmp/noeval-$f.json" 2>/dev/null ||
+    fail "tteps-eval on $f.pt of the run without evaluations"
+done
+cmp -s "$tmp/noeval-model.json" "$tmp/noeval-model_last.json" || fail "without evaluations model.pt is not the last"
 
 # 3. A malformed record stops the run with file, line and field named; skip mode goes on.
 cp "$tmp/train.jsonl" "$tmp/bad.jsonl"

@@ -46,7 +46,7 @@ double SyncVersusLocal(const std::string& name, const std::string& flags) {
   } else {
     EXPECT_EQ(JsonNumber(bytes, "push"), dense) << summary;
   }
-  return MaxAbsDiff(dir + "/local/model.pt", dir + "/sync/model.pt");
+  return MaxAbsDiff(dir + "/local/model_last.pt", dir + "/sync/model_last.pt");
 }
 
 TEST(PsCluster, SyncWithMomentumEqualsLocalTraining) {
@@ -96,7 +96,7 @@ TEST(PsCluster, PullOverlapTrainsTheSameModelBitForBit) {
         0)
         << ReadFile(dir + "/" + run + ".log");
   }
-  EXPECT_EQ(MaxAbsDiff(dir + "/on/model.pt", dir + "/off/model.pt"), 0.0);
+  EXPECT_EQ(MaxAbsDiff(dir + "/on/model_last.pt", dir + "/off/model_last.pt"), 0.0);
   // Time spent awaiting weights is the pull's, not compute: never a negative compute time.
   const std::string metrics = ReadFile(dir + "/on/metrics.jsonl");
   const std::regex compute("\"compute_s\":(-?[0-9.e+-]+)");
@@ -106,6 +106,49 @@ TEST(PsCluster, PullOverlapTrainsTheSameModelBitForBit) {
     EXPECT_GE(std::stod((*it)[1]), 0.0) << it->str();
   }
   EXPECT_GE(records, 8);  // 4 windows x 2 workers
+}
+
+TEST(PsCluster, KeepBestSavesTheBestEvaluatedWeightsAsModelPt) {
+  // Evaluations every 3 steps of the servers' weights; a learning rate high enough that the
+  // MAPE goes up as well as down. model.pt must evaluate to the lowest MAPE of the run (as
+  // summary.json's best_eval says), model_last.pt to the final evaluation.
+  const std::string dir = FreshDir("keep_best");
+  // 100 trips, so that an evaluation is done before the next is due (one asked for while
+  // another runs is dropped).
+  const std::string eval = dir + "/eval.jsonl";
+  ASSERT_EQ(std::system(("tail -n 100 " + std::string(kData) + " > " + eval).c_str()), 0);
+  ASSERT_EQ(RunCommand(Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                           "/run -- --train_data " + kData + " --eval_data " + eval +
+                           " --max_steps 24 --batch_size 64 --log_every 1 --eval_every 3 --lr 0.01",
+                       300, dir + "/run.log"),
+            0)
+      << ReadFile(dir + "/run.log");
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  const auto at = summary.find("\"best_eval\":{");
+  ASSERT_NE(at, std::string::npos) << summary;
+  const std::string best = summary.substr(at, summary.find('}', at) - at);
+  const std::string final_eval = summary.substr(summary.find("\"final_eval\":{"));
+  // The lowest MAPE of the evaluations the run logged.
+  const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
+  const std::regex mape("\"eval\":\\{\"mape\":([0-9.e+-]+)");
+  double lowest = 1e300;
+  int evals = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), mape);
+       it != std::sregex_iterator(); ++it, ++evals) {
+    lowest = std::min(lowest, std::stod((*it)[1]));
+  }
+  EXPECT_GE(evals, 2);
+  EXPECT_EQ(JsonNumber(best, "mape"), lowest) << best;
+  for (const auto& [file, want] :
+       {std::pair<std::string, std::string>{"model.pt", best},
+        std::pair<std::string, std::string>{"model_last.pt", final_eval}}) {
+    ASSERT_EQ(RunCommand(Bin() + "/tteps-eval --model " + dir + "/run/" + file + " --data " + eval,
+                         120, dir + "/" + file + ".eval"),
+              0)
+        << ReadFile(dir + "/" + file + ".eval");
+    const std::string got = ReadFile(dir + "/" + file + ".eval");
+    EXPECT_EQ(JsonNumber(got, "mape"), JsonNumber(want, "mape")) << file << ": " << got;
+  }
 }
 
 TEST(PsCluster, SyncWithClippingEqualsLocalTraining) {
@@ -260,7 +303,7 @@ TEST(PsCluster, CheckpointAndResumeContinueFromTheSavedStep) {
   EXPECT_NE(metrics.find("\"step\":25,"), std::string::npos) << metrics;
   EXPECT_EQ(JsonNumber(ReadFile(dir + "/resumed/summary.json"), "steps"), 30);
   // Two workers' sums are added in either order to the same bits, so the runs agree exactly.
-  const double diff = MaxAbsDiff(dir + "/straight/model.pt", dir + "/resumed/model.pt");
+  const double diff = MaxAbsDiff(dir + "/straight/model_last.pt", dir + "/resumed/model_last.pt");
   std::printf("straight vs resumed: max |diff| = %g\n", diff);
   EXPECT_EQ(diff, 0.0);
 }

@@ -29,7 +29,7 @@ std::string RunJob(const std::string& dir, const std::string& name, const std::s
   EXPECT_NE(summary.find("\"mode\":\"" + mode + "\""), std::string::npos) << summary;
   EXPECT_EQ(JsonNumber(summary, "steps"), 20) << summary;
   EXPECT_GT(JsonNumber(summary, "mape"), 0) << summary;
-  return dir + "/" + name + "/model.pt";
+  return dir + "/" + name + "/model_last.pt";
 }
 
 std::string RunLocal(const std::string& dir, const std::string& flags) {
@@ -38,7 +38,7 @@ std::string RunLocal(const std::string& dir, const std::string& flags) {
                  300, dir + "/local.log"),
       0)
       << ReadFile(dir + "/local.log");
-  return dir + "/local/model.pt";
+  return dir + "/local/model_last.pt";
 }
 
 TEST(RingCluster, RingWithMomentumEqualsLocalAndSyncTraining) {
