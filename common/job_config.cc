@@ -55,6 +55,13 @@ void OptimizerConfig::Validate() const {
     Fail("OptimizerConfig.eps must be finite and >= 0, got " + Str(eps));
   }
   Check(clip_norm >= 0, "--clip_norm must be >= 0");
+  Check(lr_schedule == "constant" || lr_schedule == "cosine" || lr_schedule == "step",
+        "--lr_schedule must be constant, cosine or step, got '" + lr_schedule + "'");
+  Check(warmup_steps >= 0, "--warmup_steps must be >= 0");
+  Check(lr_steps >= 0, "--lr_steps must be >= 0");
+  Check(lr_schedule != "step" || lr_decay_every > 0,
+        "--lr_schedule step needs --lr_decay_every > 0");
+  Check(std::isfinite(lr_decay) && lr_decay > 0 && lr_decay <= 1, "--lr_decay must be in (0, 1]");
 }
 
 void JobConfig::Validate() const {

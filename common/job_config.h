@@ -55,6 +55,12 @@ struct OptimizerConfig {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // for "adam" (torch::optim::Adam defaults, no
                                                   // amsgrad, no weight decay)
   double clip_norm = 0;  // clip each step's gradient to this global L2 norm (0: off)
+  // The rate per step (common/lr_schedule.h).
+  std::string lr_schedule = "constant";  // constant | cosine | step
+  int64_t warmup_steps = 0;              // linear warm-up over the first steps
+  int64_t lr_steps = 0;                  // cosine: steps to reach 0 (0: the job's planned steps)
+  int64_t lr_decay_every = 0;            // step: steps between decays
+  double lr_decay = 0.1;                 // step: factor of each decay
 
   // Throws std::invalid_argument naming the bad field. Every field is checked, also those the
   // named optimizer does not use: lr finite > 0, momentum/beta1/beta2 in [0, 1), eps finite >= 0.
@@ -62,7 +68,8 @@ struct OptimizerConfig {
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(name), CEREAL_NVP(lr), CEREAL_NVP(momentum), CEREAL_NVP(beta1), CEREAL_NVP(beta2),
-       CEREAL_NVP(eps), CEREAL_NVP(clip_norm));
+       CEREAL_NVP(eps), CEREAL_NVP(clip_norm), CEREAL_NVP(lr_schedule), CEREAL_NVP(warmup_steps),
+       CEREAL_NVP(lr_steps), CEREAL_NVP(lr_decay_every), CEREAL_NVP(lr_decay));
   }
 };
 

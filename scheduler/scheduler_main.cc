@@ -141,6 +141,8 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
     o.light_keys = RowSpans(layout, deeptte::EmbeddingTables()).TableKeys();
   }
   o.total_steps = TotalSteps(config.train, dataset.train.size());
+  // A cosine schedule spans the planned steps unless told otherwise; every node gets the number.
+  if (o.config.optimizer.lr_steps == 0) o.config.optimizer.lr_steps = o.total_steps;
   if (!config.output.resume.empty()) {
     const auto point =
         server::ChooseResumePoint(config.output.resume, o.num_servers, o.param_count);
@@ -156,7 +158,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   }
 
   RunOutput out(config.output.out_dir);
-  WriteFileAtomically(out.Path("config.json"), config.ToJson());
+  WriteFileAtomically(out.Path("config.json"), o.config.ToJson());
   // The console's header; every process's full log is in out_dir/logs.
   std::fprintf(stderr,
                "[tteps] %s: %d workers, %d servers; %zu training and %zu eval trips; %lld steps; "

@@ -14,6 +14,7 @@
 #include "common/control_channel.h"
 #include "common/curve.h"
 #include "common/init.h"
+#include "common/lr_schedule.h"
 #include "common/node_flags.h"
 #include "common/transport.h"
 #include "server/checkpoint.h"
@@ -57,6 +58,8 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
 
   Shard shard(range, ConsistencyFor(config.exchange.mode), static_cast<int>(map.workers.size()),
               config.exchange.staleness, MakeOptimizer(config.optimizer, range.size()));
+  shard.set_lr_schedule(
+      [optimizer = config.optimizer](int64_t step) { return LearningRate(optimizer, step); });
   const OutputConfig& output = config.output;
   if (map.resume_version >= 0) {
     LoadCheckpoint(output.resume, id, map.resume_version, &shard);

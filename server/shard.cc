@@ -53,6 +53,8 @@ void Shard::Step(double global_norm) {
 
 void Shard::StepWith(const float* grad, float scale) {
   if (values_.use_count() > 1) values_ = std::make_shared<std::vector<float>>(*values_);
+  if (lr_at_)
+    optimizer_->set_lr(lr_at_(mode_ == Consistency::kSync ? version_ : version_ / num_workers_));
   optimizer_->Step(values_->data(), grad, scale);
   ++version_;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +22,10 @@ Consistency ConsistencyFor(Mode mode);
 
 class Shard {
  public:
+  // The learning rate of each update from its step (common/lr_schedule.h): sync, the version
+  // it makes; async and SSP, the pushes applied / workers. Unset: the optimizer's own rate.
+  void set_lr_schedule(std::function<double(int64_t)> lr_at) { lr_at_ = std::move(lr_at); }
+
   Shard(KeyRange range, Consistency mode, int num_workers, int64_t staleness,
         std::unique_ptr<Optimizer> optimizer);
 
@@ -104,6 +109,7 @@ class Shard {
   int num_workers_;
   int64_t staleness_;
   std::unique_ptr<Optimizer> optimizer_;
+  std::function<double(int64_t)> lr_at_;  // empty: the optimizer's rate throughout
   std::shared_ptr<std::vector<float>> values_;
   bool initialized_ = false;
   int64_t version_ = 0;

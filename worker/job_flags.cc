@@ -32,6 +32,14 @@ DEFINE_int64(final_fc_size, 128, "width of the entire estimator");
 DEFINE_string(optimizer, "adam", "adam, sgd or momentum");
 DEFINE_double(lr, 1e-3, "learning rate");
 DEFINE_double(momentum, 0.9, "momentum for --optimizer=momentum");
+DEFINE_string(lr_schedule, "constant",
+              "the learning rate per step: constant, cosine (from --lr down to 0 over "
+              "--lr_steps) or step (x --lr_decay every --lr_decay_every steps), after a linear "
+              "--warmup_steps; the same on the servers and in local training");
+DEFINE_int64(warmup_steps, 0, "steps of linear learning-rate warm-up from lr / N to lr");
+DEFINE_int64(lr_steps, 0, "--lr_schedule cosine: steps to reach 0 (0: the job's planned steps)");
+DEFINE_int64(lr_decay_every, 0, "--lr_schedule step: steps between decays");
+DEFINE_double(lr_decay, 0.1, "--lr_schedule step: factor of each decay");
 DEFINE_double(clip_norm, 0,
               "clip the gradient of each step to this global L2 norm (0: off). sync: the norm "
               "of the aggregate, gathered from every shard through the scheduler; async / ssp: "
@@ -138,6 +146,11 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(optimizer.lr, lr);
   TTEPS_SET(optimizer.momentum, momentum);
   TTEPS_SET(optimizer.clip_norm, clip_norm);
+  TTEPS_SET(optimizer.lr_schedule, lr_schedule);
+  TTEPS_SET(optimizer.warmup_steps, warmup_steps);
+  TTEPS_SET(optimizer.lr_steps, lr_steps);
+  TTEPS_SET(optimizer.lr_decay_every, lr_decay_every);
+  TTEPS_SET(optimizer.lr_decay, lr_decay);
   TTEPS_SET(train.batch_size, batch_size);
   TTEPS_SET(train.epochs, epochs);
   TTEPS_SET(train.max_steps, max_steps);

@@ -34,7 +34,9 @@ TrainResult LocalTrainer::Run() {
   const auto start = Clock::now();
   const auto since_start = [&] { return SecondsSince(start); };
   const TrainConfig& opts = config_.train;
-  auto exchange = MakeLocalExchange(*model_, config_.optimizer, tracer_);
+  OptimizerConfig optimizer = config_.optimizer;
+  if (optimizer.lr_steps == 0) optimizer.lr_steps = TotalSteps(opts, train_.size());
+  auto exchange = MakeLocalExchange(*model_, optimizer, tracer_);
   ProgressLine progress("local", TotalSteps(opts, train_.size()), opts.progress_s);
   TrainResult res;
 

@@ -151,6 +151,24 @@ TEST(PsCluster, KeepBestSavesTheBestEvaluatedWeightsAsModelPt) {
   }
 }
 
+TEST(PsCluster, SyncWithWarmupAndCosineScheduleEqualsLocalTraining) {
+  // The servers step with the rate of their version, the local optimizer with that of its
+  // step count: one function, so the same rates (cosine over the 20 planned steps).
+  const double diff = SyncVersusLocal(
+      "sync_cosine", "--optimizer momentum --lr 0.02 --lr_schedule cosine --warmup_steps 5");
+  std::printf("sync vs local, warm-up + cosine: max |diff| = %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+}
+
+TEST(PsCluster, SyncWithAdamAndStepScheduleEqualsLocalTraining) {
+  const double diff =
+      SyncVersusLocal("sync_step",
+                      "--optimizer adam --lr 0.002 --lr_schedule step --lr_decay_every 6 "
+                      "--lr_decay 0.5 --warmup_steps 3");
+  std::printf("sync vs local, Adam + warm-up + step decay: max |diff| = %g\n", diff);
+  EXPECT_LT(diff, 1e-4);  // Adam's tolerance, as below
+}
+
 TEST(PsCluster, SyncWithClippingEqualsLocalTraining) {
   // The global norm of each aggregate is gathered from both shards through the scheduler; the
   // local run clips with torch::nn::utils::clip_grad_norm_. A norm of 0.05 clips every step.

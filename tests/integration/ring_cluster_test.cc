@@ -66,6 +66,16 @@ TEST(RingCluster, RingWithMomentumEqualsLocalAndSyncTraining) {
   }
 }
 
+TEST(RingCluster, RingWithWarmupAndCosineScheduleEqualsLocalTraining) {
+  const std::string dir = FreshDir("ring_cosine");
+  const std::string flags = "--optimizer momentum --lr 0.02 --lr_schedule cosine --warmup_steps 5";
+  const std::string local = RunLocal(dir, flags);
+  const std::string ring = RunJob(dir, "ring", "ring", 2, flags);
+  const double diff = MaxAbsDiff(local, ring);
+  std::printf("ring vs local, warm-up + cosine: %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+}
+
 TEST(RingCluster, RingWithAdamAndMpiAllreduceEqualsLocalTraining) {
   // The tolerance of the sync test, for the same reason: Adam's 1/sqrt(v) magnifies the
   // rounding difference of summing two halves instead of one batch where a gradient is near

@@ -1,17 +1,20 @@
 #include "worker/exchange/local_optimizer.h"
 
+#include "common/lr_schedule.h"
 #include "worker/gradient_step.h"
 
 namespace tteps {
 
 LocalOptimizer::LocalOptimizer(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts)
-    : model_(model),
-      optimizer_(MakeOptimizer(opts, model.parameters())),
-      clip_norm_(opts.clip_norm) {}
+    : model_(model), opts_(opts), optimizer_(MakeOptimizer(opts, model.parameters())) {}
 
 void LocalOptimizer::Step(double trips) {
   ScaleGradients(model_, 1.0 / trips);
-  if (clip_norm_ > 0) torch::nn::utils::clip_grad_norm_(model_.parameters(), clip_norm_);
+  if (opts_.clip_norm > 0) {
+    torch::nn::utils::clip_grad_norm_(model_.parameters(), opts_.clip_norm);
+  }
+  const double lr = LearningRate(opts_, steps_++);
+  for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
   optimizer_->step();
 }
 

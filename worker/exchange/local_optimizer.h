@@ -1,6 +1,7 @@
 // The optimizer step on the worker's own weights (the local, ring and averaging exchanges):
 // the gradient sum becomes a mean, is clipped by its global norm, and LibTorch's optimizer
-// steps. The parameter-server exchange has none: there the servers step.
+// steps at the schedule's rate (common/lr_schedule.h). The parameter-server exchange has none:
+// there the servers step.
 #pragma once
 
 #include <torch/torch.h>
@@ -20,8 +21,9 @@ class LocalOptimizer {
 
  private:
   deeptte::DeepTTEImpl& model_;
+  OptimizerConfig opts_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  double clip_norm_;
+  int64_t steps_ = 0;  // taken: the next step's index in the learning-rate schedule
 };
 
 }  // namespace tteps

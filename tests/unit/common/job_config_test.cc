@@ -10,6 +10,7 @@
 
 #include "common/cereal_body.h"
 #include "common/eval_schedule.h"
+#include "common/lr_schedule.h"
 #include "common/mode.h"
 
 namespace tteps {
@@ -101,6 +102,33 @@ TEST(JobConfig, JsonNamesEveryPartAndTheModeByName) {
     EXPECT_NE(json.find(std::string("\"") + part + "\": {"), std::string::npos) << part;
   }
   EXPECT_NE(json.find("\"mode\": \"average\""), std::string::npos) << json;
+}
+
+TEST(LearningRate, WarmupThenConstantCosineOrStep) {
+  OptimizerConfig c;
+  c.lr = 0.1;
+  EXPECT_EQ(LearningRate(c, 0), 0.1);
+  EXPECT_EQ(LearningRate(c, 1000), 0.1);
+  c.warmup_steps = 4;
+  EXPECT_DOUBLE_EQ(LearningRate(c, 0), 0.025);
+  EXPECT_DOUBLE_EQ(LearningRate(c, 3), 0.1);
+  EXPECT_EQ(LearningRate(c, 4), 0.1);
+  c.lr_schedule = "cosine";
+  c.lr_steps = 14;  // 10 steps of decay after the warm-up
+  EXPECT_DOUBLE_EQ(LearningRate(c, 4), 0.1);
+  EXPECT_NEAR(LearningRate(c, 9), 0.05, 1e-12);
+  EXPECT_NEAR(LearningRate(c, 14), 0.0, 1e-12);
+  EXPECT_NEAR(LearningRate(c, 100), 0.0, 1e-12);
+  c.lr_schedule = "step";
+  c.lr_decay_every = 3;
+  c.lr_decay = 0.5;
+  EXPECT_DOUBLE_EQ(LearningRate(c, 6), 0.1);   // t = 2
+  EXPECT_DOUBLE_EQ(LearningRate(c, 7), 0.05);  // t = 3
+  EXPECT_DOUBLE_EQ(LearningRate(c, 10), 0.025);
+  c.lr_decay_every = 0;
+  EXPECT_THROW(c.Validate(), std::invalid_argument);
+  c.lr_schedule = "linear";
+  EXPECT_THROW(c.Validate(), std::invalid_argument);
 }
 
 TEST(EvalSchedule, EveryNStepsStaysDueUntilTaken) {
