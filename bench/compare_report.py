@@ -50,7 +50,7 @@ def read_summary(out_dir, mode):
     if stale:
         row["staleness_mean"] = round(stale["mean"], 3)
         row["staleness_max"] = stale["max"]
-    ev = s.get("final_eval", {})
+    ev = (s.get("final_eval") or {})
     row.update({k: ev.get(k) for k in ("mape", "rmse", "mae")})
     mem = s.get("peak_rss_mb", {})
     if isinstance(mem, dict):

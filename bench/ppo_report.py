@@ -71,6 +71,8 @@ def main():
                 try:
                     summary, curve, alphas, decisions = read_run(path)
                     final = summary["final_eval"]
+                    if final is None:
+                        raise ValueError("the run had no evaluation trips")
                 except (OSError, KeyError, ValueError) as e:
                     print(f"ppo_report: {path} skipped: {e}")
                     continue

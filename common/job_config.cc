@@ -59,6 +59,8 @@ void OptimizerConfig::Validate() const {
         "--lr_schedule must be constant, cosine or step, got '" + lr_schedule + "'");
   Check(warmup_steps >= 0, "--warmup_steps must be >= 0");
   Check(lr_steps >= 0, "--lr_steps must be >= 0");
+  Check(lr_schedule != "cosine" || lr_steps == 0 || lr_steps > warmup_steps,
+        "--lr_schedule cosine needs --lr_steps > --warmup_steps");
   Check(lr_schedule != "step" || lr_decay_every > 0,
         "--lr_schedule step needs --lr_decay_every > 0");
   Check(std::isfinite(lr_decay) && lr_decay > 0 && lr_decay <= 1, "--lr_decay must be in (0, 1]");

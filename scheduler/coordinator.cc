@@ -580,7 +580,8 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   if (policy_) s.Add("accumulation_decisions", decisions_);
   if (!policy_error_.empty()) s.Add("policy_error", policy_error_);
   if (!final_eval.empty()) s.AddRaw("final_eval", final_eval);
-  if (final_eval == "null") s.Add("evaluation", "none: no evaluation set (--eval_fraction 0)");
+  if (final_eval == "null")
+    s.Add("evaluation", "none: no evaluation trips (--eval_fraction 0, or an empty --eval_data)");
   if (!best_eval_.empty()) s.AddRaw("best_eval", best_eval_);
   if (!error.empty()) s.Add("error", error);
   if (!final_eval_.empty()) {

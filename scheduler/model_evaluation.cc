@@ -90,6 +90,13 @@ class ModelEvaluation : public Evaluation {
       out.final = req.final;
       out.train_s = req.train_s;
       try {
+        if (trips_.empty() && !req.final) {  // nothing to evaluate on; the final saves the model
+          out.json = "null";
+          std::lock_guard<std::mutex> lock(mu_);
+          busy_ = false;
+          results_.push_back(out);
+          continue;
+        }
         const std::vector<float>& params = req.params.empty() ? pulled : req.params;
         if (!req.params.empty()) {
           out.version = req.step;

@@ -51,10 +51,18 @@ void Shard::Step(double global_norm) {
   StepWith(grad_.data(), 1.0f);
 }
 
+int64_t Shard::ScheduleStep() const {
+  if (mode_ == Consistency::kSync) return version_;
+  // Async and SSP: the pushes so far (with trips or not, as each worker counts its steps) over
+  // the workers.
+  int64_t pushes = 0;
+  for (int64_t c : clocks_) pushes += c;
+  return pushes / num_workers_;
+}
+
 void Shard::StepWith(const float* grad, float scale) {
   if (values_.use_count() > 1) values_ = std::make_shared<std::vector<float>>(*values_);
-  if (lr_at_)
-    optimizer_->set_lr(lr_at_(mode_ == Consistency::kSync ? version_ : version_ / num_workers_));
+  if (lr_at_) optimizer_->set_lr(lr_at_(ScheduleStep()));
   optimizer_->Step(values_->data(), grad, scale);
   ++version_;
 }

@@ -23,7 +23,7 @@ Consistency ConsistencyFor(Mode mode);
 class Shard {
  public:
   // The learning rate of each update from its step (common/lr_schedule.h): sync, the version
-  // it makes; async and SSP, the pushes applied / workers. Unset: the optimizer's own rate.
+  // it makes; async and SSP, the pushes received / workers. Unset: the optimizer's own rate.
   void set_lr_schedule(std::function<double(int64_t)> lr_at) { lr_at_ = std::move(lr_at); }
 
   Shard(KeyRange range, Consistency mode, int num_workers, int64_t staleness,
@@ -110,6 +110,7 @@ class Shard {
   int64_t staleness_;
   std::unique_ptr<Optimizer> optimizer_;
   std::function<double(int64_t)> lr_at_;  // empty: the optimizer's rate throughout
+  int64_t ScheduleStep() const;           // the step an update's rate is of
   std::shared_ptr<std::vector<float>> values_;
   bool initialized_ = false;
   int64_t version_ = 0;

@@ -3,6 +3,7 @@
 // the local trainer and the scheduler's evaluation keep flat parameter vectors.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -12,10 +13,10 @@ namespace tteps {
 
 class BestWeights {
  public:
-  // An evaluation of `params` after `step` steps: kept if its MAPE is lower than every one
-  // before (an equal one later does not replace it). Returns whether it was kept.
+  // An evaluation of `params` after `step` steps: kept if its MAPE is finite and lower than
+  // every one before (an equal one later does not replace it). Returns whether it was kept.
   bool Offer(int64_t step, double mape, std::string eval_json, const std::vector<float>& params) {
-    if (has_ && !(mape < mape_)) return false;
+    if (!std::isfinite(mape) || (has_ && !(mape < mape_))) return false;
     has_ = true;
     step_ = step;
     mape_ = mape;

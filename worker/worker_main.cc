@@ -96,7 +96,9 @@ int RunLocal(const JobConfig& config) {
       .Add("threads", config.train.threads)
       .Add("peak_rss_mb", JsonObject().Add("workers", std::vector<double>{PeakRssMb()}))
       .AddRaw("final_eval", final_eval);
-  if (!r.evaluated) summary.Add("evaluation", "none: no evaluation set (--eval_fraction 0)");
+  if (!r.evaluated)
+    summary.Add("evaluation",
+                "none: no evaluation trips (--eval_fraction 0, or an empty --eval_data)");
   if (r.best.has()) {
     summary.AddRaw("best_eval", BestEvalJson(r.best.step(), r.best.eval_json()));
   }

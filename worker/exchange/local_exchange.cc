@@ -20,10 +20,10 @@ class LocalExchange : public Exchange {
   Tracer* tracer_;
 };
 
-ExchangeResult LocalExchange::Finish(int64_t /*step*/, int64_t trips, bool stop_vote,
+ExchangeResult LocalExchange::Finish(int64_t step, int64_t trips, bool stop_vote,
                                      bool /*planned_last*/) {
   const auto t = Tracer::Clock::now();
-  if (trips > 0) optimizer_.Step(static_cast<double>(trips));
+  if (trips > 0) optimizer_.Step(step, static_cast<double>(trips));
   TraceSince(tracer_, "optimizer", t);
   ExchangeResult r;
   r.stop = stop_vote;  // one worker agrees with itself

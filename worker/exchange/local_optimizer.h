@@ -16,14 +16,14 @@ namespace tteps {
 class LocalOptimizer {
  public:
   LocalOptimizer(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts);
-  // The model's gradients hold a sum over `trips` trips: divides, clips and steps.
-  void Step(double trips);
+  // The model's gradients hold a sum over `trips` trips: divides, clips and steps with the rate
+  // of the job's step `step` (0-based; the same on every worker, whether or not it had trips).
+  void Step(int64_t step, double trips);
 
  private:
   deeptte::DeepTTEImpl& model_;
   OptimizerConfig opts_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  int64_t steps_ = 0;  // taken: the next step's index in the learning-rate schedule
 };
 
 }  // namespace tteps

@@ -77,7 +77,7 @@ ExchangeResult RingExchange::Finish(int64_t step, int64_t /*trips*/, bool /*stop
 
   t = Clock::now();
   CopyGradsIn(model_, group_->layout(), group_->flat());
-  optimizer_.Step(total);
+  optimizer_.Step(step, total);
   res.compute_s += SecondsSince(t);
   TraceSince(tracer_, "optimizer", t);
 

@@ -209,6 +209,34 @@ TEST(ShardSync, BlockersAreTheWorkersThatHaveNotPushed) {
   EXPECT_EQ(shard->Blockers(0, 2), (std::vector<int>{0, 1, 2}));
 }
 
+TEST(Shard, ScheduleStepIsTheVersionInSyncAndPushesPerWorkerOtherwise) {
+  for (Consistency mode : {Consistency::kSync, Consistency::kAsync}) {
+    auto shard = MakeShard(mode, 2);
+    std::vector<int64_t> steps;
+    shard->set_lr_schedule([&](int64_t step) {
+      steps.push_back(step);
+      return kLr;
+    });
+    const auto init = Init(), g = Grad(0);
+    shard->Init(init.data());
+    if (mode == Consistency::kSync) {
+      for (int64_t v = 0; v < 3; ++v) {
+        shard->Push(0, v, 1, g.data());
+        shard->Push(1, v, 0, g.data());  // an empty slice still completes the step
+      }
+      EXPECT_EQ(steps, (std::vector<int64_t>{0, 1, 2}));
+    } else {
+      // Worker 0's pushes are empty (no update), worker 1's update: the pushes received, not
+      // the updates applied, say how far the job is.
+      shard->Push(0, 0, 0, g.data());
+      shard->Push(1, 0, 1, g.data());  // 1 push before it: step 0
+      shard->Push(0, 1, 0, g.data());
+      shard->Push(1, 1, 1, g.data());  // 3 before it: step 1
+      EXPECT_EQ(steps, (std::vector<int64_t>{0, 1}));
+    }
+  }
+}
+
 TEST(ShardAsync, AppliesEachPushAtOnceAndReportsStaleness) {
   auto shard = MakeShard(Consistency::kAsync, 2);
   const auto init = Init(), g0 = Grad(0), g1 = Grad(1);
