@@ -101,4 +101,14 @@ JsonObject& JsonObject::AddRaw(const std::string& key, const std::string& json) 
   return *this;
 }
 
+JsonObject& JsonObject::AddMembers(const std::string& object_json) {
+  // Between the braces; "{}" has no members to add.
+  const std::string members =
+      object_json.size() > 2 ? object_json.substr(1, object_json.size() - 2) : "";
+  if (members.empty()) return *this;
+  if (!body_.empty()) body_ += ',';
+  body_ += members;
+  return *this;
+}
+
 }  // namespace tteps

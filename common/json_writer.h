@@ -24,6 +24,8 @@ class JsonObject {
   JsonObject& Add(const std::string& key, const std::vector<std::string>& values);
   // `json` must already be valid JSON text.
   JsonObject& AddRaw(const std::string& key, const std::string& json);
+  // The members of `object_json`, the text of a valid JSON object, after those added so far.
+  JsonObject& AddMembers(const std::string& object_json);
 
   bool empty() const { return body_.empty(); }
   std::string str() const { return "{" + body_ + "}"; }

@@ -447,8 +447,8 @@ int Coordinator::Run() {
                          .Add("step", r->step)
                          .Add("version", r->version)
                          .Add("train_s", r->train_s)
+                         .AddMembers(r->json)
                          .str();
-        best_eval_ = best_eval_.substr(0, best_eval_.size() - 1) + "," + r->json.substr(1);
       }
       if (r->final) {
         final_eval_ = r->json;

@@ -90,13 +90,6 @@ class ModelEvaluation : public Evaluation {
       out.final = req.final;
       out.train_s = req.train_s;
       try {
-        if (trips_.empty() && !req.final) {  // nothing to evaluate on; the final saves the model
-          out.json = "null";
-          std::lock_guard<std::mutex> lock(mu_);
-          busy_ = false;
-          results_.push_back(out);
-          continue;
-        }
         const std::vector<float>& params = req.params.empty() ? pulled : req.params;
         if (!req.params.empty()) {
           out.version = req.step;
@@ -139,10 +132,11 @@ class ModelEvaluation : public Evaluation {
     std::vector<float> params;  // empty: pull from the servers
   };
 
-  // An evaluation that is not final is dropped while another is running or queued.
+  // An evaluation that is not final is dropped while another is running or queued, and
+  // without evaluation trips (the final one still saves the model).
   void Queue(Job job) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!job.final && (busy_ || !requests_.empty())) return;
+    if (!job.final && (trips_.empty() || busy_ || !requests_.empty())) return;
     requests_.push_back(std::move(job));
     cv_.notify_all();
   }

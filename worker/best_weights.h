@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/json_writer.h"
+
 namespace tteps {
 
 class BestWeights {
@@ -40,8 +42,7 @@ class BestWeights {
 
 // {"step":N,"mape":..,"rmse":..,"mae":..,"n":..}: an evaluation's JSON with its step first.
 inline std::string BestEvalJson(int64_t step, const std::string& eval_json) {
-  const std::string rest = eval_json.size() > 2 ? "," + eval_json.substr(1) : "}";
-  return "{\"step\":" + std::to_string(step) + rest;
+  return JsonObject().Add("step", step).AddMembers(eval_json).str();
 }
 
 }  // namespace tteps

@@ -25,6 +25,13 @@ TEST(JsonObject, WritesTypesInOrderAndEscapes) {
             "\"arr\":[1,2.5],\"obj\":{\"x\":1}}");
 }
 
+TEST(JsonObject, AddMembersAppendsAnObjectsMembers) {
+  EXPECT_EQ(JsonObject().Add("step", 3).AddMembers("{\"mape\":0.5,\"n\":2}").str(),
+            "{\"step\":3,\"mape\":0.5,\"n\":2}");
+  EXPECT_EQ(JsonObject().AddMembers("{\"a\":1}").Add("b", 2).str(), "{\"a\":1,\"b\":2}");
+  EXPECT_EQ(JsonObject().Add("a", 1).AddMembers("{}").str(), "{\"a\":1}");
+}
+
 TEST(RunOutput, AppendsMetricsAndWritesSummary) {
   const std::string dir = ::testing::TempDir() + "/tteps_run_output_test/sub";
   {
