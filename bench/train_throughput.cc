@@ -1,12 +1,18 @@
 // bench/train_throughput: single-process training throughput (trips/s) of DeepTTE at given batch
 // sizes, on the shipped sample (or --data). Each size: --warmup steps, then --steps timed steps
-// of forward + backward + optimizer, the same code the local trainer runs.
+// of forward + backward + optimizer, the same code the local trainer runs. --pytorch also runs
+// the PyTorch baseline (bench/baselines/deeptte_ddp.py, one process) on the same device, data
+// and steps, and prints the ratio.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <torch/torch.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "common/init.h"
 #include "common/json_writer.h"
@@ -15,6 +21,7 @@
 #include "worker/data/norm_stats.h"
 #include "worker/data/trip_reader.h"
 #include "worker/dataset.h"
+#include "worker/device.h"
 #include "worker/gradient_step.h"
 
 DEFINE_string(data, TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl", "trips to train on");
@@ -24,6 +31,53 @@ DEFINE_int32(steps, 20, "timed steps per batch size");
 DEFINE_int32(warmup, 3, "untimed steps per batch size");
 DEFINE_int32(threads, 1, "LibTorch intra-op threads");
 DEFINE_string(optimizer, "adam", "adam, sgd or momentum");
+DEFINE_string(device, "cpu", "cpu, cuda or cuda:N");
+DEFINE_bool(pytorch, false,
+            "also run the PyTorch baseline (bench/baselines/deeptte_ddp.py; bench/setup.sh "
+            "installs PyTorch) at each batch size and print tteps / PyTorch");
+
+namespace {
+
+// The baseline's trips/s over its steps after the warm-up, from its per-step metrics lines
+// (each carries that step's trips/s); 0 if it failed.
+double PyTorchTripsPerSecond(int64_t batch_size, const std::string& device) {
+  const std::string dir = std::filesystem::temp_directory_path().string() + "/tteps_bench_pytorch";
+  std::filesystem::remove_all(dir);
+  std::ostringstream cmd;
+  cmd << "/usr/bin/python3 " << TTEPS_SOURCE_DIR << "/bench/baselines/deeptte_ddp.py --workers 1"
+      << " --train_data " << FLAGS_data << " --stats " << FLAGS_stats << " --eval_fraction 0"
+      << " --batch_size " << batch_size << " --max_steps " << FLAGS_warmup + FLAGS_steps
+      << " --log_every 1 --threads " << FLAGS_threads << " --optimizer " << FLAGS_optimizer
+      << " --device " << (device.rfind("cuda", 0) == 0 ? "cuda" : "cpu") << " --out_dir " << dir
+      << " >" << dir << ".log 2>&1";
+  if (std::system(cmd.str().c_str()) != 0) {
+    LOG(ERROR) << "the PyTorch baseline failed: see " << dir << ".log";
+    return 0;
+  }
+  std::ifstream metrics(dir + "/metrics.jsonl");
+  std::string line;
+  double seconds = 0;
+  int64_t trips = 0, step = 0;
+  while (std::getline(metrics, line)) {
+    if (line.find("\"type\": \"train\"") == std::string::npos &&
+        line.find("\"type\":\"train\"") == std::string::npos) {
+      continue;
+    }
+    if (++step <= FLAGS_warmup) continue;
+    const auto number = [&](const std::string& key) {
+      const auto at = line.find("\"" + key + "\"");
+      return at == std::string::npos ? 0.0
+                                     : std::strtod(line.c_str() + line.find(':', at) + 1, nullptr);
+    };
+    const double n = number("trips"), tps = number("trips_per_s");
+    if (n <= 0 || tps <= 0) continue;
+    seconds += n / tps;
+    trips += static_cast<int64_t>(n);
+  }
+  return seconds > 0 ? trips / seconds : 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   tteps::InitProgram(&argc, &argv,
@@ -31,6 +85,7 @@ int main(int argc, char** argv) {
                      "Prints one JSON line per batch size.");
   torch::set_num_threads(FLAGS_threads);
   using namespace tteps;
+  const torch::Device device = ResolveDevice(FLAGS_device, 0);
   auto trips = data::ReadTrips(FLAGS_data, data::ReadOptions{});
   auto stats = data::LoadNormStats(FLAGS_stats);
   std::vector<size_t> lengths;
@@ -40,6 +95,7 @@ int main(int argc, char** argv) {
     const int64_t bs = std::stoll(bs_text);
     torch::manual_seed(1);
     deeptte::DeepTTE model(deeptte::ModelConfig{}, stats);
+    model->to(device);
     OptimizerConfig opts;
     opts.name = FLAGS_optimizer;
     auto optimizer = MakeOptimizer(opts, model->parameters());
@@ -58,6 +114,7 @@ int main(int argc, char** argv) {
       auto s = AccumulateGradients(*model, trips, batch);
       ScaleGradients(*model, 1.0 / s.trips);
       optimizer->step();
+      if (device.is_cuda()) torch::cuda::synchronize();  // the step's kernels, not their launch
       const double dt =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (step >= FLAGS_warmup) {
@@ -70,6 +127,7 @@ int main(int argc, char** argv) {
                             .Add("bench", "train_throughput")
                             .Add("batch_size", bs)
                             .Add("threads", FLAGS_threads)
+                            .Add("device", device.str())
                             .Add("optimizer", FLAGS_optimizer)
                             .Add("steps", FLAGS_steps)
                             .Add("trips_per_s", trips_done / seconds)
@@ -78,6 +136,19 @@ int main(int argc, char** argv) {
                             .str()
                             .c_str());
     std::fflush(stdout);
+    if (FLAGS_pytorch) {
+      const double theirs = PyTorchTripsPerSecond(bs, FLAGS_device);
+      std::printf("%s\n",
+                  JsonObject()
+                      .Add("bench", "train_throughput_pytorch")
+                      .Add("batch_size", bs)
+                      .Add("device", device.str())
+                      .Add("pytorch_trips_per_s", theirs)
+                      .Add("tteps_over_pytorch", theirs > 0 ? trips_done / seconds / theirs : 0)
+                      .str()
+                      .c_str());
+      std::fflush(stdout);
+    }
   }
   return 0;
 }

@@ -17,7 +17,27 @@ tteps_require(cppzmq cppzmq-dev)
 tteps_require(cereal libcereal-dev)
 tteps_require(MPI libopenmpi-dev COMPONENTS CXX)
 tteps_require(GTest libgtest-dev)
+# Which LibTorch: system (Debian's libtorch-dev 1.13, CPU only; or whatever CMAKE_PREFIX_PATH
+# names), python (the installed PyTorch wheel's, e.g. 2.x with CUDA) or the path of an unpacked
+# libtorch zip.
+set(TTEPS_TORCH "system" CACHE STRING "LibTorch to build against: system, python or a path")
+if(TTEPS_TORCH STREQUAL "python")
+  execute_process(COMMAND python3 -c "import torch; print(torch.utils.cmake_prefix_path)"
+                  OUTPUT_VARIABLE _tteps_torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE
+                  RESULT_VARIABLE _tteps_torch_rc ERROR_QUIET)
+  if(NOT _tteps_torch_rc EQUAL 0 OR _tteps_torch_prefix STREQUAL "")
+    message(FATAL_ERROR "tteps: -DTTEPS_TORCH=python, but python3 cannot import torch")
+  endif()
+  list(PREPEND CMAKE_PREFIX_PATH "${_tteps_torch_prefix}")
+elseif(NOT TTEPS_TORCH STREQUAL "system")
+  if(NOT EXISTS "${TTEPS_TORCH}/share/cmake/Torch/TorchConfig.cmake")
+    message(FATAL_ERROR "tteps: -DTTEPS_TORCH=${TTEPS_TORCH}: no share/cmake/Torch/TorchConfig.cmake "
+                        "there (expected an unpacked libtorch directory, or system, or python)")
+  endif()
+  list(PREPEND CMAKE_PREFIX_PATH "${TTEPS_TORCH}")
+endif()
 tteps_require(Torch libtorch-dev)
+message(STATUS "tteps: LibTorch ${Torch_VERSION} (${TTEPS_TORCH})")
 
 # LibTorch's config adds its flags globally through TORCH_CXX_FLAGS; keep them on the targets
 # that use LibTorch only (worker/ and scheduler/), so server/ and common/ never see them.

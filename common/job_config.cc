@@ -5,6 +5,7 @@
 #include <cereal/types/string.hpp>
 #include <cereal/types/vector.hpp>
 #include <cmath>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -86,6 +87,8 @@ void JobConfig::Validate() const {
   Check(t.max_train_s >= 0, "--max_train_s must be >= 0");
   Check(t.eval_batch_size >= 1, "--eval_batch_size must be >= 1");
   Check(t.threads >= 1, "--threads must be >= 1");
+  Check(std::regex_match(t.device, std::regex("cpu|cuda(:[0-9]+)?")),
+        "--device must be cpu, cuda or cuda:N, not '" + t.device + "'");
   Check(t.slowdown_percent >= 0, "--slowdown must be >= 0");
 
   const ExchangeConfig& x = exchange;

@@ -82,8 +82,10 @@ struct TrainConfig {
   EvalScheduleConfig eval;
   double max_train_s = 0;  // time budget: training stops soon after this (0: no budget)
   int64_t eval_batch_size = 256;
-  double progress_s = 5;  // seconds between progress lines
-  int32_t threads = 1;    // LibTorch intra-op threads per process
+  double progress_s = 5;       // seconds between progress lines
+  int32_t threads = 1;         // LibTorch intra-op threads per process
+  std::string device = "cpu";  // where a worker trains and evaluates: cpu | cuda | cuda:N
+  bool deterministic = false;  // LibTorch's deterministic algorithms (and cuDNN's)
   // Test knobs: worker `slowdown_worker` sleeps slowdown_percent of its compute time per step.
   int64_t slowdown_percent = 0;
   int32_t slowdown_worker = -1;
@@ -92,8 +94,8 @@ struct TrainConfig {
   void serialize(A& ar) {
     ar(CEREAL_NVP(batch_size), CEREAL_NVP(epochs), CEREAL_NVP(max_steps), CEREAL_NVP(seed),
        CEREAL_NVP(log_every), CEREAL_NVP(eval), CEREAL_NVP(max_train_s),
-       CEREAL_NVP(eval_batch_size), CEREAL_NVP(progress_s), CEREAL_NVP(threads),
-       CEREAL_NVP(slowdown_percent), CEREAL_NVP(slowdown_worker));
+       CEREAL_NVP(eval_batch_size), CEREAL_NVP(progress_s), CEREAL_NVP(threads), CEREAL_NVP(device),
+       CEREAL_NVP(deterministic), CEREAL_NVP(slowdown_percent), CEREAL_NVP(slowdown_worker));
   }
 };
 

@@ -13,7 +13,7 @@
 namespace tteps {
 
 inline constexpr uint32_t kMagic = 0x54544550;  // "TTEP"
-inline constexpr uint16_t kProtocolVersion = 7;
+inline constexpr uint16_t kProtocolVersion = 8;
 
 enum class Role : uint8_t { kScheduler = 0, kServer = 1, kWorker = 2 };
 const char* RoleName(Role role);

@@ -24,6 +24,7 @@
 #include "worker/data/norm_stats.h"
 #include "worker/dataset.h"
 #include "worker/deeptte/embedding_rows.h"
+#include "worker/device.h"
 #include "worker/job_flags.h"
 #include "worker/model_params.h"
 #include "worker/row_spans.h"
@@ -97,6 +98,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   deeptte::DeepTTE model(config.model, data::LoadNormStats(config.data.stats));
   const ParamLayout layout = LayoutOf(*model);
   LOG(INFO) << "parameters: " << layout.Describe();
+  model->to(ResolveDevice(config.train.device, LocalRank()));  // the evaluation's device
 
   // Before the job starts, so that an unreadable --ppo_policy_in stops it at once.
   auto policy = MakePolicy(config.policy);
@@ -195,6 +197,9 @@ int main(int argc, char** argv) {
   try {
     config = tteps::scheduler::ConfigFromFlags();
     torch::set_num_threads(config.train.threads);
+    // A GPU that is not there stops the job here, before mpirun starts anything (--check).
+    if (config.train.deterministic) tteps::MakeDeterministic();
+    tteps::ResolveDevice(config.train.device, tteps::LocalRank());
     if (FLAGS_check) {
       tteps::scheduler::CheckFiles(config);
       const std::string curve_dir = tteps::NodeOptionsFromFlags().curve_dir;

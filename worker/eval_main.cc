@@ -9,6 +9,7 @@
 #include "common/init.h"
 #include "worker/data/trip_reader.h"
 #include "worker/deeptte/checkpoint.h"
+#include "worker/device.h"
 #include "worker/evaluator.h"
 
 DEFINE_string(model, "", "model file written by a training run (DIR/model.pt)");
@@ -17,6 +18,7 @@ DEFINE_string(predictions, "", "if set, write one predicted travel time (s) per 
 DEFINE_string(bad_records, "fail", "a malformed record: fail or skip");
 DEFINE_int64(batch_size, 256, "trips per evaluation batch");
 DEFINE_int32(threads, 1, "LibTorch intra-op threads");
+DEFINE_string(device, "cpu", "where to evaluate: cpu, cuda or cuda:N");
 
 int main(int argc, char** argv) {
   tteps::InitProgram(&argc, &argv,
@@ -29,7 +31,8 @@ int main(int argc, char** argv) {
       LOG(ERROR) << "--model and --data are required";
       return 2;
     }
-    auto model = tteps::deeptte::LoadModel(FLAGS_model);
+    const auto device = tteps::ResolveDevice(FLAGS_device, tteps::LocalRank());
+    auto model = tteps::deeptte::LoadModel(FLAGS_model, device);
     tteps::data::ReadOptions read;
     read.bad_records = tteps::data::ParseBadRecordPolicy(FLAGS_bad_records);
     read.min_points = model->config().kernel_size;

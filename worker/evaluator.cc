@@ -22,11 +22,13 @@ EvalResult Evaluate(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& 
   EvalResult r;
   double abs_pct = 0, sq = 0, abs_err = 0;
   if (keep_predictions) r.predictions.resize(trips.size());
+  const torch::Device device = model.device();
   std::vector<size_t> indices;
   for (size_t start = 0; start < trips.size(); start += batch_size) {
     indices.resize(std::min<size_t>(batch_size, trips.size() - start));
     std::iota(indices.begin(), indices.end(), start);
-    auto batch = deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats()));
+    auto batch =
+        deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats()), torch::kFloat, device);
     auto pred = model.PredictSeconds(batch).to(torch::kDouble);
     auto label = batch.label.to(torch::kDouble);
     auto err = pred - label;
@@ -34,7 +36,7 @@ EvalResult Evaluate(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& 
     sq += (err * err).sum().item<double>();
     abs_err += err.abs().sum().item<double>();
     if (keep_predictions) {
-      auto p = pred.to(torch::kFloat).contiguous();
+      auto p = pred.to(torch::kCPU, torch::kFloat).contiguous();
       std::copy(p.data_ptr<float>(), p.data_ptr<float>() + p.numel(),
                 r.predictions.begin() + start);
     }

@@ -10,7 +10,8 @@ MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model,
   MicroBatchStats s;
   if (indices.empty()) return s;
   model.train();
-  auto batch = deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats()));
+  auto batch = deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats()), torch::kFloat,
+                                  model.device());
   auto loss = model.Loss(batch).total;
   s.trips = batch.size();
   (loss * static_cast<double>(s.trips)).backward();

@@ -60,6 +60,12 @@ DEFINE_double(max_train_s, 0,
 DEFINE_int64(eval_batch_size, 256, "trips per evaluation batch");
 DEFINE_double(progress_s, 5, "seconds between progress lines");
 DEFINE_int32(threads, 1, "LibTorch intra-op threads in each process");
+DEFINE_string(device, "cpu",
+              "where workers (and the evaluation) train: cpu, cuda (worker i of a host takes GPU "
+              "local_rank % GPUs) or cuda:N; fails at once where CUDA is not available");
+DEFINE_bool(deterministic, false,
+            "LibTorch's deterministic algorithms and cuDNN's deterministic mode (for the "
+            "equivalence of runs on GPUs)");
 DEFINE_int64(slowdown, 0,
              "test knob: worker --slowdown_worker sleeps this percentage of its compute time "
              "after each step, to emulate a slower machine (the sleep counts as compute time)");
@@ -162,6 +168,8 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(train.eval_batch_size, eval_batch_size);
   TTEPS_SET(train.progress_s, progress_s);
   TTEPS_SET(train.threads, threads);
+  TTEPS_SET(train.device, device);
+  TTEPS_SET(train.deterministic, deterministic);
   TTEPS_SET(train.slowdown_percent, slowdown);
   TTEPS_SET(train.slowdown_worker, slowdown_worker);
   TTEPS_SET(exchange.accumulation, accumulation);

@@ -22,6 +22,7 @@
 #include "worker/data/norm_stats.h"
 #include "worker/dataset.h"
 #include "worker/deeptte/checkpoint.h"
+#include "worker/device.h"
 #include "worker/exchange/make_exchange.h"
 #include "worker/exchange/worker_group.h"
 #include "worker/job_flags.h"
@@ -38,15 +39,27 @@ DEFINE_string(out_dir, "out", "output directory: metrics.jsonl, summary.json, mo
 namespace tteps {
 namespace {
 
-deeptte::DeepTTE BuildModel(const JobConfig& c) {
+// Initialised on the CPU from the seed (the same weights on every device), then moved.
+deeptte::DeepTTE BuildModel(const JobConfig& c, torch::Device device) {
   torch::manual_seed(c.train.seed);
-  return deeptte::DeepTTE(c.model, data::LoadNormStats(c.data.stats));
+  deeptte::DeepTTE model(c.model, data::LoadNormStats(c.data.stats));
+  model->to(device);
+  return model;
+}
+
+// The device this process trains on, checked before anything loads; --deterministic.
+torch::Device PrepareDevice(const TrainConfig& t) {
+  if (t.deterministic) MakeDeterministic();
+  const torch::Device device = ResolveDevice(t.device, LocalRank());
+  if (!device.is_cpu()) LOG(INFO) << "training on " << device.str();
+  return device;
 }
 
 int RunLocal(const JobConfig& config) {
+  const torch::Device device = PrepareDevice(config.train);
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
-  deeptte::DeepTTE model = BuildModel(config);
+  deeptte::DeepTTE model = BuildModel(config, device);
   const ParamLayout layout = LayoutOf(*model);
   LOG(INFO) << "parameters: " << layout.Describe() << " (the configuration is in config.json)";
 
@@ -148,8 +161,9 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   ApplyOwnFlags(&config);  // this node's own command line wins for this node
   config.Validate();
   torch::set_num_threads(config.train.threads);
+  const torch::Device device = PrepareDevice(config.train);
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
-  deeptte::DeepTTE model = BuildModel(config);
+  deeptte::DeepTTE model = BuildModel(config, device);
   const ParamLayout layout = LayoutOf(*model);
   if (layout.fingerprint() != map.fingerprint || layout.total() != map.param_count) {
     throw std::runtime_error("model layout " + layout.Describe() + " differs from the job's (" +

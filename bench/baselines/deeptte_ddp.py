@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch DistributedDataParallel baseline: DeepTTE as tteps builds it, trained on CPU.
+"""PyTorch DistributedDataParallel baseline: DeepTTE as tteps builds it, on CPUs or GPUs.
 
 The model, the data pipeline (parsing, normalisation, epoch order, per-worker slices) and the
 optimizer mirror worker/deeptte, worker/data and worker/gradient_step.cc, so that a run here
@@ -7,6 +7,7 @@ and a tteps run with the same flags differ only in how gradients are exchanged. 
 processes rendezvous over gloo on 127.0.0.1; rank 0 logs, evaluates and writes the outputs.
 Across hosts, start one process per rank with --rank R and --master_addr (rank 0's address,
 which gloo also uses to pick the interface) and the same --master_port everywhere.
+--device cuda: rank r trains on GPU r % (the host's GPUs), over NCCL instead of gloo.
 """
 import argparse
 import datetime
@@ -300,6 +301,13 @@ def make_batch(trips, indices, stats):
     return batch
 
 
+def to_device(batch, device):
+    """batch_tensors.cc: to a GPU through pinned memory, without waiting for the copy."""
+    if device.type == "cpu":
+        return batch
+    return {k: v.pin_memory().to(device, non_blocking=True) for k, v in batch.items()}
+
+
 # --- The model: worker/deeptte, with the same module and parameter names. ------------------
 
 def local_path_delta(seq, k):
@@ -348,7 +356,8 @@ class SpatioTemporal(nn.Module):
         conv = self.geo_conv(b, local_dist)
         inputs = torch.cat([conv, attr.unsqueeze(1).expand(-1, conv.size(1), -1)], 2)
         local_lengths = b["lengths"] - (self.kernel_size - 1)
-        mask = torch.arange(inputs.size(1)).unsqueeze(0) < local_lengths.unsqueeze(1)
+        steps = torch.arange(inputs.size(1), device=inputs.device)
+        mask = steps.unsqueeze(0) < local_lengths.unsqueeze(1)
         hiddens = self.run_lstm(inputs, local_lengths).masked_fill(~mask.unsqueeze(2), 0.0)
         if self.attention:
             pooled = self.attention_pool(hiddens, mask, attr)
@@ -467,8 +476,10 @@ class DeepTTE(nn.Module):
 def evaluate(model, trips, stats, batch_size):
     """evaluator.cc: MAPE, RMSE and MAE in seconds of the entire estimator, in double."""
     abs_pct = sq = abs_err = 0.0
+    device = next(model.parameters()).device
     for start in range(0, len(trips), batch_size):
-        b = make_batch(trips, range(start, min(len(trips), start + batch_size)), stats)
+        b = to_device(make_batch(trips, range(start, min(len(trips), start + batch_size)), stats),
+                      device)
         err = model.predict_seconds(b).double() - b["label"].double()
         abs_pct += float((err.abs() / b["label"].double()).sum())
         sq += float((err * err).sum())
@@ -523,7 +534,7 @@ def append_jsonl(path, record):
 
 def build_model(rank, args, stats):
     torch.manual_seed(args.seed)
-    model = DeepTTE(args, stats)
+    model = DeepTTE(args, stats).to(args.torch_device)
     n_params = sum(p.numel() for p in model.parameters())
     if rank == 0:
         log(f"parameters: {n_params}")
@@ -536,7 +547,8 @@ def train_loop(rank, args, model, train, eval_trips, stats):
     """Trains to the planned step or the time budget; rank 0 writes the metrics lines."""
     # Default DDP: 25 MB buckets (as our --bucket_mb) reduced while backward goes on; the
     # constructor broadcasts rank 0's parameters, as our ring workers start from worker 0's.
-    ddp = DistributedDataParallel(model)
+    device = args.torch_device
+    ddp = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None)
     optimizer = make_optimizer(args, model.parameters())
     clock = LastGradClock(model.parameters())
     metrics = os.path.join(args.out_dir, "metrics.jsonl")
@@ -565,7 +577,7 @@ def train_loop(rank, args, model, train, eval_trips, stats):
         # A rank without trips (a final batch smaller than W) runs one trip with weight 0 so
         # that it still joins the allreduce.
         weight = len(mine) * args.workers / len(batch)
-        tensors = make_batch(train, mine or [0], stats)
+        tensors = to_device(make_batch(train, mine or [0], stats), device)
         optimizer.zero_grad()
         loss = ddp(tensors)  # batch building is counted in forward, as in our compute time
         t1 = time.perf_counter()
@@ -582,7 +594,8 @@ def train_loop(rank, args, model, train, eval_trips, stats):
         if args.max_train_s > 0 or log_due:
             # Rank 0's stop vote (the time budget) and the window's loss share one allreduce.
             vote = rank == 0 and 0 < args.max_train_s <= train_clock()
-            sums = torch.tensor([window.local_loss, float(vote)], dtype=torch.float64)
+            sums = torch.tensor([window.local_loss, float(vote)], dtype=torch.float64,
+                                device=device)
             dist.all_reduce(sums)
             window.global_loss = sums[0].item()
             stopped = sums[1].item() > 0 and not last
@@ -592,7 +605,7 @@ def train_loop(rank, args, model, train, eval_trips, stats):
                 append_jsonl(metrics, {
                     "type": "train", "step": steps, "epoch": epoch,
                     "wall_s": time.perf_counter() - start,
-                    "loss": window.global_loss / window.trips,
+                    "loss": window.global_loss / window.trips, "trips": window.trips,
                     "trips_per_s": window.trips / window.seconds})
                 log(f"step {steps}/{planned} loss {window.global_loss / window.trips:.4f}"
                     f" trips/s {window.trips / window.seconds:.1f}")
@@ -613,10 +626,10 @@ def train_loop(rank, args, model, train, eval_trips, stats):
 def gather_rank_stats(args, step_times):
     """[rank][peak RSS MB, forward, backward, wait, optimizer s per step], on every rank."""
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
-    mine = torch.tensor([rss_mb, *step_times], dtype=torch.float64)
+    mine = torch.tensor([rss_mb, *step_times], dtype=torch.float64, device=args.torch_device)
     gathered = [torch.zeros_like(mine) for _ in range(args.workers)]
     dist.all_gather(gathered, mine)
-    return torch.stack(gathered).numpy()
+    return torch.stack(gathered).cpu().numpy()
 
 
 def write_summary(args, model, eval_trips, stats, result, per_rank, n_params, launch_time):
@@ -651,7 +664,14 @@ def write_summary(args, model, eval_trips, stats, result, per_rank, n_params, la
 def train_rank(rank, args, train, eval_trips, stats, port, launch_time):
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://{args.master_addr}:{port}", rank=rank,
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError("--device cuda: CUDA is not available to this PyTorch")
+        args.torch_device = torch.device("cuda", rank % torch.cuda.device_count())
+        torch.cuda.set_device(args.torch_device)
+    else:
+        args.torch_device = torch.device("cpu")
+    dist.init_process_group("nccl" if args.device == "cuda" else "gloo", init_method=f"tcp://{args.master_addr}:{port}", rank=rank,
                             world_size=args.workers,
                             timeout=datetime.timedelta(seconds=args.timeout_s))
     model, n_params = build_model(rank, args, stats)
@@ -693,6 +713,8 @@ def parse_args():
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--threads", type=int, default=1, help="intra-op threads per process")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cuda: rank r on GPU r %% GPUs, NCCL")
     p.add_argument("--log_every", type=int, default=10)
     p.add_argument("--eval_every_s", type=float, default=0, help="0: evaluate at the end only")
     p.add_argument("--eval_batch_size", type=int, default=256)

@@ -8,6 +8,7 @@ src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+ms() { echo $(($(date +%s%N) / 1000000)); }
 field() { grep -o "\"$2\":[^,}]*" "$1" | head -1 | cut -d: -f2; }
 
 data=$src/data/chengdu/trajectories.jsonl
@@ -68,4 +69,26 @@ grep -q "1 bad" "$tmp/skip.err" || { cat "$tmp/skip.err"; fail "skip mode did no
 "$bin/tteps-worker" --help >"$tmp/help" 2>&1 || true
 grep -q -- "--batch_size" "$tmp/help" || fail "--help lacks --batch_size"
 grep -q -- "--logtostderr" "$tmp/help" && fail "--help lists glog flags"
+# 5. --device cuda where CUDA is missing fails at once with the reason, before any data loads;
+#    so does a job started with it (the launcher's check). Where a GPU exists it just trains.
+start=$(ms)
+if "$bin/tteps-worker" --mode=local --device cuda --train_data "$tmp/train.jsonl" --max_steps 1 \
+  --out_dir "$tmp/cuda" >/dev/null 2>"$tmp/cuda.err"; then
+  echo "CUDA is available here: the no-CUDA failure does not apply"
+else
+  took=$(($(ms) - start))
+  grep -q -- "--device cuda: CUDA is not available: " "$tmp/cuda.err" || { cat "$tmp/cuda.err"; fail "no reason given for --device cuda"; }
+  grep -q "data: " "$tmp/cuda.err" && fail "--device cuda failed only after loading the data"
+  [ "$took" -lt 3000 ] || fail "--device cuda took $took ms to fail"
+  grep -q "Exception raised\|terminate called" "$tmp/cuda.err" && fail "--device cuda ended with a stack trace"
+  start=$(ms)
+  if TTEPS_BIN="$bin" "$src/launch/tteps" --mode sync --workers 2 --servers 1 --out_dir "$tmp/cuda_job" \
+    -- --device cuda --train_data "$tmp/train.jsonl" --max_steps 1 >"$tmp/cuda_job.log" 2>&1; then
+    fail "a sync job with --device cuda ran without CUDA"
+  fi
+  took=$(($(ms) - start))
+  grep -q "CUDA is not available" "$tmp/cuda_job.log" || { cat "$tmp/cuda_job.log"; fail "the job's error lacks the reason"; }
+  [ "$took" -lt 5000 ] || fail "a job with --device cuda took $took ms to fail"
+fi
+
 echo "PASS"

@@ -16,7 +16,7 @@ torch::Tensor Wrap(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-BatchTensors ToTensors(const data::PaddedBatch& b, torch::Dtype dtype) {
+BatchTensors ToTensors(const data::PaddedBatch& b, torch::Dtype dtype, torch::Device device) {
   const std::vector<int64_t> seq_shape = {b.size, b.max_len};
   BatchTensors t;
   t.driver_id = Wrap(b.driver_id);
@@ -30,6 +30,12 @@ BatchTensors ToTensors(const data::PaddedBatch& b, torch::Dtype dtype) {
   t.time_gap = Wrap(b.time_gap, seq_shape, dtype);
   t.dist_gap = Wrap(b.dist_gap, seq_shape, dtype);
   t.lengths = Wrap(b.lengths);
+  if (!device.is_cpu()) {
+    for (torch::Tensor* f : {&t.driver_id, &t.week_id, &t.time_id, &t.dist, &t.label, &t.lngs,
+                             &t.lats, &t.states, &t.time_gap, &t.dist_gap, &t.lengths}) {
+      *f = f->pin_memory().to(device, /*non_blocking=*/true);
+    }
+  }
   return t;
 }
 

@@ -18,7 +18,9 @@ struct BatchTensors {
   int64_t size() const { return lengths.size(0); }
 };
 
-// Copies the batch into tensors; floating fields get `dtype` (kDouble for gradient checks).
-BatchTensors ToTensors(const data::PaddedBatch& batch, torch::Dtype dtype = torch::kFloat);
+// Copies the batch into tensors on `device`; floating fields get `dtype` (kDouble for gradient
+// checks). To a GPU through pinned memory, asynchronously on the current stream.
+BatchTensors ToTensors(const data::PaddedBatch& batch, torch::Dtype dtype = torch::kFloat,
+                       torch::Device device = torch::kCPU);
 
 }  // namespace tteps::deeptte

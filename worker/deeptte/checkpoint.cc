@@ -44,10 +44,10 @@ void SaveModel(DeepTTE& model, const std::string& path) {
   }
 }
 
-DeepTTE LoadModel(const std::string& path) {
+DeepTTE LoadModel(const std::string& path, torch::Device device) {
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(path);
+    archive.load_from(path, torch::Device(torch::kCPU));
   } catch (const c10::Error& e) {
     throw std::runtime_error("cannot read model file " + path + ": " + e.what_without_backtrace());
   }
@@ -75,6 +75,7 @@ DeepTTE LoadModel(const std::string& path) {
   torch::serialize::InputArchive weights;
   if (!archive.try_read("weights", weights)) throw std::runtime_error(path + ": missing weights");
   model->load(weights);
+  model->to(device);
   return model;
 }
 

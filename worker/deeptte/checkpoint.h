@@ -10,7 +10,8 @@ namespace tteps::deeptte {
 
 // Written to a temporary file and renamed, so a reader never sees half a model.
 void SaveModel(DeepTTE& model, const std::string& path);
-// Throws std::runtime_error naming the file if it is missing or not a tteps model.
-DeepTTE LoadModel(const std::string& path);
+// Throws std::runtime_error naming the file if it is missing or not a tteps model. A model saved
+// from a GPU loads anywhere: the weights are read onto the CPU, then moved to `device`.
+DeepTTE LoadModel(const std::string& path, torch::Device device = torch::kCPU);
 
 }  // namespace tteps::deeptte

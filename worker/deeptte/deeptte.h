@@ -47,6 +47,8 @@ class DeepTTEImpl : public torch::nn::Module {
   // exchange's pull). Empty: nothing to await.
   void set_block_gate(std::function<void(int)> gate) { gate_ = std::move(gate); }
 
+  // Where the parameters live (the model is moved as a whole: module->to(device)).
+  torch::Device device() const { return parameters().front().device(); }
   const ModelConfig& config() const { return config_; }
   const data::NormStats& stats() const { return stats_; }
 

@@ -41,8 +41,10 @@ void GradientHooks::Write(int entry, const at::Tensor* incoming) {
     torch::NoGradGuard no_grad;
     auto dst = torch::from_blob(flat_ + e.offset, {e.numel}, torch::kFloat);
     const at::Tensor& sofar = params_[entry].grad();
-    if (sofar.defined() && incoming) {
+    if (sofar.defined() && incoming && sofar.device().is_cpu()) {
       torch::add_out(dst, sofar.reshape({-1}), incoming->reshape({-1}));
+    } else if (sofar.defined() && incoming) {
+      dst.copy_((sofar + *incoming).reshape({-1}));  // summed on the GPU, then one copy out
     } else if (sofar.defined() || incoming) {
       dst.copy_((incoming ? *incoming : sofar).reshape({-1}));
     } else {

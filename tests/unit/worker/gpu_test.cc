@@ -1,0 +1,118 @@
+// The model on a CUDA GPU against the same model on the CPU. CTest label "gpu": on a machine
+// without CUDA every test skips, saying why (tests/unit/worker/device_test.cc covers that side).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "tests/unit/worker/deeptte/test_trips.h"
+#include "worker/data/padded_batch.h"
+#include "worker/deeptte/checkpoint.h"
+#include "worker/device.h"
+#include "worker/evaluator.h"
+#include "worker/exchange/gradient_hooks.h"
+#include "worker/gradient_step.h"
+#include "worker/model_params.h"
+
+namespace tteps {
+namespace {
+
+using testing_util::SampleStats;
+using testing_util::SampleTrips;
+
+#define SKIP_WITHOUT_CUDA()                                        \
+  do {                                                             \
+    const std::string why = CudaUnavailableReason();               \
+    if (!why.empty()) GTEST_SKIP() << "needs a CUDA GPU: " << why; \
+  } while (0)
+
+// The same initial weights on `device` (initialised on the CPU from the seed, then moved).
+deeptte::DeepTTE ModelOn(torch::Device device) {
+  torch::manual_seed(7);
+  deeptte::DeepTTE model(deeptte::ModelConfig{}, SampleStats());
+  model->to(device);
+  return model;
+}
+
+std::vector<size_t> FirstTrips(size_t n) {
+  std::vector<size_t> idx(n);
+  for (size_t i = 0; i < n; ++i) idx[i] = i;
+  return idx;
+}
+
+std::vector<float> Grads(const deeptte::DeepTTE& model) {
+  const auto layout = LayoutOf(*model);
+  std::vector<float> flat(layout.total());
+  CopyGradsOut(*model, layout, flat.data());
+  return flat;
+}
+
+double MaxRelDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  double scale = 0, max = 0;
+  for (float v : a) scale = std::max(scale, double(std::abs(v)));
+  for (size_t i = 0; i < a.size(); ++i) max = std::max(max, double(std::abs(a[i] - b[i])));
+  return max / std::max(scale, 1e-30);
+}
+
+TEST(Gpu, ForwardAndBackwardOnCudaEqualCpu) {
+  SKIP_WITHOUT_CUDA();
+  auto cpu = ModelOn(torch::kCPU);
+  auto gpu = ModelOn(torch::Device(torch::kCUDA, 0));
+  const auto idx = FirstTrips(64);
+  const auto a = AccumulateGradients(*cpu, SampleTrips(), idx);
+  const auto b = AccumulateGradients(*gpu, SampleTrips(), idx);
+  // Float32 kernels sum in other orders on the GPU (cuDNN's LSTM, reductions): close, not equal.
+  EXPECT_NEAR(a.loss_sum, b.loss_sum, 1e-4 * std::abs(a.loss_sum));
+  const double rel = MaxRelDiff(Grads(cpu), Grads(gpu));
+  std::printf("cuda vs cpu: loss %.9g vs %.9g, max gradient diff / max |gradient| = %g\n",
+              a.loss_sum, b.loss_sum, rel);
+  EXPECT_LT(rel, 1e-4);
+}
+
+TEST(Gpu, GradientHooksWriteTheGpuGradientsToTheHostBuffer) {
+  SKIP_WITHOUT_CUDA();
+  auto gpu = ModelOn(torch::Device(torch::kCUDA, 0));
+  const auto layout = LayoutOf(*gpu);
+  std::vector<float> hooked(layout.total(), -1.f);
+  int buckets_done = 0;
+  GradientHooks hooks(*gpu, layout, PlanBuckets(layout, 64 * 1024), [&](int) { ++buckets_done; });
+  // Two micro-batches: the second backward's hooks add the first one's .grad on the device.
+  AccumulateGradients(*gpu, SampleTrips(), FirstTrips(16));
+  hooks.Arm(hooked.data());
+  std::vector<size_t> second;
+  for (size_t i = 16; i < 48; ++i) second.push_back(i);
+  AccumulateGradients(*gpu, SampleTrips(), second);
+  hooks.Finish();
+  EXPECT_EQ(buckets_done, static_cast<int>(hooks.buckets().size()));
+  EXPECT_LT(MaxRelDiff(Grads(gpu), hooked), 1e-6);
+}
+
+TEST(Gpu, EvaluationOnCudaEqualsCpu) {
+  SKIP_WITHOUT_CUDA();
+  auto cpu = ModelOn(torch::kCPU);
+  auto gpu = ModelOn(torch::Device(torch::kCUDA, 0));
+  const auto a = Evaluate(*cpu, SampleTrips(), 256, true);
+  const auto b = Evaluate(*gpu, SampleTrips(), 256, true);
+  EXPECT_EQ(a.n, b.n);
+  EXPECT_NEAR(a.mape, b.mape, 1e-5);
+  ASSERT_EQ(a.predictions.size(), b.predictions.size());
+}
+
+TEST(Gpu, CheckpointWrittenOnGpuLoadsOnCpu) {
+  SKIP_WITHOUT_CUDA();
+  auto gpu = ModelOn(torch::Device(torch::kCUDA, 0));
+  const std::string path = ::testing::TempDir() + "/tteps_gpu_model.pt";
+  deeptte::SaveModel(gpu, path);
+  auto loaded = deeptte::LoadModel(path);  // onto the CPU
+  EXPECT_TRUE(loaded->device().is_cpu());
+  const auto layout = LayoutOf(*gpu);
+  std::vector<float> a(layout.total()), b(layout.total());
+  CopyParamsOut(*gpu, layout, a.data());
+  CopyParamsOut(*loaded, layout, b.data());
+  EXPECT_EQ(a, b);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace tteps
