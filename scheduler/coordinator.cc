@@ -198,8 +198,10 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
 
   const int64_t min_step = MinStep();
   double loss = 0, tps = 0;
+  const double live = static_cast<double>(progress_.size() - lost_.size());
   for (const auto& [w, wp] : progress_) {
-    loss += wp.loss / progress_.size();
+    if (lost_.count(w)) continue;
+    loss += wp.loss / live;
     tps += wp.trips_per_s;
   }
   progress_line_.Update(p.epoch, min_step, loss, tps);
@@ -214,7 +216,14 @@ void Coordinator::MaybeEvaluate() {
   if (!UsesServers(mode_) || !phase_.is(Phase::kTraining)) return;
   // Epochs as worker 0 counts them (it starts each one first), else the step every worker has
   // reached. The final evaluation covers the last step.
-  const WorkerProgress first = progress_.count(0) ? progress_.at(0) : WorkerProgress{};
+  // (the lowest live worker's, once worker 0 is lost)
+  WorkerProgress first;
+  for (const auto& [w, wp] : progress_) {
+    if (!lost_.count(w)) {
+      first = wp;
+      break;
+    }
+  }
   const int64_t epochs = first.epoch;
   const int64_t step = eval_schedule_.per_epoch() ? first.step : MinStep();
   if (step >= opts_.total_steps || !eval_schedule_.Due(step, epochs, TrainSeconds())) return;
@@ -231,7 +240,9 @@ JsonObject Coordinator::PeakMemoryJson() const {
 
 int64_t Coordinator::MinStep() const {
   int64_t min_step = INT64_MAX;
-  for (const auto& [w, wp] : progress_) min_step = std::min(min_step, wp.step);
+  for (const auto& [w, wp] : progress_) {
+    if (!lost_.count(w)) min_step = std::min(min_step, wp.step);
+  }
   return progress_.empty() ? 0 : min_step;
 }
 
@@ -302,6 +313,20 @@ void Coordinator::HandleMessage(const Message& m) {
     return;
   }
   node->last_seen = Clock::now();
+  if (node->lost) {
+    // Back from a stop (SIGSTOP, a frozen host) after the job went on without it: whatever it
+    // sends is refused, and it is told to stop.
+    ++refused_;
+    LOG_IF(ERROR, LogThisRefusal(refused_))
+        << TypeName(m.header.type) << " from " << node->info.Name()
+        << ", which was declared lost, refused";
+    Header h;
+    h.type = MsgType::kShutdown;
+    h.sender_role = Role::kScheduler;
+    h.text = node->info.Name() + " was declared lost; the job went on without it";
+    SendMessage(socket_, h, {}, m.peer);
+    return;
+  }
   switch (m.header.type) {
     case MsgType::kHeartbeat: {
       Header ack;
@@ -363,11 +388,52 @@ void Coordinator::OnServerReport(const Node& node, const Header& h) {
   }
 }
 
+bool Coordinator::CanLose(const Node& n) const {
+  if (n.info.role != Role::kWorker || !phase_.is(Phase::kTraining)) return false;
+  if (mode_ != Mode::kAsync && mode_ != Mode::kSsp) return false;
+  // Never the last one: someone must finish the job.
+  return std::any_of(nodes_.begin(), nodes_.end(), [&](const Node& o) {
+    return o.info.role == Role::kWorker && !o.done && o.info.id != n.info.id;
+  });
+}
+
+void Coordinator::DeclareLost(Node& n, double silent_s) {
+  n.done = true;
+  n.lost = true;
+  lost_.insert(n.info.id);
+  const int id = n.info.id;
+  const int64_t step = progress_.count(id) ? progress_.at(id).step : 0;
+  int live = 0;
+  for (const auto& o : nodes_) live += o.info.role == Role::kWorker && !o.done;
+  JsonObject event;
+  event.Add("event", "lost")
+      .Add("worker", id)
+      .Add("rank", n.info.mpi_rank)
+      .Add("last_reported_step", step)
+      .Add("silent_s", silent_s)
+      .Add("wall_s", SecondsSince(start_))
+      .Add("workers_left", live);
+  membership_.push_back(event.str());
+  JsonObject line;
+  line.Add("type", "membership").AddMembers(event.str());
+  out_->AppendMetrics(line);
+  const std::string text = n.info.Name() + " lost (silent " + std::to_string(int(silent_s)) +
+                           " s, last reported step " + std::to_string(step) + "); " +
+                           ModeName(mode_) + " goes on with " + std::to_string(live) + " workers";
+  LOG(WARNING) << text;
+  std::fprintf(stderr, "[tteps] %s\n", text.c_str());  // one console line per event
+  Command(Role::kServer, server::topics::kWorkerLost, id);
+}
+
 void Coordinator::CheckSilence() {
-  for (const auto& n : nodes_) {
+  for (auto& n : nodes_) {
     if (n.done) continue;
     const double silent = SecondsSince(n.last_seen);
     if (silent > opts_.config.cluster.silence_s) {
+      if (CanLose(n)) {
+        DeclareLost(n, silent);
+        continue;
+      }
       Fail(n.info.Name() + " has been silent for " + std::to_string(static_cast<int>(silent)) +
            " s (no heartbeat; --heartbeat_s)");
       return;
@@ -583,6 +649,10 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   if (final_eval == "null")
     s.Add("evaluation", "none: no evaluation trips (--eval_fraction 0, or an empty --eval_data)");
   if (!best_eval_.empty()) s.AddRaw("best_eval", best_eval_);
+  // Every worker lost while the job went on (async / SSP), in order.
+  std::string membership = "[";
+  for (size_t i = 0; i < membership_.size(); ++i) membership += (i ? "," : "") + membership_[i];
+  s.AddRaw("membership", membership + "]");
   if (!error.empty()) s.Add("error", error);
   if (!final_eval_.empty()) {
     s.Add("model", out_->Path("model.pt")).Add("model_last", out_->Path("model_last.pt"));

@@ -61,6 +61,7 @@ class Coordinator {
     std::string peer;  // routing id of its control socket
     std::chrono::steady_clock::time_point last_seen;
     bool done = false;
+    bool lost = false;  // declared lost (async / SSP go on without it)
   };
   struct WorkerProgress {
     int64_t step = 0, epoch = 0, trips = 0;
@@ -89,6 +90,10 @@ class Coordinator {
   void SendDecisions();
   void FinishPolicy();
   void CheckSilence();
+  // Async / SSP: a silent worker while others train is dropped, not fatal: the servers stop
+  // waiting for its clock and refuse its pushes; it is told to stop if it ever speaks again.
+  bool CanLose(const Node& n) const;
+  void DeclareLost(Node& n, double silent_s);
   // The parameter-server modes: an evaluation of the servers' weights when the schedule says.
   void MaybeEvaluate();
   // --max_train_s: once the budget is spent, tells every worker to stop (once).
@@ -131,6 +136,8 @@ class Coordinator {
   std::string final_eval_;
   std::string best_eval_;  // {"step":..,"version":..,"train_s":..,"mape":..,...}; empty: none
   int64_t refused_ = 0;    // malformed messages and messages from unregistered peers
+  std::set<int> lost_;     // workers declared lost
+  std::vector<std::string> membership_;  // JSON of every loss, in order (summary.json)
   TraceFile* trace_ = nullptr;
 };
 

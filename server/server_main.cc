@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <vector>
 #include <zmq.hpp>
 
 #include "common/bootstrap.h"
@@ -34,8 +35,9 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
 
   // Clipping in sync mode: the scheduler answers each version's partial norms with the total.
   // Declared before the channel, whose thread writes into them.
-  std::mutex norms_mu;
+  std::mutex commands_mu;
   std::map<int64_t, double> norms;  // version -> global norm
+  std::vector<int> lost;            // workers declared lost, not yet dropped from the shard
   ControlChannel control(ctx, boot.scheduler_endpoint, self, node.timeout_s, node.heartbeat_s);
   const ClusterMap map = control.Register();
   const JobConfig& config = map.config;
@@ -51,8 +53,12 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   LOG(INFO) << "server " << id << " at " << self.endpoint << " holds " << range.ToString() << " ("
             << range.size() << " floats), mode " << ModeName(config.exchange.mode);
   control.OnCommand(topics::kNormTotal, [&](const Header& h) {
-    std::lock_guard<std::mutex> lock(norms_mu);
+    std::lock_guard<std::mutex> lock(commands_mu);
     norms[h.step] = h.norm;
+  });
+  control.OnCommand(topics::kWorkerLost, [&](const Header& h) {
+    std::lock_guard<std::mutex> lock(commands_mu);
+    lost.push_back(static_cast<int>(h.step));
   });
   control.Start();
 
@@ -75,7 +81,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
         control.Report(topics::kNormPartial, version, "", {}, 0, squared);
       },
       [&](int64_t version) -> std::optional<double> {
-        std::lock_guard<std::mutex> lock(norms_mu);
+        std::lock_guard<std::mutex> lock(commands_mu);
         auto it = norms.find(version);
         if (it == norms.end()) return std::nullopt;
         const double norm = it->second;
@@ -94,7 +100,20 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
       }
     });
   }
-  server.Run([&] { return control.ShutdownRequested(); });
+  server.Run([&] {
+    std::lock_guard<std::mutex> lock(commands_mu);
+    for (int w : lost) {
+      try {
+        shard.DropWorker(w);
+        LOG(WARNING) << "server " << id << ": worker " << w
+                     << " was declared lost; its clock no longer holds pulls back";
+      } catch (const std::invalid_argument& e) {
+        LOG(ERROR) << "server " << id << ": " << e.what();
+      }
+    }
+    lost.clear();
+    return control.ShutdownRequested();
+  });
 
   std::string reason;
   bool failed = false;

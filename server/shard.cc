@@ -24,6 +24,7 @@ Shard::Shard(KeyRange range, Consistency mode, int num_workers, int64_t stalenes
       optimizer_(std::move(optimizer)),
       values_(std::make_shared<std::vector<float>>(range.size(), 0.f)),
       clocks_(num_workers, 0),
+      dropped_(num_workers, false),
       grad_(range.size()),
       pushed_(num_workers, false),
       held_(num_workers) {
@@ -111,6 +112,10 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
     throw std::invalid_argument("push from unknown worker " + std::to_string(worker));
   }
   if (!initialized_) throw std::invalid_argument("push before the shard was initialised");
+  if (dropped_[worker]) {
+    throw std::invalid_argument("worker " + std::to_string(worker) +
+                                " was declared lost; its pushes are refused");
+  }
   if (awaiting_norm_) throw std::invalid_argument("push while the last step waits for its norm");
   // A worker whose slice of a small last batch is empty pushes zero samples: it still counts.
   if (samples < 0) throw std::invalid_argument("push with " + std::to_string(samples) + " samples");
@@ -171,7 +176,23 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
   return 0;
 }
 
-int64_t Shard::MinClock() const { return *std::min_element(clocks_.begin(), clocks_.end()); }
+int64_t Shard::MinClock() const {
+  int64_t min = INT64_MAX;
+  for (int w = 0; w < num_workers_; ++w) {
+    if (!dropped_[w]) min = std::min(min, clocks_[w]);
+  }
+  return min;
+}
+
+void Shard::DropWorker(int worker) {
+  if (worker < 0 || worker >= num_workers_) {
+    throw std::invalid_argument("cannot drop unknown worker " + std::to_string(worker));
+  }
+  if (mode_ == Consistency::kSync) {
+    throw std::invalid_argument("sync mode cannot go on without worker " + std::to_string(worker));
+  }
+  dropped_[worker] = true;
+}
 
 void Shard::RequestStop(int64_t grad_version) {
   const int64_t v = grad_version + 1;
@@ -202,8 +223,9 @@ std::vector<int> Shard::Blockers(int worker, int64_t want) const {
   if (!initialized_ || PullReady(worker, want)) return out;
   for (int w = 0; w < num_workers_; ++w) {
     // sync: a pull more than one version ahead waits for every worker's next push too.
-    const bool waiting_on = mode_ == Consistency::kSync ? (want > version_ + 1 || !pushed_[w])
-                                                        : clocks_[w] < want - staleness_;
+    const bool waiting_on = mode_ == Consistency::kSync
+                                ? (want > version_ + 1 || !pushed_[w])
+                                : !dropped_[w] && clocks_[w] < want - staleness_;
     if (waiting_on) out.push_back(w);
   }
   return out;

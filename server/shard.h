@@ -78,6 +78,12 @@ class Shard {
   // Whether a pull answered with `version` tells the worker to stop.
   bool Stopping(int64_t version) const;
 
+  // Async / SSP: the scheduler declared `worker` lost (silent past --silence_s). Its clock no
+  // longer holds back the others' pulls (SSP), and its late pushes are refused. Throws
+  // std::invalid_argument in sync mode (whose steps need every worker's slice).
+  void DropWorker(int worker);
+  bool dropped(int worker) const { return dropped_[worker]; }
+
   // Workers whose pushes a pull waiting for `want` still needs (for error messages).
   std::vector<int> Blockers(int worker, int64_t want) const;
 
@@ -115,6 +121,7 @@ class Shard {
   bool initialized_ = false;
   int64_t version_ = 0;
   std::vector<int64_t> clocks_;  // pushes per worker
+  std::vector<bool> dropped_;    // declared lost (async / SSP)
   // A sync push (or part) that arrived before a lower worker's push, kept until its turn.
   struct HeldPush {
     std::vector<KeyRange> spans;

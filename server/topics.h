@@ -8,6 +8,8 @@ namespace tteps::server::topics {
 inline constexpr char kNormPartial[] = "norm-partial";
 // Scheduler -> servers: norm = the global gradient norm of version `step`.
 inline constexpr char kNormTotal[] = "norm-total";
+// Scheduler -> servers (async / SSP): step = the id of a worker declared lost.
+inline constexpr char kWorkerLost[] = "worker-lost";
 // Server -> scheduler, at the end: text = its ServerStats (Cereal).
 inline constexpr char kStats[] = "server-stats";
 

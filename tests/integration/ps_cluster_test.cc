@@ -251,6 +251,70 @@ TEST(PsCluster, KilledWorkerIsNamedAndTheJobEndsNonZero) {
   std::printf("killed worker named after %.1f s\n", k.took_s);
 }
 
+// Async and SSP go on with the survivors (no exactness promised): the killed worker is declared
+// lost once silent, the servers stop waiting for its clock (SSP would hold every pull else), and
+// the job ends by itself with exit 0 and the loss recorded.
+TEST(PsCluster, AsyncAndSspGoOnWithoutAKilledWorker) {
+  for (const std::string mode : {"async", "ssp"}) {
+    const std::string dir = FreshDir("lose_" + mode);
+    const auto k = KillWorkerDuringTraining(
+        Launcher() + " --mode " + mode + " --workers 3 --servers 2 --out_dir " + dir +
+            "/run -- --train_data " + kData +
+            " --log_every 1 --heartbeat_s 0.5 --staleness 1 --timeout_s 20",
+        dir + "/run", dir + "/log", 2, 120);
+    ASSERT_TRUE(k.killed) << k.log;
+    ASSERT_TRUE(k.ended) << "the job did not end after its worker was killed\n" << k.log;
+    EXPECT_TRUE(WIFEXITED(k.status) && WEXITSTATUS(k.status) == 0) << mode << "\n" << k.log;
+    EXPECT_NE(k.log.find("[tteps] worker 2 (rank"), std::string::npos) << k.log;
+    EXPECT_NE(k.log.find(mode + " goes on with 2 workers"), std::string::npos) << k.log;
+    const std::string summary = ReadFile(dir + "/run/summary.json");
+    EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+    EXPECT_NE(summary.find("\"membership\":[{\"event\":\"lost\",\"worker\":2,"), std::string::npos)
+        << summary;
+    EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+    EXPECT_LT(JsonNumber(summary, "mape"), 1.0) << summary;
+    const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
+    EXPECT_NE(metrics.find("\"type\":\"membership\",\"event\":\"lost\""), std::string::npos);
+    std::printf("%s: worker 2 killed, the job ended %.1f s later\n", mode.c_str(), k.took_s);
+  }
+}
+
+// A worker only stopped (SIGSTOP) past the deadline is declared lost like a dead one; resumed,
+// it finds its pushes refused and is told to stop: it changes nothing, and the job ends well.
+TEST(PsCluster, AStoppedSspWorkerResumedAfterItsLossIsRefused) {
+  const std::string dir = FreshDir("stop_ssp");
+  BackgroundJob job(Launcher() + " --mode ssp --workers 3 --servers 1 --out_dir " + dir +
+                        "/run -- --train_data " + kData +
+                        " --epochs 20 --log_every 1 --heartbeat_s 0.5 --staleness 1 --timeout_s 20",
+                    dir + "/run", dir + "/log");
+  ASSERT_TRUE(job.WaitForTraining(120)) << job.log();
+  std::smatch m;
+  const std::string scheduler_log = ReadFile(dir + "/run/logs/scheduler-0.log");
+  ASSERT_TRUE(std::regex_search(
+      scheduler_log, m, std::regex(R"(registered worker 1 \(rank \d+, host [^,]+, pid (\d+)\))")))
+      << scheduler_log;
+  const pid_t pid = std::stoi(m[1]);
+  ASSERT_EQ(kill(pid, SIGSTOP), 0);
+  const auto start = std::chrono::steady_clock::now();
+  while (ReadFile(dir + "/run/metrics.jsonl").find("\"type\":\"membership\"") ==
+             std::string::npos &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  kill(pid, SIGCONT);
+  ASSERT_TRUE(job.Wait(120)) << job.log();
+  EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == 0) << job.log();
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"membership\":[{\"event\":\"lost\",\"worker\":1,"), std::string::npos)
+      << summary;
+  EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+  // Its resumed traffic was refused (by the servers, or by the scheduler) and logged.
+  const std::string logs = JobLogs(dir + "/run");
+  EXPECT_TRUE(logs.find("was declared lost") != std::string::npos) << logs.substr(0, 20000);
+  EXPECT_GT(JsonNumber(summary.substr(summary.find("\"refused\"")), "messages"), 0) << summary;
+}
+
 TEST(PsCluster, TimeBudgetStopsSyncWorkersAfterTheSameStep) {
   // The stop flag travels with one worker's push; the servers' replies tell both workers.
   const auto steps = RunOutOfTime("budget_sync", "--mode sync --workers 2 --servers 2");

@@ -325,6 +325,33 @@ TEST(ShardSsp, PullsAreGatedByTheSlowestWorkersClock) {
   EXPECT_EQ(shard->clock(2), 2);
 }
 
+TEST(ShardSsp, ADroppedWorkersClockNoLongerHoldsPullsAndItsPushesAreRefused) {
+  auto shard = MakeShard(Consistency::kSsp, 3, /*staleness=*/1);
+  const auto init = Init(), g = Grad(0);
+  shard->Init(init.data());
+  shard->Push(0, 0, 1, g.data());
+  shard->Push(0, 1, 1, g.data());
+  shard->Push(1, 2, 1, g.data());  // clocks 2 1 0: worker 2 holds worker 0 back
+  EXPECT_FALSE(shard->PullReady(0, 3));
+  EXPECT_EQ(shard->Blockers(0, 3), (std::vector<int>{1, 2}));
+  shard->DropWorker(2);
+  EXPECT_TRUE(shard->dropped(2));
+  EXPECT_EQ(shard->Blockers(0, 3), (std::vector<int>{1}));
+  shard->Push(1, 3, 1, g.data());  // clocks 2 2 (0, dropped)
+  EXPECT_TRUE(shard->PullReady(0, 3));
+  const int64_t version = shard->version();
+  EXPECT_THROW(shard->Push(2, version, 1, g.data()), std::invalid_argument);
+  EXPECT_EQ(shard->version(), version);  // the late push changed nothing
+  EXPECT_EQ(shard->clock(2), 0);
+}
+
+TEST(ShardSync, AWorkerCannotBeDropped) {
+  auto shard = MakeShard(Consistency::kSync, 2);
+  EXPECT_THROW(shard->DropWorker(1), std::invalid_argument);
+  auto async = MakeShard(Consistency::kAsync, 2);
+  EXPECT_THROW(async->DropWorker(2), std::invalid_argument);
+}
+
 TEST(ShardSync, AStopFlagEndsTrainingForEveryWorkerAtTheNextVersion) {
   auto shard = MakeShard(Consistency::kSync, 2);
   const auto init = Init(), g = Grad(0);
