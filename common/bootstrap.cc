@@ -4,8 +4,10 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -165,7 +167,7 @@ int RunNode(Role role, const NodeOptions& opts, const std::function<int(Bootstra
     LOG(ERROR) << e.what();
     rc = 1;
   }
-  EndNode(boot, rc == 0);
+  EndNode(boot, rc == 0, opts.timeout_s);
   return rc;
 }
 
@@ -179,7 +181,13 @@ NodeInfo SelfInfo(Role role, const Bootstrap& boot) {
   return self;
 }
 
-void EndNode(const Bootstrap& b, bool ok) {
+namespace {
+std::atomic<bool> lost_peer{false};
+}  // namespace
+
+void NoteLostPeer() { lost_peer = true; }
+
+void EndNode(const Bootstrap& b, bool ok, double timeout_s) {
   if (!b.mpi) return;
   if (!ok && !b.endpoint_shared && b.rank == 0) {
     // The scheduler failed before sharing its endpoint: an empty one tells every rank waiting
@@ -189,7 +197,30 @@ void EndNode(const Bootstrap& b, bool ok) {
     return;
   }
   if (ok) {
+    // A dead rank can keep OpenMPI's finalize fence from completing (seen after a worker was
+    // killed): bounded, like every other wait.
+    const double limit_s = lost_peer ? 3.0 : timeout_s;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool finalized = false;
+    std::thread guard([&] {
+      std::unique_lock<std::mutex> lock(mu);
+      if (cv.wait_for(lock, std::chrono::duration<double>(limit_s), [&] { return finalized; })) {
+        return;
+      }
+      LOG(WARNING) << "MPI_Finalize did not return within " << limit_s
+                   << " s (a process of the job was lost); exiting without it";
+      google::FlushLogFiles(google::GLOG_INFO);
+      std::fflush(stdout);
+      std::_Exit(0);
+    });
     MPI_Finalize();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      finalized = true;
+    }
+    cv.notify_all();
+    guard.join();
   } else if (!b.endpoint_shared) {
     Watchdog().Disarm();
     MPI_Abort(MPI_COMM_WORLD, 1);

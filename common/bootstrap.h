@@ -54,7 +54,11 @@ void ShareSchedulerEndpoint(Bootstrap* boot, const std::string& endpoint_if_sche
 // Ends MPI cleanly when `ok`. After a failure peers may be gone, so MPI_Finalize (which may
 // wait for them) is skipped and the process just exits with its error status; a failure before
 // the endpoint was shared aborts the job, since the other ranks wait for it in a collective.
-void EndNode(const Bootstrap& boot, bool ok);
+// MPI_Finalize waits for every rank: it gets `timeout_s`, or a few seconds once a process of
+// the job was lost (NoteLostPeer), after which the process exits with its status anyway.
+void EndNode(const Bootstrap& boot, bool ok, double timeout_s = 30);
+// A process of this job was lost while the job went on (a worker of a PS job).
+void NoteLostPeer();
 
 // The body of a node program: StartNode, then `body`, then EndNode with its verdict. An
 // exception is logged and makes the exit status 1.

@@ -76,7 +76,8 @@ const char* TypeName(MsgType type) {
 template <class Archive>
 void Header::save(Archive& ar) const {
   ar(magic, version, static_cast<uint8_t>(type), static_cast<uint8_t>(sender_role), sender_id,
-     request_id, step, samples, fingerprint, held_s, norm, stop, static_cast<uint8_t>(wire), more);
+     request_id, step, samples, fingerprint, held_s, norm, stop, static_cast<uint8_t>(wire), more,
+     slice);
   SaveString(ar, topic);
   SaveVector(ar, ranges);
   SaveVector(ar, payload_bytes);
@@ -92,7 +93,7 @@ void Header::load(Archive& ar) {
     throw CodecError("protocol version " + std::to_string(version) + ", expected " +
                      std::to_string(kProtocolVersion));
   }
-  ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm, stop, w, more);
+  ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm, stop, w, more, slice);
   if (w > static_cast<uint8_t>(WireType::kBf16)) {
     throw CodecError("unknown value type " + std::to_string(w));
   }

@@ -64,10 +64,11 @@ void ControlChannel::OnCommand(const std::string& topic, Handler handler) {
   handlers_[topic] = std::move(handler);
 }
 
-void ControlChannel::SetTiming(double timeout_s, double heartbeat_s) {
+void ControlChannel::SetTiming(double timeout_s, double heartbeat_s, double silence_s) {
   if (running_) throw std::logic_error("ControlChannel::SetTiming after Start");
   timeout_s_ = timeout_s;
   heartbeat_s_ = heartbeat_s;
+  silence_s_ = silence_s;
 }
 
 void ControlChannel::Start() {
@@ -199,9 +200,11 @@ void ControlChannel::Loop() {
     } catch (const CodecError& e) {
       LOG(ERROR) << "malformed message from the scheduler ignored: " << e.what();
     }
-    if (SecondsSince(last_heard) > timeout_s_) {
+    const double limit_s = silence_s_ > 0 ? silence_s_ : timeout_s_;
+    if (SecondsSince(last_heard) > limit_s) {
       Shutdown("the scheduler at " + scheduler_endpoint_ + " has been silent for " +
-                   std::to_string(static_cast<int>(SecondsSince(last_heard))) + " s (--timeout_s)",
+                   std::to_string(SecondsSince(last_heard)).substr(0, 4) + " s (" +
+                   (silence_s_ > 0 ? "--silence_s" : "--timeout_s") + ")",
                true);
       last_heard = Clock::now();
     }

@@ -41,8 +41,9 @@ class ControlChannel {
   // command and must not call the channel.
   void OnCommand(const std::string& topic, Handler handler);
   // Before Start(): the job's deadline and heartbeat interval replace the node's own (which
-  // only bounded the registration).
-  void SetTiming(double timeout_s, double heartbeat_s);
+  // only bounded the registration). A scheduler not heard from for `silence_s` (which answers
+  // every heartbeat; 0: timeout_s) is taken as gone: the node shuts down, naming it.
+  void SetTiming(double timeout_s, double heartbeat_s, double silence_s = 0);
   // Starts the background thread (heartbeats, commands, queued sends).
   void Start();
 
@@ -72,6 +73,7 @@ class ControlChannel {
   std::string scheduler_endpoint_;
   NodeInfo self_;
   double timeout_s_, heartbeat_s_;
+  double silence_s_ = 0;  // 0: timeout_s_
   std::map<std::string, Handler> handlers_;
   std::thread thread_;
   std::atomic<bool> running_{false};

@@ -44,6 +44,7 @@ void KVClient::Send(const Request& q, uint64_t id, size_t s) {
   h.stop = q.stop;
   h.wire = q.wire;
   h.more = q.more;
+  h.slice = q.slice;
   if (q.type == MsgType::kPull) {
     SendMessage(sockets_[s], h);
   } else {
@@ -81,9 +82,10 @@ struct KVClient::Inflight {
 
 KVClient::~KVClient() = default;
 
-KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const char* what) {
+KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const char* what,
+                                     size_t interruptible_from) {
   Begin(requests, what);
-  Await(requests.size());
+  Await(requests.size(), interruptible_from);
   Replies out = std::move(inflight_->replies);
   inflight_.reset();
   return out;
@@ -120,7 +122,7 @@ void KVClient::Begin(std::vector<Request> requests, const char* what) {
   inflight_ = std::move(f);
 }
 
-void KVClient::Await(size_t upto) {
+void KVClient::Await(size_t upto, size_t interruptible_from) {
   Inflight& f = *inflight_;
   const size_t n = sockets_.size(), k = f.requests.size();
   const std::string what = f.what;
@@ -132,6 +134,11 @@ void KVClient::Await(size_t upto) {
   advance();
   while (f.answered < upto || !parts_.empty()) {
     if (abort_ && abort_()) throw std::runtime_error(what + " aborted: shutdown");
+    if (f.answered >= interruptible_from && interrupt_ && interrupt_()) {
+      inflight_.reset();  // its late replies are ignored (ids below the next exchange's)
+      staged_out_ = nullptr;
+      throw KVInterrupted(what + " interrupted");
+    }
     zmq::poll(items.data(), n, std::chrono::milliseconds(50));
     for (size_t s = 0; s < n; ++s) {
       if (!(items[s].revents & ZMQ_POLLIN)) continue;
@@ -254,8 +261,9 @@ KVClient::Request KVClient::DataRequest(MsgType type,
 
 KVClient::Request KVClient::PushRequest(std::shared_ptr<const std::vector<float>> grad,
                                         const std::vector<KeyRange>& spans, int64_t version,
-                                        int64_t samples, double norm) const {
+                                        int64_t samples, double norm, int slice) const {
   Request q = DataRequest(MsgType::kPush, std::move(grad), spans, wire_);
+  q.slice = slice;
   q.step = version;
   q.samples = samples;
   q.norm = norm;
@@ -284,13 +292,14 @@ void KVClient::Init(const float* values) {
 
 void KVClient::Push(std::shared_ptr<const std::vector<float>> grad,
                     const std::vector<KeyRange>& spans, int64_t version, int64_t samples,
-                    double mean_grad_norm) {
-  Exchange({PushRequest(std::move(grad), spans, version, samples, mean_grad_norm)}, "push");
+                    double mean_grad_norm, int slice) {
+  Exchange({PushRequest(std::move(grad), spans, version, samples, mean_grad_norm, slice)}, "push");
 }
 
-PullResult KVClient::Pull(int64_t want, float* out, const std::vector<KeyRange>& spans) {
+PullResult KVClient::Pull(int64_t want, float* out, const std::vector<KeyRange>& spans,
+                          bool interruptible) {
   const Request q = PullRequest(want, spans);
-  return ReadPull(Exchange({q}, "pull"), 0, q, out);
+  return ReadPull(Exchange({q}, "pull", interruptible ? 0 : SIZE_MAX), 0, q, out);
 }
 
 PullResult KVClient::PushPull(std::shared_ptr<const std::vector<float>> grad,
@@ -300,7 +309,7 @@ PullResult KVClient::PushPull(std::shared_ptr<const std::vector<float>> grad,
   std::vector<Request> qs;
   qs.push_back(PushRequest(std::move(grad), push_spans, version, samples, mean_grad_norm));
   qs.push_back(PullRequest(want, pull_spans));
-  const Replies replies = Exchange(qs, "push and pull");
+  const Replies replies = Exchange(qs, "push and pull", /*interruptible_from=*/1);
   PullResult r = ReadPull(replies, 1, qs[1], out);
   r.push_s = replies.seconds[0];
   return r;
@@ -320,7 +329,7 @@ PullResult KVClient::PushPullStaged(std::shared_ptr<const std::vector<float>> gr
     qs.push_back(PullRequest(want, keys));
   }
   Begin(std::move(qs), "push and pull");
-  Await(2);  // the push (request 0) and stage 0
+  Await(2, /*interruptible_from=*/1);  // the push (request 0) and stage 0
   // The later stages are of the same version and follow at once: they get a deadline of their
   // own from here, not what stage 0's wait for the other workers left of the exchange's.
   inflight_->deadline =

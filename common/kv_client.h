@@ -3,9 +3,11 @@
 // at once and awaited with a deadline. Knows float arrays and key ranges, not LibTorch.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -13,6 +15,13 @@
 #include "common/cluster_map.h"
 
 namespace tteps {
+
+// A wait for a pull ended early because the interrupt hook said so (set_interrupt): the
+// request is abandoned (its late replies are ignored); the push before it was acknowledged.
+class KVInterrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct PullResult {
   int64_t version = 0;  // lowest version served across shards
@@ -34,8 +43,10 @@ class KVClient {
   // disjoint keys; empty: every key) say which keys to send: the others' gradient is zero. A
   // dense push is sent without copying, kept alive by the shared pointer until ZeroMQ is done
   // with it. `mean_grad_norm`: the L2 norm of grad_sum / samples over all keys (for clipping).
+  // `slice` >= 0 (sync): the push holds that slice of the global batch, computed here for a
+  // lost worker (its id); -1: this worker's own.
   void Push(std::shared_ptr<const std::vector<float>> grad_sum, const std::vector<KeyRange>& spans,
-            int64_t version, int64_t samples, double mean_grad_norm = -1);
+            int64_t version, int64_t samples, double mean_grad_norm = -1, int slice = -1);
   // sync: a part of the next push, sent at once while backward computes the rest (the keys of
   // `spans`, which must not be sent again). Not awaited here: the next Push or PushPull waits
   // for its acknowledgement too, and completes the push.
@@ -44,7 +55,9 @@ class KVClient {
   // Fills the keys of `spans` (empty: every key) of `out`, the whole flat vector, once each
   // server can serve `want` (a version in sync mode, the worker's clock in SSP, ignored in
   // async). The other keys of `out` are left as they were.
-  PullResult Pull(int64_t want, float* out, const std::vector<KeyRange>& spans = {});
+  // `interruptible`: the wait may end with KVInterrupted (set_interrupt).
+  PullResult Pull(int64_t want, float* out, const std::vector<KeyRange>& spans = {},
+                  bool interruptible = false);
   // Push, then at once (without waiting for the acknowledgements) the pull of `want`: a
   // server handles a connection's messages in order, so the pull sees the push.
   PullResult PushPull(std::shared_ptr<const std::vector<float>> grad_sum,
@@ -62,6 +75,11 @@ class KVClient {
                             const std::vector<std::vector<KeyRange>>& stages);
   // Until stage `stage` (and every stage before it) of the last staged pull is in its `out`.
   void AwaitStage(size_t stage);
+
+  // Polled while PushPull, PushPullStaged (once the push is acknowledged) and an interruptible
+  // Pull wait for their pull: true ends the wait with KVInterrupted. Sync mode: the scheduler
+  // gave this worker a lost worker's slice, which the pull may be waiting for.
+  void set_interrupt(std::function<bool()> interrupt) { interrupt_ = std::move(interrupt); }
 
   // The job's time budget is spent: every later push carries the stop flag, from which the
   // servers tell all workers, through their pull replies, at which version to stop.
@@ -88,6 +106,7 @@ class KVClient {
     std::vector<const void*> data;
     WireType wire = WireType::kF32;
     bool more = false;
+    int slice = -1;
   };
   struct Replies;
   struct Inflight;
@@ -97,16 +116,18 @@ class KVClient {
                       const std::vector<KeyRange>& spans, WireType wire) const;
   Request PushRequest(std::shared_ptr<const std::vector<float>> grad,
                       const std::vector<KeyRange>& spans, int64_t version, int64_t samples,
-                      double norm) const;
+                      double norm, int slice = -1) const;
   Request PullRequest(int64_t want, const std::vector<KeyRange>& spans) const;
   void Send(const Request& q, uint64_t id, size_t server);
   // Sends `requests` to every server, in order, and waits (deadline) for every answer (and for
   // those of the parts sent before).
-  Replies Exchange(const std::vector<Request>& requests, const char* what);
+  // `interruptible_from`: once requests [0, n) are answered, the interrupt hook may end the wait.
+  Replies Exchange(const std::vector<Request>& requests, const char* what,
+                   size_t interruptible_from = SIZE_MAX);
   // Exchange in two halves: send (after finishing the exchange still in flight), then receive
   // until requests [0, upto) are answered by every server and every part is acknowledged.
   void Begin(std::vector<Request> requests, const char* what);
-  void Await(size_t upto);
+  void Await(size_t upto, size_t interruptible_from = SIZE_MAX);
   // Ends the staged pull once every stage is read (and every part acknowledged).
   void FinishStaged();
   PullResult ReadPull(const Replies& replies, size_t index, const Request& request, float* out);
@@ -115,6 +136,7 @@ class KVClient {
   NodeInfo self_;
   double timeout_s_;
   std::function<bool()> abort_;
+  std::function<bool()> interrupt_;
   std::vector<zmq::socket_t> sockets_;
   uint64_t next_request_ = 1;
   bool stop_ = false;

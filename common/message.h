@@ -63,6 +63,9 @@ struct Header {
   WireType wire = WireType::kF32;
   // sync push: a part sent during backward; the push whose `more` is false completes it.
   bool more = false;
+  // sync push: the slice of the global batch it holds (the worker id of the slice's first
+  // owner), when a worker pushes a lost worker's slice as well as its own; -1: the sender's.
+  int32_t slice = -1;
   std::vector<KeyRange> ranges;
   std::vector<uint64_t> payload_bytes;  // one per payload frame
   std::string text;                     // error text, or a control message's encoded body

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <set>
 
+#include "common/bootstrap.h"
 #include "common/cereal_body.h"
 #include "common/clock.h"
 #include "common/codec.h"
@@ -390,7 +391,10 @@ void Coordinator::OnServerReport(const Node& node, const Header& h) {
 
 bool Coordinator::CanLose(const Node& n) const {
   if (n.info.role != Role::kWorker || !phase_.is(Phase::kTraining)) return false;
-  if (mode_ != Mode::kAsync && mode_ != Mode::kSsp) return false;
+  // Sync: an adopted slice is computed with the adopter's accumulation, the same only when
+  // it is fixed.
+  const bool sync_can = mode_ == Mode::kSync && policy_ == nullptr;
+  if (mode_ != Mode::kAsync && mode_ != Mode::kSsp && !sync_can) return false;
   // Never the last one: someone must finish the job.
   return std::any_of(nodes_.begin(), nodes_.end(), [&](const Node& o) {
     return o.info.role == Role::kWorker && !o.done && o.info.id != n.info.id;
@@ -405,6 +409,26 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
   const int64_t step = progress_.count(id) ? progress_.at(id).step : 0;
   int live = 0;
   for (const auto& o : nodes_) live += o.info.role == Role::kWorker && !o.done;
+  // Sync: the slices it computed go to the live workers with the fewest.
+  std::vector<int> adopters;
+  if (mode_ == Mode::kSync) {
+    if (slice_owner_.empty()) {
+      for (int w = 0; w < opts_.num_workers; ++w) slice_owner_.push_back(w);
+    }
+    for (int slice = 0; slice < opts_.num_workers; ++slice) {
+      if (slice_owner_[slice] != id) continue;
+      int best = -1, best_count = INT32_MAX;
+      for (const auto& o : nodes_) {
+        if (o.info.role != Role::kWorker || o.done) continue;
+        const int count =
+            static_cast<int>(std::count(slice_owner_.begin(), slice_owner_.end(), o.info.id));
+        if (count < best_count) best = o.info.id, best_count = count;
+      }
+      slice_owner_[slice] = best;
+      adopters.push_back(best);
+      Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, best);
+    }
+  }
   JsonObject event;
   event.Add("event", "lost")
       .Add("worker", id)
@@ -413,16 +437,28 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
       .Add("silent_s", silent_s)
       .Add("wall_s", SecondsSince(start_))
       .Add("workers_left", live);
+  if (mode_ == Mode::kSync) {
+    std::string list = "[";
+    for (size_t i = 0; i < adopters.size(); ++i) {
+      list += (i ? "," : "") + std::to_string(adopters[i]);
+    }
+    event.AddRaw("slices_to", list + "]");
+  }
   membership_.push_back(event.str());
   JsonObject line;
   line.Add("type", "membership").AddMembers(event.str());
   out_->AppendMetrics(line);
-  const std::string text = n.info.Name() + " lost (silent " + std::to_string(int(silent_s)) +
-                           " s, last reported step " + std::to_string(step) + "); " +
-                           ModeName(mode_) + " goes on with " + std::to_string(live) + " workers";
+  const std::string text =
+      n.info.Name() + " lost (silent " + std::to_string(int(silent_s)) + " s, last reported step " +
+      std::to_string(step) + "); " + ModeName(mode_) + " goes on with " + std::to_string(live) +
+      " workers" +
+      (adopters.empty() ? ""
+                        : ", its slice computed by worker " + std::to_string(adopters.front()));
   LOG(WARNING) << text;
   std::fprintf(stderr, "[tteps] %s\n", text.c_str());  // one console line per event
   Command(Role::kServer, server::topics::kWorkerLost, id);
+  Command(Role::kWorker, topics::kPeerLost, id);
+  NoteLostPeer();
 }
 
 void Coordinator::CheckSilence() {

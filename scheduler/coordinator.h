@@ -90,8 +90,10 @@ class Coordinator {
   void SendDecisions();
   void FinishPolicy();
   void CheckSilence();
-  // Async / SSP: a silent worker while others train is dropped, not fatal: the servers stop
-  // waiting for its clock and refuse its pushes; it is told to stop if it ever speaks again.
+  // A silent worker while others train is dropped, not fatal: the servers refuse its pushes and
+  // it is told to stop if it ever speaks again. Async / SSP: the servers stop waiting for its
+  // clock. Sync (fixed accumulation): its slices go to the live worker with the fewest, which
+  // computes them beside its own, so every step still sums the same trips.
   bool CanLose(const Node& n) const;
   void DeclareLost(Node& n, double silent_s);
   // The parameter-server modes: an evaluation of the servers' weights when the schedule says.
@@ -137,6 +139,7 @@ class Coordinator {
   std::string best_eval_;  // {"step":..,"version":..,"train_s":..,"mape":..,...}; empty: none
   int64_t refused_ = 0;    // malformed messages and messages from unregistered peers
   std::set<int> lost_;     // workers declared lost
+  std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)
   std::vector<std::string> membership_;  // JSON of every loss, in order (summary.json)
   TraceFile* trace_ = nullptr;
 };

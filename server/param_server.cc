@@ -78,6 +78,30 @@ void ParamServer::NoteDropped(const Header& request) {
       << " dropped: the peer is gone or does not read (" << dropped_ << " so far)";
 }
 
+bool ParamServer::AdoptedSliceIsIn(const Header& h, int slice) {
+  if (shard_->consistency() != Consistency::kSync || h.more || slice < 0 ||
+      slice >= static_cast<int>(map_.workers.size())) {
+    throw std::invalid_argument("a push of slice " + std::to_string(slice) + " from worker " +
+                                std::to_string(h.sender_id) +
+                                " (another worker's slice comes whole, in sync mode only)");
+  }
+  // The scheduler's word that the slice's worker is lost may reach this server after the
+  // slice does: the push says so too.
+  if (!shard_->dropped(slice)) {
+    LOG(WARNING) << "server " << id_ << ": worker " << h.sender_id << " pushes the slice of worker "
+                 << slice << ", which is taken as lost";
+    shard_->DropWorker(slice);
+  }
+  // Complete already (its worker pushed it before it was lost, and the step may be over):
+  // the copy is the same gradient, computed on the same weights from the same trips.
+  if (h.step < shard_->version() || shard_->pushed(slice)) {
+    LOG(INFO) << "server " << id_ << ": slice " << slice << " of version " << h.step
+              << " was complete; worker " << h.sender_id << "'s copy is not counted again";
+    return true;
+  }
+  return false;
+}
+
 void ParamServer::Handle(Message& m) {
   decoded_for_ = nullptr;  // a new message, perhaps at the old one's address
   const Header& h = m.header;
@@ -113,11 +137,21 @@ void ParamServer::Handle(Message& m) {
         }
         if (!std::isfinite(h.norm)) throw std::invalid_argument("push with a non-finite norm");
         CheckFinite(m, "gradient");
+        const int slice = h.slice >= 0 ? h.slice : h.sender_id;
+        if (h.sender_id >= 0 && h.sender_id < static_cast<int>(map_.workers.size()) &&
+            shard_->dropped(h.sender_id)) {
+          throw std::invalid_argument("worker " + std::to_string(h.sender_id) +
+                                      " was declared lost; its pushes are refused");
+        }
+        if (slice != h.sender_id && AdoptedSliceIsIn(h, slice)) {
+          Reply(m.peer, h, MsgType::kPushAck);  // the same gradient is already counted
+          break;
+        }
         const int64_t before = shard_->version();
         int64_t stale = 0;
         {
           ScopedSpan span(tracer_, "apply push");
-          stale = shard_->Push(h.sender_id, h.step, h.samples, h.ranges, Values(m), h.norm, h.more);
+          stale = shard_->Push(slice, h.step, h.samples, h.ranges, Values(m), h.norm, h.more);
         }
         if (h.stop) shard_->RequestStop(h.step);
         if (!h.more) {  // a push counts once, however many parts it came in

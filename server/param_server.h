@@ -52,6 +52,9 @@ class ParamServer {
     Header header;
     std::chrono::steady_clock::time_point arrived;
   };
+  // A sync push of another worker's slice (h.slice): whether that slice is complete already
+  // (the copy is acknowledged, not counted). Throws std::invalid_argument if it may not be.
+  bool AdoptedSliceIsIn(const Header& h, int slice);
   void ReplyError(const std::string& peer, const Header& request, const std::string& what);
   void Reply(const std::string& peer, const Header& request, MsgType type);
   void ReplyPull(const PendingPull& p);

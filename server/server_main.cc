@@ -42,7 +42,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   const ClusterMap map = control.Register();
   const JobConfig& config = map.config;
   const double timeout_s = config.cluster.timeout_s;
-  control.SetTiming(timeout_s, config.cluster.heartbeat_s);
+  control.SetTiming(timeout_s, config.cluster.heartbeat_s, config.cluster.silence_s);
   const int id = map.your_id;
   const KeyRange range = map.ranges.at(id);
   // No frame larger than this shard's values or a header may arrive (workers connect after
@@ -59,6 +59,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   control.OnCommand(topics::kWorkerLost, [&](const Header& h) {
     std::lock_guard<std::mutex> lock(commands_mu);
     lost.push_back(static_cast<int>(h.step));
+    NoteLostPeer();
   });
   control.Start();
 
@@ -105,8 +106,10 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
     for (int w : lost) {
       try {
         shard.DropWorker(w);
-        LOG(WARNING) << "server " << id << ": worker " << w
-                     << " was declared lost; its clock no longer holds pulls back";
+        LOG(WARNING) << "server " << id << ": worker " << w << " was declared lost; "
+                     << (config.exchange.mode == Mode::kSync
+                             ? "its slice comes from another worker"
+                             : "its clock no longer holds pulls back");
       } catch (const std::invalid_argument& e) {
         LOG(ERROR) << "server " << id << ": " << e.what();
       }

@@ -95,12 +95,13 @@ const float* Shard::Densify(const std::vector<KeyRange>& spans, const float* val
 }
 
 void Shard::SumHeld() {
-  while (next_summed_ < num_workers_) {
+  // A push is summed only once complete, so that the parts of a worker lost in the middle of
+  // its push can be dropped (DropWorker) and its slice pushed again by another worker.
+  while (next_summed_ < num_workers_ && pushed_[next_summed_]) {
     for (const HeldPush& h : held_[next_summed_]) {
       AddSpans(h.values.data(), h.spans, range_.begin, sum_.data());
     }
     held_[next_summed_].clear();
-    if (!pushed_[next_summed_]) break;  // its later parts are summed as they come
     ++next_summed_;
   }
 }
@@ -112,7 +113,7 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
     throw std::invalid_argument("push from unknown worker " + std::to_string(worker));
   }
   if (!initialized_) throw std::invalid_argument("push before the shard was initialised");
-  if (dropped_[worker]) {
+  if (dropped_[worker] && mode_ != Consistency::kSync) {
     throw std::invalid_argument("worker " + std::to_string(worker) +
                                 " was declared lost; its pushes are refused");
   }
@@ -146,9 +147,9 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
                                 " for version " + std::to_string(version_));
   }
   // Float addition is not associative: summing in worker order makes the aggregate the same
-  // however the pushes raced. A push (or part) ahead of its turn waits, copied, for the ones
-  // before it.
-  if (worker == next_summed_) {
+  // however the pushes raced. A push (or part) ahead of its turn, or a part of the push whose
+  // turn it is, waits, copied, for the ones before it and the rest of it.
+  if (worker == next_summed_ && !more) {
     AddSpans(grad_sum, spans, range_.begin, sum_.data());
   } else {
     held_[worker].push_back(
@@ -188,10 +189,10 @@ void Shard::DropWorker(int worker) {
   if (worker < 0 || worker >= num_workers_) {
     throw std::invalid_argument("cannot drop unknown worker " + std::to_string(worker));
   }
-  if (mode_ == Consistency::kSync) {
-    throw std::invalid_argument("sync mode cannot go on without worker " + std::to_string(worker));
-  }
   dropped_[worker] = true;
+  // Sync: its slice will come from another worker; the parts of a push it did not complete
+  // are dropped (a complete one counts: the other worker's copy is then refused as a second).
+  if (mode_ == Consistency::kSync && !pushed_[worker]) held_[worker].clear();
 }
 
 void Shard::RequestStop(int64_t grad_version) {

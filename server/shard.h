@@ -78,15 +78,19 @@ class Shard {
   // Whether a pull answered with `version` tells the worker to stop.
   bool Stopping(int64_t version) const;
 
-  // Async / SSP: the scheduler declared `worker` lost (silent past --silence_s). Its clock no
-  // longer holds back the others' pulls (SSP), and its late pushes are refused. Throws
-  // std::invalid_argument in sync mode (whose steps need every worker's slice).
+  // The scheduler declared `worker` lost (silent past --silence_s). Async / SSP: its clock no
+  // longer holds back the others' pulls (SSP), and its late pushes are refused. Sync: its slice
+  // of each step is pushed by another worker from now on (the server refuses the lost worker's
+  // own late pushes); the parts of a push it left incomplete are dropped.
   void DropWorker(int worker);
+  // Sync: whether `worker`'s slice of the version being collected is complete.
+  bool pushed(int worker) const { return pushed_[worker]; }
   bool dropped(int worker) const { return dropped_[worker]; }
 
   // Workers whose pushes a pull waiting for `want` still needs (for error messages).
   std::vector<int> Blockers(int worker, int64_t want) const;
 
+  Consistency consistency() const { return mode_; }
   int64_t version() const { return version_; }
   const KeyRange& range() const { return range_; }
   // The current values. The pointer stays valid (and unchanged) while the caller holds it:

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -84,6 +85,15 @@ StepData Draw(SliceStream& stream, int64_t accumulation, const std::vector<data:
   return d;
 }
 
+// A lost worker's slice that this worker computes too: its own stream of that worker's slices
+// (the data order never depends on who computes a slice), and its data for the next step.
+struct AdoptedSlice {
+  AdoptedSlice(int s, SliceStream st) : slice(s), stream(std::move(st)) {}
+  int slice;
+  SliceStream stream;
+  StepData next;
+};
+
 }  // namespace
 
 DriverResult StepDriver::Run() {
@@ -121,6 +131,48 @@ DriverResult StepDriver::Run() {
     eval_s += SecondsSince(t);
   };
 
+  // Sync after a worker loss: the slices this worker computes for lost workers.
+  std::vector<std::unique_ptr<AdoptedSlice>> adopted;
+  const auto adopt_new = [&](int64_t step) {
+    if (!hooks_.take_adopted) return;
+    const std::vector<int> fresh = hooks_.take_adopted();
+    if (!fresh.empty()) exchange_->RefreshWeights();
+    for (int slice : fresh) {
+      auto a = std::make_unique<AdoptedSlice>(
+          slice, SliceStream(train_, opts_, o_.num_workers, slice, o_.first_worker_batch,
+                             o_.balanced_slices));
+      for (int64_t i = 0; i < step * accumulation; ++i) a->stream.Next();
+      a->next = Draw(a->stream, accumulation, nullptr);
+      LOG(WARNING) << "worker " << o_.worker << " computes the slice of lost worker " << slice
+                   << " from step " << step + 1 << " on";
+      adopted.push_back(std::move(a));
+    }
+  };
+  // Its gradient for `step` on the current weights, pushed as that slice's; then its next data.
+  MicroBatchStats adopted_sum;  // this step's adopted slices, counted in its report
+  const auto push_adopted = [&](AdoptedSlice& a, int64_t step) {
+    model_.zero_grad();
+    MicroBatchStats sum;
+    for (const auto& slice : a.next.slices) {
+      const auto s = AccumulateGradients(model_, train_, slice);
+      sum.loss_sum += s.loss_sum;
+      sum.trips += s.trips;
+    }
+    CheckFinite(model_, step, sum.loss_sum, a.next.slices);
+    exchange_->PushSlice(a.slice, step, sum.trips);
+    adopted_sum.loss_sum += sum.loss_sum;
+    adopted_sum.trips += sum.trips;
+    a.next = Draw(a.stream, accumulation, nullptr);
+  };
+  // The rows the next step reads: this worker's next slices' and its adopted slices'.
+  const auto pull_rows = [&](const StepData& own) {
+    if (adopted.empty()) return exchange_->PullRows(own.rows);
+    std::vector<std::vector<size_t>> all = own.slices;
+    for (const auto& a : adopted)
+      all.insert(all.end(), a->next.slices.begin(), a->next.slices.end());
+    exchange_->PullRows(deeptte::EmbeddingRows(train_, all));
+  };
+
   DriverResult res;
   res.steps = total_steps;
   StepData data;
@@ -134,6 +186,10 @@ DriverResult StepDriver::Run() {
   for (int64_t step = o_.start_step; step < total_steps; ++step) {
     const auto step_start = Clock::now();
     epoch = data.epoch;
+    // Lost workers' slices first: they overwrite the gradients, which the own push then holds.
+    adopted_sum = {};
+    adopt_new(step);
+    for (auto& a : adopted) push_adopted(*a, step);
     // Before backward: a push overlapped with it sends this step's rows.
     if (rows) exchange_->PushRows(data.rows);
     model_.zero_grad();
@@ -164,14 +220,34 @@ DriverResult StepDriver::Run() {
       accumulation = next_accumulation();
       next = Draw(stream, accumulation, rows_from);
     }
-    if (rows && !planned_last) exchange_->PullRows(next.rows);
-    const ExchangeResult ex = exchange_->Finish(step, sum.trips, stop_vote(), planned_last);
+    if (rows && !planned_last) pull_rows(next);
+    ExchangeResult ex;
+    try {
+      ex = exchange_->Finish(step, sum.trips, stop_vote(), planned_last);
+    } catch (const ExchangeInterrupted&) {
+      // Given a lost worker's slice while waiting: the wait may be for that slice of this
+      // step. Compute and push it on this step's weights, then wait again.
+      for (bool done = false; !done;) {
+        const size_t before = adopted.size();
+        adopt_new(step);
+        for (size_t i = before; i < adopted.size(); ++i) push_adopted(*adopted[i], step);
+        if (rows && !planned_last) pull_rows(next);
+        try {
+          ex = exchange_->Repull(step, planned_last);
+          done = true;
+        } catch (const ExchangeInterrupted&) {
+        }
+      }
+    }
     const bool last = planned_last || ex.stop;
     if (ex.stop) {
       res.steps = step + 1;
       LOG(INFO) << "worker " << o_.worker << ": time budget spent, stopping after step "
                 << res.steps;
     }
+    // A lost worker's slices computed here count as this worker's trips and loss.
+    sum.loss_sum += adopted_sum.loss_sum;
+    sum.trips += adopted_sum.trips;
     window.AddStep(sum.loss_sum, sum.trips, compute + ex.compute_s, ex.wait_s,
                    SecondsSince(step_start));
     res.trips += sum.trips;

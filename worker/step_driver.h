@@ -41,6 +41,9 @@ struct DriverHooks {
   // The accumulation the policy chose last (<= 0: keep the current one).
   std::function<int64_t()> accumulation;
   std::function<void(const TrainReport&)> report;
+  // Sync: the lost workers' slices given to this worker since the last call (their ids); it
+  // computes and pushes each of them beside its own from the step it is in.
+  std::function<std::vector<int>()> take_adopted;
   // Evaluates the model's weights after `steps` steps and `train_s` training seconds (the final
   // one once training ends). Only where this worker's weights are the job's (local mode,
   // worker 0 of the ring modes). Its own time is not training time.

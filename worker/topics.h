@@ -15,5 +15,10 @@ inline constexpr char kDone[] = "done";  // step: the steps taken
 inline constexpr char kGo[] = "go";      // every worker is ready: start training
 inline constexpr char kStop[] = "stop";  // the time budget is spent: stop where all agree
 inline constexpr char kSetAccumulation[] = "set-accumulation";  // samples: micro-batches/step
+// Sync mode: step = the id of a lost worker whose slice of every step this worker now computes
+// and pushes too, from the step it is in (or waits to complete).
+inline constexpr char kAdoptSlice[] = "adopt-slice";
+// step = the id of a worker declared lost (the job goes on without it).
+inline constexpr char kPeerLost[] = "peer-lost";
 
 }  // namespace tteps::topics

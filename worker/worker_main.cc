@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <vector>
 #include <zmq.hpp>
 
 #include "common/bootstrap.h"
@@ -133,12 +135,30 @@ int RunLocal(const JobConfig& config) {
 struct SchedulerCommands {
   std::atomic<bool> go{false}, stop{false};
   std::atomic<int64_t> accumulation{0};  // 0: not set
+  // Sync: lost workers' slices given to this worker, and how many the driver has taken.
+  std::mutex adopted_mu;
+  std::vector<int> adopted;
+  std::atomic<size_t> adopted_given{0}, adopted_taken{0};
 
   void Listen(ControlChannel* control) {
     control->OnCommand(topics::kGo, [this](const Header&) { go = true; });
     control->OnCommand(topics::kStop, [this](const Header&) { stop = true; });
     control->OnCommand(topics::kSetAccumulation,
                        [this](const Header& h) { accumulation = h.samples; });
+    control->OnCommand(topics::kPeerLost, [](const Header&) { NoteLostPeer(); });
+    control->OnCommand(topics::kAdoptSlice, [this](const Header& h) {
+      std::lock_guard<std::mutex> lock(adopted_mu);
+      adopted.push_back(static_cast<int>(h.step));
+      adopted_given = adopted.size();
+    });
+  }
+  bool AdoptionPending() const { return adopted_given.load() > adopted_taken.load(); }
+  std::vector<int> TakeAdopted() {
+    std::lock_guard<std::mutex> lock(adopted_mu);
+    std::vector<int> fresh(adopted.begin() + static_cast<std::ptrdiff_t>(adopted_taken.load()),
+                           adopted.end());
+    adopted_taken = adopted.size();
+    return fresh;
   }
 };
 
@@ -157,7 +177,7 @@ void SendSnapshot(ControlChannel* control, deeptte::DeepTTEImpl& model, int64_t 
 
 // Trains this worker's part of the job, from registration to the report that it is done.
 void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
-           const SchedulerCommands& commands, ControlChannel* control, zmq::context_t* ctx) {
+           SchedulerCommands& commands, ControlChannel* control, zmq::context_t* ctx) {
   ApplyOwnFlags(&config);  // this node's own command line wins for this node
   config.Validate();
   torch::set_num_threads(config.train.threads);
@@ -187,6 +207,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   ec.control = control;
   ec.zmq = ctx;
   ec.workers_comm = boot.workers_comm;
+  ec.interrupt = [&commands] { return commands.AdoptionPending(); };
   auto exchange = MakeExchange(*model, ec);
 
   DriverOptions o;
@@ -206,6 +227,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   };
   hooks.stop_requested = [&] { return commands.stop.load(); };
   hooks.accumulation = [&] { return commands.accumulation.load(); };
+  hooks.take_adopted = [&] { return commands.TakeAdopted(); };
   hooks.report = [control](const TrainReport& r) {
     control->Report(topics::kTrainReport, r.step, EncodeCereal(r));
   };
@@ -231,7 +253,8 @@ int RunDistributed(Bootstrap& boot, const NodeOptions& node) {
   ControlChannel control(ctx, boot.scheduler_endpoint, SelfInfo(Role::kWorker, boot),
                          node.timeout_s, node.heartbeat_s);
   const ClusterMap map = control.Register();
-  control.SetTiming(map.config.cluster.timeout_s, map.config.cluster.heartbeat_s);
+  control.SetTiming(map.config.cluster.timeout_s, map.config.cluster.heartbeat_s,
+                    map.config.cluster.silence_s);
   commands.Listen(&control);
   control.Start();
   try {

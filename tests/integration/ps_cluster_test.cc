@@ -233,21 +233,22 @@ TEST(PsCluster, SspWithStalenessOneReachesMapeBelowPoint45) {
   EXPECT_LT(mape, 0.45);
 }
 
-TEST(PsCluster, KilledWorkerIsNamedAndTheJobEndsNonZero) {
+// A job that cannot go on (here: its only worker is gone) fails at once, naming the worker.
+TEST(PsCluster, KilledLastWorkerIsNamedAndTheJobEndsNonZero) {
   const std::string dir = FreshDir("kill");
   const int timeout_s = 20;
   const auto k = KillWorkerDuringTraining(
-      Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+      Launcher() + " --mode sync --workers 1 --servers 1 --out_dir " + dir +
           "/run -- --train_data " + kData + " --epochs 50 --log_every 1 --heartbeat_s 0.5 " +
           "--timeout_s " + std::to_string(timeout_s),
-      dir + "/run", dir + "/log", 1, timeout_s + 30);
+      dir + "/run", dir + "/log", 0, timeout_s + 30);
   ASSERT_TRUE(k.killed) << k.log;
   ASSERT_TRUE(k.ended) << "the job did not end after its worker was killed\n" << k.log;
   EXPECT_TRUE(WIFEXITED(k.status) && WEXITSTATUS(k.status) != 0) << k.log;
   EXPECT_LT(k.took_s, timeout_s) << k.log;
-  EXPECT_NE(k.log.find("job failed: worker 1 (rank"), std::string::npos) << k.log;
+  EXPECT_NE(k.log.find("job failed: worker 0 (rank"), std::string::npos) << k.log;
   const std::string summary = ReadFile(dir + "/run/summary.json");
-  EXPECT_NE(summary.find("\"error\":\"worker 1"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"error\":\"worker 0"), std::string::npos) << summary;
   std::printf("killed worker named after %.1f s\n", k.took_s);
 }
 
@@ -279,40 +280,92 @@ TEST(PsCluster, AsyncAndSspGoOnWithoutAKilledWorker) {
   }
 }
 
-// A worker only stopped (SIGSTOP) past the deadline is declared lost like a dead one; resumed,
-// it finds its pushes refused and is told to stop: it changes nothing, and the job ends well.
-TEST(PsCluster, AStoppedSspWorkerResumedAfterItsLossIsRefused) {
-  const std::string dir = FreshDir("stop_ssp");
-  BackgroundJob job(Launcher() + " --mode ssp --workers 3 --servers 1 --out_dir " + dir +
-                        "/run -- --train_data " + kData +
-                        " --epochs 20 --log_every 1 --heartbeat_s 0.5 --staleness 1 --timeout_s 20",
-                    dir + "/run", dir + "/log");
-  ASSERT_TRUE(job.WaitForTraining(120)) << job.log();
-  std::smatch m;
-  const std::string scheduler_log = ReadFile(dir + "/run/logs/scheduler-0.log");
-  ASSERT_TRUE(std::regex_search(
-      scheduler_log, m, std::regex(R"(registered worker 1 \(rank \d+, host [^,]+, pid (\d+)\))")))
-      << scheduler_log;
-  const pid_t pid = std::stoi(m[1]);
-  ASSERT_EQ(kill(pid, SIGSTOP), 0);
-  const auto start = std::chrono::steady_clock::now();
-  while (ReadFile(dir + "/run/metrics.jsonl").find("\"type\":\"membership\"") ==
-             std::string::npos &&
-         std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+// Sync mode outlives a killed worker exactly: its slice of every step is computed and pushed by
+// a survivor (the data order does not depend on who computes a slice), so the job trains the
+// same model as the undisturbed one, bit for bit. Also with the uneven first-worker slice, the
+// killed worker being worker 0.
+TEST(PsCluster, SyncOutlivesAKilledWorkerAndTrainsTheSameModel) {
+  struct Case {
+    std::string name, flags;
+    int killed;
+  };
+  for (const Case& c : {Case{"even", "", 2}, Case{"first", "--first_worker_batch 10", 0}}) {
+    const std::string dir = FreshDir("sync_lose_" + c.name);
+    const std::string job = " --mode sync --workers 3 --servers 2 --out_dir " + dir;
+    const std::string flags = " -- --train_data " + std::string(kData) +
+                              " --epochs 4 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 " +
+                              c.flags;
+    ASSERT_EQ(RunCommand(Launcher() + job + "/plain" + flags, 300, dir + "/plain.log"), 0)
+        << ReadFile(dir + "/plain.log");
+    const auto k = KillWorkerDuringTraining(Launcher() + job + "/run" + flags, dir + "/run",
+                                            dir + "/log", c.killed, 120);
+    ASSERT_TRUE(k.killed) << k.log;
+    ASSERT_TRUE(k.ended) << "the job did not end after its worker was killed\n" << k.log;
+    EXPECT_TRUE(WIFEXITED(k.status) && WEXITSTATUS(k.status) == 0) << k.log;
+    const std::string summary = ReadFile(dir + "/run/summary.json");
+    EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+    EXPECT_NE(summary.find("\"membership\":[{\"event\":\"lost\",\"worker\":" +
+                           std::to_string(c.killed) + ","),
+              std::string::npos)
+        << summary;
+    EXPECT_NE(summary.find("\"slices_to\":["), std::string::npos) << summary;
+    EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+    const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");
+    std::printf("sync, worker %d killed (%s): max |diff| to the undisturbed model = %g\n", c.killed,
+                c.name.c_str(), diff);
+    EXPECT_EQ(diff, 0.0);
   }
-  kill(pid, SIGCONT);
-  ASSERT_TRUE(job.Wait(120)) << job.log();
-  EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == 0) << job.log();
-  const std::string summary = ReadFile(dir + "/run/summary.json");
-  EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
-  EXPECT_NE(summary.find("\"membership\":[{\"event\":\"lost\",\"worker\":1,"), std::string::npos)
-      << summary;
-  EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
-  // Its resumed traffic was refused (by the servers, or by the scheduler) and logged.
-  const std::string logs = JobLogs(dir + "/run");
-  EXPECT_TRUE(logs.find("was declared lost") != std::string::npos) << logs.substr(0, 20000);
-  EXPECT_GT(JsonNumber(summary.substr(summary.find("\"refused\"")), "messages"), 0) << summary;
+}
+
+// A worker only stopped (SIGSTOP) past the deadline is declared lost like a dead one; resumed,
+// it finds its pushes refused and is told to stop: it changes nothing, and the job ends well
+// (in sync mode with the undisturbed model, bit for bit).
+TEST(PsCluster, AStoppedWorkerResumedAfterItsLossIsRefused) {
+  for (const std::string mode : {"ssp", "sync"}) {
+    const std::string dir = FreshDir("stop_" + mode);
+    const std::string job = " --mode " + mode + " --workers 3 --servers 1 --out_dir " + dir;
+    const std::string flags = " -- --train_data " + std::string(kData) +
+                              " --epochs 6 --log_every 1 --heartbeat_s 0.5 --staleness 1 "
+                              "--timeout_s 20";
+    if (mode == "sync") {
+      ASSERT_EQ(RunCommand(Launcher() + job + "/plain" + flags, 300, dir + "/plain.log"), 0)
+          << ReadFile(dir + "/plain.log");
+    }
+    BackgroundJob run(Launcher() + job + "/run" + flags, dir + "/run", dir + "/log");
+    ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
+    std::smatch m;
+    const std::string scheduler_log = ReadFile(dir + "/run/logs/scheduler-0.log");
+    ASSERT_TRUE(std::regex_search(
+        scheduler_log, m, std::regex(R"(registered worker 1 \(rank \d+, host [^,]+, pid (\d+)\))")))
+        << scheduler_log;
+    const pid_t pid = std::stoi(m[1]);
+    ASSERT_EQ(kill(pid, SIGSTOP), 0);
+    const auto start = std::chrono::steady_clock::now();
+    while (ReadFile(dir + "/run/metrics.jsonl").find("\"type\":\"membership\"") ==
+               std::string::npos &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(pid, SIGCONT);
+    ASSERT_TRUE(run.Wait(120)) << run.log();
+    EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+    const std::string summary = ReadFile(dir + "/run/summary.json");
+    EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+    EXPECT_NE(summary.find("\"membership\":[{\"event\":\"lost\",\"worker\":1,"), std::string::npos)
+        << summary;
+    EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+    // Its resumed traffic was refused (by the servers, or by the scheduler) and logged.
+    const std::string logs = JobLogs(dir + "/run");
+    EXPECT_NE(logs.find("which was declared lost, refused"), std::string::npos)
+        << logs.substr(0, 20000);
+    EXPECT_GT(JsonNumber(summary.substr(summary.find("\"refused\"")), "messages"), 0) << summary;
+    if (mode == "sync") {
+      const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");
+      std::printf("sync, worker 1 stopped and resumed: max |diff| to the undisturbed = %g\n", diff);
+      EXPECT_EQ(diff, 0.0);
+    }
+  }
 }
 
 TEST(PsCluster, TimeBudgetStopsSyncWorkersAfterTheSameStep) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "worker/row_spans.h"
 #include "worker/train_report.h"
@@ -15,6 +17,14 @@ struct ExchangeResult {
   bool stop = false;     // the workers agreed that training ends after this step
   double compute_s = 0;  // computation inside the exchange (gradient copies, optimizer step)
   double wait_s = 0;     // time spent waiting for other workers
+};
+
+// Finish or Repull stopped waiting for the next weights because the worker was given a lost
+// worker's slice (sync), which that wait may need: the driver computes and pushes it
+// (PushSlice), then calls Repull.
+class ExchangeInterrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 class Exchange {
@@ -39,6 +49,21 @@ class Exchange {
   // model. `stop_vote`: this worker was asked to stop (time budget). `planned_last`: the last
   // step of the plan, after which nothing more is fetched.
   virtual ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) = 0;
+  // Sync, after a worker was lost: the model's gradients hold the sum over `trips` trips of
+  // `slice`'s share of step `step` (the lost worker's slice, computed here); they go to the
+  // servers as that slice's push. Exchanges that cannot take over a slice throw.
+  virtual void PushSlice(int slice, int64_t /*step*/, int64_t /*trips*/) {
+    throw std::logic_error("this exchange cannot push slice " + std::to_string(slice));
+  }
+  // Before computing a newly adopted slice: the model gets every weight of the version the
+  // current step is computed on (a sparse pull left the rows of the slice's trips stale).
+  virtual void RefreshWeights() {}
+  // After Finish(step, ...) threw ExchangeInterrupted (and the slices were pushed): waits for
+  // what Finish would have (the next weights, or the last step's completion). May throw
+  // ExchangeInterrupted again.
+  virtual ExchangeResult Repull(int64_t /*step*/, bool /*planned_last*/) {
+    throw std::logic_error("this exchange is never interrupted");
+  }
   // Seconds the forward passes spent, since the last call, waiting for weights still arriving
   // (an exchange whose Finish leaves the rest of its pull to arrive block by block while the
   // next step's forward runs). The driver counts them as communication, not compute.

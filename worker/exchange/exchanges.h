@@ -25,6 +25,9 @@ struct PsExchangeOptions {
   double push_bucket_mb = 0;     // sync only: push gradient buckets during backward (0: after it)
   bool pull_overlap = false;     // sync only: the next forward starts on the first blocks pulled
   Tracer* tracer = nullptr;
+  // Sync: true while a lost worker's slice was given to this worker and the driver has not
+  // taken it yet; a wait for the next weights then ends (ExchangeInterrupted).
+  std::function<bool()> interrupt;
 };
 // Push to and pull from the parameter servers (sync, async, SSP).
 std::unique_ptr<Exchange> MakePsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv,

@@ -28,6 +28,7 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
   // So does a pull by stages: one step's weights are all of one version only in sync mode.
   o.pull_overlap = mode == Mode::kSync && c.config.exchange.pull_overlap;
   o.tracer = c.tracer;
+  if (mode == Mode::kSync) o.interrupt = c.interrupt;
   return MakePsExchange(model, std::move(kv), o);
 }
 

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <zmq.hpp>
 
@@ -26,6 +27,8 @@ struct ExchangeContext {
   ControlChannel* control = nullptr;
   zmq::context_t* zmq = nullptr;
   MPI_Comm workers_comm = MPI_COMM_NULL;
+  // Sync: a lost worker's slice was given to this worker (PsExchangeOptions::interrupt).
+  std::function<bool()> interrupt;
 };
 
 // The exchange of c.config.exchange.mode. Throws std::runtime_error when the context lacks what

@@ -51,6 +51,9 @@ class PsExchange : public Exchange {
   }
   bool WantsRows() const override { return rows_.has_value(); }
   void PushRows(const TableRows& rows) override { push_spans_ = rows_->Spans(rows); }
+  void PushSlice(int slice, int64_t step, int64_t trips) override;
+  void RefreshWeights() override;
+  ExchangeResult Repull(int64_t step, bool planned_last) override;
   void PullRows(const TableRows& rows) override { pull_spans_ = rows_->Spans(rows); }
 
  private:
@@ -98,6 +101,7 @@ PsExchange::PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv
                                              PlanBuckets(layout_, o_.push_bucket_mb * (1 << 20)),
                                              [this](int b) { SendPart(b); });
   }
+  if (o_.interrupt) kv_->set_interrupt(o_.interrupt);
   if (o_.pull_overlap) {
     blocks_ = ModuleRuns(layout_, deeptte::DeepTTEImpl::ForwardBlocks());
     if (!blocks_.empty()) model_.set_block_gate([this](int b) { AwaitBlock(b, true); });
@@ -230,18 +234,29 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
   PullResult next;
   std::vector<std::vector<KeyRange>> stages;
   if (!planned_last && !blocks_.empty()) stages = PullStages();
-  if (planned_last) {
-    kv_->Push(grad_, push_spans, pulled_.version, trips, norm);
-    next.push_s = SecondsSince(t);
-  } else if (!stages.empty()) {
-    // Returns with the first module's weights; the forward awaits the others (AwaitBlock).
-    next = kv_->PushPullStaged(grad_, push_spans, pulled_.version, trips, norm, Want(step + 1),
-                               params_.data(), stages);
-    blocks_in_ = 0;
-  } else {
-    next = kv_->PushPull(grad_, push_spans, pulled_.version, trips, norm, Want(step + 1),
-                         params_.data(), pull_spans_);
+  try {
+    if (planned_last && o_.interrupt) {
+      // Sync, where a worker may be lost: the last step waits for its completion (one key),
+      // which a lost worker's slice pushed from here may be needed for.
+      next = kv_->PushPull(grad_, push_spans, pulled_.version, trips, norm, step + 1,
+                           params_.data(), {{0, 1}});
+    } else if (planned_last) {
+      kv_->Push(grad_, push_spans, pulled_.version, trips, norm);
+      next.push_s = SecondsSince(t);
+    } else if (!stages.empty()) {
+      // Returns with the first module's weights; the forward awaits the others (AwaitBlock).
+      next = kv_->PushPullStaged(grad_, push_spans, pulled_.version, trips, norm, Want(step + 1),
+                                 params_.data(), stages);
+      blocks_in_ = 0;
+    } else {
+      next = kv_->PushPull(grad_, push_spans, pulled_.version, trips, norm, Want(step + 1),
+                           params_.data(), pull_spans_);
+    }
+  } catch (const KVInterrupted& e) {
+    win_push_ += SecondsSince(t);
+    throw ExchangeInterrupted(e.what());
   }
+  if (planned_last) next.version = pulled_.version;  // the weights are still those of `step`
   const double exchange = SecondsSince(t);
   TraceExchange(t, next);
   // Updates by other workers between the version this gradient was computed on and the one
@@ -259,6 +274,53 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
     CopyParamsIn(model_, layout_, params_.data());
     res.compute_s += SecondsSince(t);
   }
+  return res;
+}
+
+void PsExchange::PushSlice(int slice, int64_t /*step*/, int64_t trips) {
+  // Dense: the keys of the slice's rows are summed like a sparse push's, the others add zeros.
+  auto grad = std::make_shared<std::vector<float>>(layout_.total());
+  CopyGradsOut(model_, layout_, grad->data());
+  double norm = -1;
+  if (o_.send_norm)
+    norm = trips > 0 ? std::sqrt(SquaredNorm(grad->data(), grad->size())) / trips : 0;
+  const auto t = Clock::now();
+  kv_->Push(grad, {}, pulled_.version, trips, norm, slice);
+  win_push_ += SecondsSince(t);
+  TraceSince(o_.tracer, "push (adopted slice)", t);
+}
+
+void PsExchange::RefreshWeights() {
+  // Dense, of the version held (the staged pull in flight, if any, is read first). Were the
+  // step complete already, the servers would send the next version: then the slice was
+  // complete too, and its push is not counted again.
+  const auto t = Clock::now();
+  kv_->Pull(Want(pulled_.version), params_.data());
+  CopyParamsIn(model_, layout_, params_.data());
+  blocks_in_ = blocks_.size();
+  win_pull_ += SecondsSince(t);
+}
+
+ExchangeResult PsExchange::Repull(int64_t step, bool planned_last) {
+  ExchangeResult res;
+  const auto t = Clock::now();
+  PullResult next;
+  try {
+    if (planned_last) {
+      kv_->Pull(step + 1, params_.data(), {{0, 1}}, /*interruptible=*/true);
+      return res;
+    }
+    next = kv_->Pull(Want(step + 1), params_.data(), pull_spans_, /*interruptible=*/true);
+  } catch (const KVInterrupted& e) {
+    win_pull_ += SecondsSince(t);
+    throw ExchangeInterrupted(e.what());
+  }
+  win_pull_ += std::max(0.0, SecondsSince(t) - next.held_s);
+  res.wait_s = next.held_s;
+  pulled_ = next;
+  res.stop = next.stop;
+  CopyParamsIn(model_, layout_, params_.data());
+  blocks_in_ = blocks_.size();
   return res;
 }
 

@@ -43,6 +43,8 @@ Header FullHeader() {
   h.held_s = 0.1;
   h.norm = 3.75;
   h.stop = true;
+  h.more = true;
+  h.slice = 7;
   h.ranges = {{0, 5}, {5, int64_t{1} << 40}, {-3, 2}};
   h.payload_bytes = {20, 0, std::numeric_limits<uint64_t>::max()};
   h.text = std::string("bin\0ary\xff\x80\n text", 16);
@@ -63,6 +65,8 @@ void ExpectSameHeader(const Header& a, const Header& b) {
   EXPECT_EQ(std::memcmp(&a.held_s, &b.held_s, sizeof(double)), 0) << a.held_s << " " << b.held_s;
   EXPECT_EQ(std::memcmp(&a.norm, &b.norm, sizeof(double)), 0) << a.norm << " " << b.norm;
   EXPECT_EQ(a.stop, b.stop);
+  EXPECT_EQ(a.more, b.more);
+  EXPECT_EQ(a.slice, b.slice);
   EXPECT_EQ(a.topic, b.topic);
   EXPECT_EQ(a.ranges.size(), b.ranges.size());
   for (size_t i = 0; i < std::min(a.ranges.size(), b.ranges.size()); ++i) {

@@ -148,6 +148,26 @@ TEST_F(ControlChannelTest, ASilentSchedulerStopsTheNodeWithinTheTimeout) {
   EXPECT_LT(took, 1.5);
 }
 
+TEST_F(ControlChannelTest, ASilentSchedulerStopsTheNodeWithinTheSilenceLimit) {
+  ControlChannel channel(ctx_, endpoint_, Worker(), /*timeout_s=*/10, /*heartbeat_s=*/0.05);
+  Register(channel);
+  channel.SetTiming(/*timeout_s=*/10, /*heartbeat_s=*/0.05, /*silence_s=*/0.4);
+  const auto start = Clock::now();
+  channel.Start();  // nobody answers the heartbeats
+  std::string reason;
+  bool failed = false;
+  while (!channel.ShutdownRequested(&reason, &failed) &&
+         Clock::now() - start < std::chrono::seconds(5)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_TRUE(failed);
+  EXPECT_NE(reason.find("has been silent for"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("(--silence_s)"), std::string::npos) << reason;
+  EXPECT_GT(took, 0.3);
+  EXPECT_LT(took, 1.5);  // well before the 10 s timeout
+}
+
 TEST_F(ControlChannelTest, RegistrationWithoutAnswerNamesTheScheduler) {
   ControlChannel channel(ctx_, endpoint_, Worker(), /*timeout_s=*/0.3, /*heartbeat_s=*/1);
   try {

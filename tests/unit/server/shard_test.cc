@@ -345,9 +345,37 @@ TEST(ShardSsp, ADroppedWorkersClockNoLongerHoldsPullsAndItsPushesAreRefused) {
   EXPECT_EQ(shard->clock(2), 0);
 }
 
-TEST(ShardSync, AWorkerCannotBeDropped) {
-  auto shard = MakeShard(Consistency::kSync, 2);
-  EXPECT_THROW(shard->DropWorker(1), std::invalid_argument);
+TEST(ShardSync, ALostWorkersPartialPushIsDroppedAndItsSliceComesFromAnother) {
+  const auto init = Init();
+  const auto g0 = Grad(0), g1 = Grad(1), g2 = Grad(2), junk = Grad(5);
+  const KeyRange all{100, 100 + kN}, head{100, 100 + kN / 2};
+  // Undisturbed: workers 0, 1, 2 push their slices.
+  auto plain = MakeShard(Consistency::kSync, 3, 0, all);
+  plain->Init(init.data());
+  plain->Push(0, 0, 4, g0.data());
+  plain->Push(1, 0, 4, g1.data());
+  plain->Push(2, 0, 4, g2.data());
+  // Worker 2 sends a part of a push (other values) and is lost; slice 2 then comes complete
+  // from another worker, before worker 1's push. The step equals the undisturbed one.
+  auto shard = MakeShard(Consistency::kSync, 3, 0, all);
+  shard->Init(init.data());
+  shard->Push(0, 0, 4, g0.data());
+  shard->Push(2, 0, 0, {head}, junk.data(), -1, /*more=*/true);
+  shard->DropWorker(2);
+  EXPECT_TRUE(shard->dropped(2));
+  EXPECT_FALSE(shard->pushed(2));
+  shard->Push(2, 0, 4, g2.data());
+  shard->Push(1, 0, 4, g1.data());
+  EXPECT_EQ(shard->version(), 1);
+  EXPECT_EQ(*shard->values(), *plain->values());
+  // A slice already complete when its worker was lost: another copy is a second push.
+  shard->Push(2, 1, 4, g2.data());
+  shard->DropWorker(2);
+  EXPECT_TRUE(shard->pushed(2));
+  EXPECT_THROW(shard->Push(2, 1, 4, g2.data()), std::invalid_argument);
+}
+
+TEST(Shard, DroppingAnUnknownWorkerIsRefused) {
   auto async = MakeShard(Consistency::kAsync, 2);
   EXPECT_THROW(async->DropWorker(2), std::invalid_argument);
 }
