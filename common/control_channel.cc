@@ -123,6 +123,11 @@ void ControlChannel::WaitUntil(const std::function<bool()>& done, const std::str
   }
 }
 
+void ControlChannel::WaitForShutdown() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [this] { return shutdown_ || !running_; });
+}
+
 void ControlChannel::Flush() {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(timeout_s_));

@@ -554,15 +554,14 @@ int Coordinator::Run() {
       }
       if (r->final) {
         final_eval_ = r->json;
-        // Servers may go: they answer with their statistics.
+        // Servers may go: they answer with their statistics. Workers, done, wait for this
+        // word (a scheduler lost before it is a failure they name).
         Header h;
         h.type = MsgType::kShutdown;
         h.sender_role = Role::kScheduler;
         for (auto& n : nodes_) {
-          if (n.info.role == Role::kServer) {
-            SendMessage(socket_, h, {}, n.peer);
-            n.done = true;
-          }
+          if (n.info.role == Role::kServer || !n.lost) SendMessage(socket_, h, {}, n.peer);
+          if (n.info.role == Role::kServer) n.done = true;
         }
         server_stats_deadline =
             Clock::now() + std::chrono::duration_cast<Clock::duration>(

@@ -242,6 +242,11 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   if (tracer) tracer->Flush();  // the timeline reaches the scheduler before "done"
   control->Report(topics::kDone, r.steps);
   control->Flush();
+  // The job ends when the scheduler has the final evaluation; losing it before is a failure.
+  control->WaitForShutdown();
+  std::string reason;
+  bool failed = false;
+  if (control->ShutdownRequested(&reason, &failed) && failed) throw std::runtime_error(reason);
 }
 
 // Under mpirun (or with --scheduler): a worker of a parameter-server or ring job.

@@ -165,6 +165,24 @@ inline KillOutcome KillWorkerDuringTraining(const std::string& launch, const std
   return k;
 }
 
+// Pids of the tteps programs (by their process name, e.g. "tteps-scheduler"; empty: all) whose
+// command line mentions `marker`.
+inline std::vector<pid_t> ProgramPids(const std::string& program, const std::string& marker) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string comm = ReadFile("/proc/" + pid + "/comm");
+    if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    if (comm.rfind("tteps-", 0) != 0 || (!program.empty() && comm != program.substr(0, 15))) {
+      continue;
+    }
+    if (ReadFile("/proc/" + pid + "/cmdline").find(marker) == std::string::npos) continue;
+    out.push_back(static_cast<pid_t>(std::stoi(pid)));
+  }
+  return out;
+}
+
 // The TCP addresses (as "a.b.c.d:port" or "[v6]:port") that the tteps programs whose command
 // line mentions `marker` listen on, read from /proc (no ss needed).
 inline std::vector<std::string> ListeningAddresses(const std::string& marker) {

@@ -368,6 +368,53 @@ TEST(PsCluster, AStoppedWorkerResumedAfterItsLossIsRefused) {
   }
 }
 
+// A killed scheduler: every other process of the job stops by itself within --silence_s (and a
+// margin), the launcher names the cause, and --resume from the checkpoints continues to the
+// undisturbed model, bit for bit.
+TEST(PsCluster, AKilledSchedulerEndsEveryProcessAndTheJobResumes) {
+  const std::string dir = FreshDir("kill_scheduler");
+  const std::string job = " --mode sync --workers 2 --servers 2 --out_dir " + dir;
+  const std::string flags = " -- --train_data " + std::string(kData) +
+                            " --epochs 12 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 "
+                            "--checkpoint_every 5";
+  ASSERT_EQ(RunCommand(Launcher() + job + "/plain" + flags, 300, dir + "/plain.log"), 0)
+      << ReadFile(dir + "/plain.log");
+  BackgroundJob run(Launcher() + job + "/run" + flags, dir + "/run", dir + "/log");
+  ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
+  // Well into training: past a few checkpoints.
+  const auto start = std::chrono::steady_clock::now();
+  while (ReadFile(dir + "/run/metrics.jsonl").find("\"step\":30,") == std::string::npos &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const auto schedulers = ProgramPids("tteps-scheduler", dir + "/run");
+  ASSERT_EQ(schedulers.size(), 1u);
+  ASSERT_EQ(kill(schedulers[0], SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+  while (!ProgramPids("", dir + "/run").empty() &&
+         std::chrono::steady_clock::now() - killed < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  std::printf("scheduler killed: every process gone after %.2f s (--silence_s 2.5)\n", took);
+  EXPECT_LT(took, 2.5 + 1.5) << run.log();
+  ASSERT_TRUE(run.Wait(60)) << run.log();
+  EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) != 0) << run.log();
+  EXPECT_NE(run.log().find("tteps: the job failed: the scheduler at tcp://"), std::string::npos)
+      << run.log();
+  EXPECT_NE(run.log().find("has been silent for"), std::string::npos) << run.log();
+
+  ASSERT_EQ(
+      RunCommand(Launcher() + job + "/resumed" + flags + " --resume " + dir + "/run/checkpoints",
+                 300, dir + "/resumed.log"),
+      0)
+      << ReadFile(dir + "/resumed.log");
+  const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/resumed/model_last.pt");
+  std::printf("resumed after the scheduler's loss vs undisturbed: max |diff| = %g\n", diff);
+  EXPECT_EQ(diff, 0.0);
+}
+
 TEST(PsCluster, TimeBudgetStopsSyncWorkersAfterTheSameStep) {
   // The stop flag travels with one worker's push; the servers' replies tell both workers.
   const auto steps = RunOutOfTime("budget_sync", "--mode sync --workers 2 --servers 2");
