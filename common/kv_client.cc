@@ -45,6 +45,7 @@ void KVClient::Send(const Request& q, uint64_t id, size_t s) {
   h.wire = q.wire;
   h.more = q.more;
   h.slice = q.slice;
+  h.exact = q.exact;
   if (q.type == MsgType::kPull) {
     SendMessage(sockets_[s], h);
   } else {
@@ -297,8 +298,9 @@ void KVClient::Push(std::shared_ptr<const std::vector<float>> grad,
 }
 
 PullResult KVClient::Pull(int64_t want, float* out, const std::vector<KeyRange>& spans,
-                          bool interruptible) {
-  const Request q = PullRequest(want, spans);
+                          bool interruptible, bool exact) {
+  Request q = PullRequest(want, spans);
+  q.exact = exact;
   return ReadPull(Exchange({q}, "pull", interruptible ? 0 : SIZE_MAX), 0, q, out);
 }
 

@@ -56,8 +56,9 @@ class KVClient {
   // server can serve `want` (a version in sync mode, the worker's clock in SSP, ignored in
   // async). The other keys of `out` are left as they were.
   // `interruptible`: the wait may end with KVInterrupted (set_interrupt).
+  // `exact` (sync): the values of version `want` itself, not of a later one.
   PullResult Pull(int64_t want, float* out, const std::vector<KeyRange>& spans = {},
-                  bool interruptible = false);
+                  bool interruptible = false, bool exact = false);
   // Push, then at once (without waiting for the acknowledgements) the pull of `want`: a
   // server handles a connection's messages in order, so the pull sees the push.
   PullResult PushPull(std::shared_ptr<const std::vector<float>> grad_sum,
@@ -107,6 +108,7 @@ class KVClient {
     WireType wire = WireType::kF32;
     bool more = false;
     int slice = -1;
+    bool exact = false;
   };
   struct Replies;
   struct Inflight;

@@ -66,6 +66,10 @@ struct Header {
   // sync push: the slice of the global batch it holds (the worker id of the slice's first
   // owner), when a worker pushes a lost worker's slice as well as its own; -1: the sender's.
   int32_t slice = -1;
+  // sync pull: the values of version `step` exactly, also when the server is one version on
+  // (it keeps the previous one): a lost worker's slice recomputed for a step that some servers
+  // completed and others did not (its push reached only some of them).
+  bool exact = false;
   std::vector<KeyRange> ranges;
   std::vector<uint64_t> payload_bytes;  // one per payload frame
   std::string text;                     // error text, or a control message's encoded body

@@ -395,9 +395,10 @@ bool Coordinator::CanLose(const Node& n) const {
   // it is fixed.
   const bool sync_can = mode_ == Mode::kSync && policy_ == nullptr;
   if (mode_ != Mode::kAsync && mode_ != Mode::kSsp && !sync_can) return false;
-  // Never the last one: someone must finish the job.
+  // Never the last one: someone must finish the job (or has: a worker lost after the others
+  // finished left nothing undone, its last slice being part of their last step).
   return std::any_of(nodes_.begin(), nodes_.end(), [&](const Node& o) {
-    return o.info.role == Role::kWorker && !o.done && o.info.id != n.info.id;
+    return o.info.role == Role::kWorker && !o.lost && o.info.id != n.info.id;
   });
 }
 
@@ -424,6 +425,7 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
             static_cast<int>(std::count(slice_owner_.begin(), slice_owner_.end(), o.info.id));
         if (count < best_count) best = o.info.id, best_count = count;
       }
+      if (best < 0) continue;  // every other worker is done: no step is left to compute
       slice_owner_[slice] = best;
       adopters.push_back(best);
       Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, best);

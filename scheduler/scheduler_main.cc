@@ -182,6 +182,9 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
     LOG(INFO) << "timeline written to " << config.output.trace;
   }
   eval.reset();
+  // The final words (the workers' shutdown) are still queued: give them a moment to leave
+  // instead of dropping them with the socket (linger 0 otherwise).
+  socket.set(zmq::sockopt::linger, 2000);
   return rc;
 }
 

@@ -94,7 +94,9 @@ bool ParamServer::AdoptedSliceIsIn(const Header& h, int slice) {
   }
   // Complete already (its worker pushed it before it was lost, and the step may be over):
   // the copy is the same gradient, computed on the same weights from the same trips.
-  if (h.step < shard_->version() || shard_->pushed(slice)) {
+  // (or every slice is in and the step waits for its global norm, with clipping)
+  if (h.step < shard_->version() || shard_->pushed(slice) ||
+      (shard_->awaiting_norm() && h.step == shard_->version())) {
     LOG(INFO) << "server " << id_ << ": slice " << slice << " of version " << h.step
               << " was complete; worker " << h.sender_id << "'s copy is not counted again";
     return true;
@@ -228,13 +230,19 @@ void ParamServer::ReplyPull(const PendingPull& p) {
   h.sender_role = Role::kServer;
   h.sender_id = id_;
   h.request_id = p.header.request_id;
-  h.step = shard_->version();
+  h.step = p.header.exact ? p.header.step : shard_->version();
   h.fingerprint = map_.fingerprint;
   h.held_s = std::chrono::duration<double>(Clock::now() - p.arrived).count();
   h.stop = shard_->Stopping(h.step);
   h.ranges = p.header.ranges;  // what the pull asked for, as it asked for it
   h.wire = p.header.wire;
-  auto values = shard_->values();  // shared: a later step copies instead of overwriting
+  // Shared: a later step copies instead of overwriting.
+  auto values = p.header.exact ? shard_->ValuesAt(p.header.step) : shard_->values();
+  if (!values) {
+    return ReplyError(p.peer, p.header,
+                      "version " + std::to_string(p.header.step) + " is no longer held (at " +
+                          std::to_string(shard_->version()) + ")");
+  }
   bool sent = false;
   if (h.wire == WireType::kBf16) {
     auto packed = std::make_shared<std::vector<uint16_t>>(SpanKeys(h.ranges));

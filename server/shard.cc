@@ -61,7 +61,14 @@ int64_t Shard::ScheduleStep() const {
   return pushes / num_workers_;
 }
 
+std::shared_ptr<const std::vector<float>> Shard::ValuesAt(int64_t version) const {
+  if (version == version_) return values_;
+  if (version == version_ - 1) return previous_;
+  return nullptr;
+}
+
 void Shard::StepWith(const float* grad, float scale) {
+  if (mode_ == Consistency::kSync) previous_ = values_;  // so the step below copies first
   if (values_.use_count() > 1) values_ = std::make_shared<std::vector<float>>(*values_);
   if (lr_at_) optimizer_->set_lr(lr_at_(ScheduleStep()));
   optimizer_->Step(values_->data(), grad, scale);
@@ -170,6 +177,7 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
     if (samples_total > 0) {
       ApplySum(sum_.data(), samples_total, -1);
     } else {
+      previous_ = values_;
       ++version_;  // nothing to learn from, but the version advances for every worker alike
     }
     std::fill(sum_.begin(), sum_.end(), 0.f);
@@ -238,6 +246,7 @@ void Shard::Restore(std::vector<float> values, int64_t version, std::vector<int6
     throw std::invalid_argument("checkpoint does not match the shard's range or worker count");
   }
   values_ = std::make_shared<std::vector<float>>(std::move(values));
+  previous_.reset();
   version_ = version;
   clocks_ = std::move(clocks);
   initialized_ = true;

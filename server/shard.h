@@ -97,6 +97,9 @@ class Shard {
   // a step that finds the buffer shared writes into a fresh copy instead (copy-on-write), so
   // zero-copy pull replies in flight are never modified.
   std::shared_ptr<const std::vector<float>> values() const { return values_; }
+  // Sync: the values of `version` if it is the current one or the one before (kept for exact
+  // pulls); null otherwise.
+  std::shared_ptr<const std::vector<float>> ValuesAt(int64_t version) const;
   int64_t clock(int worker) const { return clocks_[worker]; }
   const std::vector<int64_t>& clocks() const { return clocks_; }
   Optimizer& optimizer() { return *optimizer_; }
@@ -122,6 +125,7 @@ class Shard {
   std::function<double(int64_t)> lr_at_;  // empty: the optimizer's rate throughout
   int64_t ScheduleStep() const;           // the step an update's rate is of
   std::shared_ptr<std::vector<float>> values_;
+  std::shared_ptr<const std::vector<float>> previous_;  // sync: the values of version_ - 1
   bool initialized_ = false;
   int64_t version_ = 0;
   std::vector<int64_t> clocks_;  // pushes per worker

@@ -291,11 +291,11 @@ void PsExchange::PushSlice(int slice, int64_t /*step*/, int64_t trips) {
 }
 
 void PsExchange::RefreshWeights() {
-  // Dense, of the version held (the staged pull in flight, if any, is read first). Were the
-  // step complete already, the servers would send the next version: then the slice was
-  // complete too, and its push is not counted again.
+  // Dense, of exactly the version held (the staged pull in flight, if any, is read first): a
+  // server that completed the step already (the lost worker's push reached it, not the others)
+  // sends the version before, which it keeps, so the slice is computed on one version.
   const auto t = Clock::now();
-  kv_->Pull(Want(pulled_.version), params_.data());
+  kv_->Pull(pulled_.version, params_.data(), {}, /*interruptible=*/false, /*exact=*/true);
   CopyParamsIn(model_, layout_, params_.data());
   blocks_in_ = blocks_.size();
   win_pull_ += SecondsSince(t);

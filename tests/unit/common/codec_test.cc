@@ -45,6 +45,7 @@ Header FullHeader() {
   h.stop = true;
   h.more = true;
   h.slice = 7;
+  h.exact = true;
   h.ranges = {{0, 5}, {5, int64_t{1} << 40}, {-3, 2}};
   h.payload_bytes = {20, 0, std::numeric_limits<uint64_t>::max()};
   h.text = std::string("bin\0ary\xff\x80\n text", 16);
@@ -67,6 +68,7 @@ void ExpectSameHeader(const Header& a, const Header& b) {
   EXPECT_EQ(a.stop, b.stop);
   EXPECT_EQ(a.more, b.more);
   EXPECT_EQ(a.slice, b.slice);
+  EXPECT_EQ(a.exact, b.exact);
   EXPECT_EQ(a.topic, b.topic);
   EXPECT_EQ(a.ranges.size(), b.ranges.size());
   for (size_t i = 0; i < std::min(a.ranges.size(), b.ranges.size()); ++i) {

@@ -375,6 +375,20 @@ TEST(ShardSync, ALostWorkersPartialPushIsDroppedAndItsSliceComesFromAnother) {
   EXPECT_THROW(shard->Push(2, 1, 4, g2.data()), std::invalid_argument);
 }
 
+TEST(ShardSync, TheVersionBeforeIsKeptForExactPulls) {
+  auto shard = MakeShard(Consistency::kSync, 1);
+  const auto init = Init(), g = Grad(0);
+  shard->Init(init.data());
+  EXPECT_EQ(*shard->ValuesAt(0), init);
+  EXPECT_EQ(shard->ValuesAt(1), nullptr);
+  shard->Push(0, 0, 2, g.data());
+  EXPECT_EQ(*shard->ValuesAt(0), init);  // unchanged by the step
+  EXPECT_EQ(*shard->ValuesAt(1), *shard->values());
+  shard->Push(0, 1, 0, g.data());  // no trips: the version advances, the values stay
+  EXPECT_EQ(shard->ValuesAt(0), nullptr);
+  EXPECT_EQ(*shard->ValuesAt(1), *shard->ValuesAt(2));
+}
+
 TEST(Shard, DroppingAnUnknownWorkerIsRefused) {
   auto async = MakeShard(Consistency::kAsync, 2);
   EXPECT_THROW(async->DropWorker(2), std::invalid_argument);
