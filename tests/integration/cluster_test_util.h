@@ -143,6 +143,16 @@ struct KillOutcome {
   std::string log;
 };
 
+// The pid of worker `worker` of the job writing to `out_dir`, from the scheduler's registration
+// line in its log; -1 if it is not there (yet).
+inline pid_t WorkerPid(const std::string& out_dir, int worker) {
+  const std::regex registered("registered worker " + std::to_string(worker) +
+                              R"( \(rank \d+, host [^,]+, pid (\d+)\))");
+  const std::string text = ReadFile(out_dir + "/logs/scheduler-0.log");
+  std::smatch m;
+  return std::regex_search(text, m, registered) ? static_cast<pid_t>(std::stoi(m[1])) : -1;
+}
+
 // Starts `launch` (a launch/tteps command line, output to `log`), waits until training runs,
 // SIGKILLs worker `worker` (its pid from the scheduler's registration line in its log) and
 // waits up to `limit_s` for the job to end.
@@ -150,12 +160,8 @@ inline KillOutcome KillWorkerDuringTraining(const std::string& launch, const std
                                             const std::string& log, int worker, int limit_s) {
   KillOutcome k;
   BackgroundJob job(launch, out_dir, log);
-  const std::regex registered("registered worker " + std::to_string(worker) +
-                              R"( \(rank \d+, host [^,]+, pid (\d+)\))");
-  std::smatch m;
-  const std::string text =
-      job.WaitForTraining(120) ? ReadFile(out_dir + "/logs/scheduler-0.log") : "";
-  if (std::regex_search(text, m, registered)) k.killed = kill(std::stoi(m[1]), SIGKILL) == 0;
+  const pid_t pid = job.WaitForTraining(120) ? WorkerPid(out_dir, worker) : -1;
+  if (pid > 0) k.killed = kill(pid, SIGKILL) == 0;
   const auto killed = std::chrono::steady_clock::now();
   k.ended = k.killed && job.Wait(limit_s);
   if (!k.killed) job.Wait(0);

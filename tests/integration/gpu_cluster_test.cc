@@ -3,6 +3,7 @@
 // (local_cli and Device tests).
 #include <cstdio>
 
+#include "tests/cuda_skip.h"
 #include "tests/integration/cluster_test_util.h"
 #include "worker/device.h"
 
@@ -12,12 +13,6 @@ namespace {
 using namespace testing_util;
 
 const char* kData = TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl";
-
-#define SKIP_WITHOUT_CUDA()                                        \
-  do {                                                             \
-    const std::string why = CudaUnavailableReason();               \
-    if (!why.empty()) GTEST_SKIP() << "needs a CUDA GPU: " << why; \
-  } while (0)
 
 std::string Common(const std::string& flags) {
   return " --train_data " + std::string(kData) + " --max_steps 20 --batch_size 64 --log_every 5 " +
@@ -33,7 +28,7 @@ void RunLocal(const std::string& dir, const std::string& name, const std::string
 }
 
 TEST(GpuCluster, LocalTrainingOnCudaMatchesTheCpu) {
-  SKIP_WITHOUT_CUDA();
+  TTEPS_SKIP_WITHOUT_CUDA();
   const std::string dir = FreshDir("gpu_local");
   RunLocal(dir, "cpu", "--optimizer momentum --lr 0.01");
   RunLocal(dir, "cuda", "--device cuda --optimizer momentum --lr 0.01");
@@ -50,7 +45,7 @@ TEST(GpuCluster, LocalTrainingOnCudaMatchesTheCpu) {
 }
 
 TEST(GpuCluster, SyncWithTwoGpuWorkersEqualsLocalTrainingOnTheGpu) {
-  SKIP_WITHOUT_CUDA();
+  TTEPS_SKIP_WITHOUT_CUDA();
   const std::string dir = FreshDir("gpu_sync");
   // Deterministic kernels on both sides; both workers may share one GPU.
   const std::string flags = "--device cuda:0 --deterministic --optimizer momentum --lr 0.01";

@@ -334,12 +334,8 @@ TEST(PsCluster, AStoppedWorkerResumedAfterItsLossIsRefused) {
     }
     BackgroundJob run(Launcher() + job + "/run" + flags, dir + "/run", dir + "/log");
     ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
-    std::smatch m;
-    const std::string scheduler_log = ReadFile(dir + "/run/logs/scheduler-0.log");
-    ASSERT_TRUE(std::regex_search(
-        scheduler_log, m, std::regex(R"(registered worker 1 \(rank \d+, host [^,]+, pid (\d+)\))")))
-        << scheduler_log;
-    const pid_t pid = std::stoi(m[1]);
+    const pid_t pid = WorkerPid(dir + "/run", 1);
+    ASSERT_GT(pid, 0) << ReadFile(dir + "/run/logs/scheduler-0.log");
     ASSERT_EQ(kill(pid, SIGSTOP), 0);
     const auto start = std::chrono::steady_clock::now();
     while (ReadFile(dir + "/run/metrics.jsonl").find("\"type\":\"membership\"") ==

@@ -66,6 +66,17 @@ class PsExchange : public Exchange {
   // Blocks up to b get the pull's weights into the model: the forward is about to read block b
   // (`in_forward`: a wait for them is the forward's), or something else reads them all.
   void AwaitBlock(int b, bool in_forward);
+  // Every weight of params_ into the model: nothing is left for the forward to await.
+  void CopyAllIn() {
+    CopyParamsIn(model_, layout_, params_.data());
+    blocks_in_ = blocks_.size();
+  }
+  // What a push carries for the servers that clip each push: the norm of the mean gradient
+  // (0 for a push without trips: an empty slice); -1 (not computed) for the others.
+  double PushNorm(const std::vector<float>& grad, int64_t trips) const {
+    if (!o_.send_norm) return -1;
+    return trips > 0 ? std::sqrt(SquaredNorm(grad.data(), grad.size())) / trips : 0;
+  }
 
   deeptte::DeepTTEImpl& model_;
   std::unique_ptr<KVClient> kv_;
@@ -175,8 +186,7 @@ void PsExchange::Start(int64_t first_step) {
   pulled_ = kv_->Pull(Want(first_step), params_.data(), pull_spans_);
   carry_wait_ = pulled_.held_s;
   carry_pull_ = std::max(0.0, SecondsSince(t) - pulled_.held_s);
-  CopyParamsIn(model_, layout_, params_.data());
-  blocks_in_ = blocks_.size();
+  CopyAllIn();
 }
 
 // The exchange of a step on the timeline, in pieces that do not overlap: the push until every
@@ -220,11 +230,7 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
     }
     CopyGradsOut(model_, layout_, grad_->data());
   }
-  // Only servers that clip each push read its norm: otherwise it is not computed (-1: none).
-  // A push without trips still counts (an empty slice): its norm is 0.
-  double norm = -1;
-  if (o_.send_norm)
-    norm = trips > 0 ? std::sqrt(SquaredNorm(grad_->data(), grad_->size())) / trips : 0;
+  const double norm = PushNorm(*grad_, trips);
   res.compute_s = SecondsSince(t);
   if (stop_vote) kv_->RequestStop();
 
@@ -281,9 +287,7 @@ void PsExchange::PushSlice(int slice, int64_t /*step*/, int64_t trips) {
   // Dense: the keys of the slice's rows are summed like a sparse push's, the others add zeros.
   auto grad = std::make_shared<std::vector<float>>(layout_.total());
   CopyGradsOut(model_, layout_, grad->data());
-  double norm = -1;
-  if (o_.send_norm)
-    norm = trips > 0 ? std::sqrt(SquaredNorm(grad->data(), grad->size())) / trips : 0;
+  const double norm = PushNorm(*grad, trips);
   const auto t = Clock::now();
   kv_->Push(grad, {}, pulled_.version, trips, norm, slice);
   win_push_ += SecondsSince(t);
@@ -296,8 +300,7 @@ void PsExchange::RefreshWeights() {
   // sends the version before, which it keeps, so the slice is computed on one version.
   const auto t = Clock::now();
   kv_->Pull(pulled_.version, params_.data(), {}, /*interruptible=*/false, /*exact=*/true);
-  CopyParamsIn(model_, layout_, params_.data());
-  blocks_in_ = blocks_.size();
+  CopyAllIn();
   win_pull_ += SecondsSince(t);
 }
 
@@ -319,8 +322,7 @@ ExchangeResult PsExchange::Repull(int64_t step, bool planned_last) {
   res.wait_s = next.held_s;
   pulled_ = next;
   res.stop = next.stop;
-  CopyParamsIn(model_, layout_, params_.data());
-  blocks_in_ = blocks_.size();
+  CopyAllIn();
   return res;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "tests/cuda_skip.h"
 #include "tests/unit/worker/deeptte/test_trips.h"
 #include "worker/data/padded_batch.h"
 #include "worker/deeptte/checkpoint.h"
@@ -20,12 +21,6 @@ namespace {
 
 using testing_util::SampleStats;
 using testing_util::SampleTrips;
-
-#define SKIP_WITHOUT_CUDA()                                        \
-  do {                                                             \
-    const std::string why = CudaUnavailableReason();               \
-    if (!why.empty()) GTEST_SKIP() << "needs a CUDA GPU: " << why; \
-  } while (0)
 
 // The same initial weights on `device` (initialised on the CPU from the seed, then moved).
 deeptte::DeepTTE ModelOn(torch::Device device) {
@@ -56,7 +51,7 @@ double MaxRelDiff(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(Gpu, ForwardAndBackwardOnCudaEqualCpu) {
-  SKIP_WITHOUT_CUDA();
+  TTEPS_SKIP_WITHOUT_CUDA();
   auto cpu = ModelOn(torch::kCPU);
   auto gpu = ModelOn(torch::Device(torch::kCUDA, 0));
   const auto idx = FirstTrips(64);
@@ -71,7 +66,7 @@ TEST(Gpu, ForwardAndBackwardOnCudaEqualCpu) {
 }
 
 TEST(Gpu, GradientHooksWriteTheGpuGradientsToTheHostBuffer) {
-  SKIP_WITHOUT_CUDA();
+  TTEPS_SKIP_WITHOUT_CUDA();
   auto gpu = ModelOn(torch::Device(torch::kCUDA, 0));
   const auto layout = LayoutOf(*gpu);
   std::vector<float> hooked(layout.total(), -1.f);
@@ -89,7 +84,7 @@ TEST(Gpu, GradientHooksWriteTheGpuGradientsToTheHostBuffer) {
 }
 
 TEST(Gpu, EvaluationOnCudaEqualsCpu) {
-  SKIP_WITHOUT_CUDA();
+  TTEPS_SKIP_WITHOUT_CUDA();
   auto cpu = ModelOn(torch::kCPU);
   auto gpu = ModelOn(torch::Device(torch::kCUDA, 0));
   const auto a = Evaluate(*cpu, SampleTrips(), 256, true);
@@ -100,7 +95,7 @@ TEST(Gpu, EvaluationOnCudaEqualsCpu) {
 }
 
 TEST(Gpu, CheckpointWrittenOnGpuLoadsOnCpu) {
-  SKIP_WITHOUT_CUDA();
+  TTEPS_SKIP_WITHOUT_CUDA();
   auto gpu = ModelOn(torch::Device(torch::kCUDA, 0));
   const std::string path = ::testing::TempDir() + "/tteps_gpu_model.pt";
   deeptte::SaveModel(gpu, path);
