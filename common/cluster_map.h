@@ -32,8 +32,10 @@ struct NodeInfo {
 };
 
 struct ClusterMap {
-  int32_t your_id = -1;           // the receiving node's id within its role
-  std::vector<NodeInfo> servers;  // servers[i] holds ranges[i]
+  int32_t your_id = -1;  // the receiving node's id within its role
+  // servers[i] holds ranges[i]; with --replicas R, the first S/R servers hold one range each
+  // and every later server a copy of one of them (server i: the range of i % (S/R)).
+  std::vector<NodeInfo> servers;
   std::vector<KeyRange> ranges;
   std::vector<NodeInfo> workers;
   int64_t param_count = 0;
@@ -56,6 +58,10 @@ std::string EncodeBody(const NodeInfo& v);
 std::string EncodeBody(const ClusterMap& v);
 void DecodeBody(const std::string& text, NodeInfo* v);
 void DecodeBody(const std::string& text, ClusterMap* v);
+
+// The servers holding the same key range as `server` (itself included), in id order: its
+// replicas.
+std::vector<int> ReplicasOf(const ClusterMap& map, int server);
 
 // The node's own name: "host" from gethostname.
 std::string HostName();

@@ -167,10 +167,11 @@ struct ClusterConfig {
   double timeout_s = 30;   // bound of every blocking wait
   double heartbeat_s = 1;  // between heartbeats
   double silence_s = 0;    // a node silent this long fails the job (0: 5 x heartbeat_s)
+  int32_t replicas = 1;    // PS modes: servers holding each key range (2: a server may be lost)
 
   template <class A>
   void serialize(A& ar) {
-    ar(CEREAL_NVP(timeout_s), CEREAL_NVP(heartbeat_s), CEREAL_NVP(silence_s));
+    ar(CEREAL_NVP(timeout_s), CEREAL_NVP(heartbeat_s), CEREAL_NVP(silence_s), CEREAL_NVP(replicas));
   }
 };
 

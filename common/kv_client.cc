@@ -14,11 +14,25 @@ namespace tteps {
 
 constexpr double kReplyMarginS = 2.0;
 
-// answers[k][s]: the reply of server s to request k; seconds[k]: when the last server answered
-// request k, from the start of the exchange.
+// answers[k][s]: the reply of server s to request k (got[k][s]: there is one; a pull is answered
+// by one server per range); seconds[k]: when the last server answered request k, from the start
+// of the exchange.
 struct KVClient::Replies {
   std::vector<std::vector<Message>> answers;
+  std::vector<std::vector<bool>> got;
   std::vector<double> seconds;
+};
+
+// The requests of one exchange, and what has come back so far.
+struct KVClient::Inflight {
+  std::vector<Request> requests;
+  const char* what = "";
+  uint64_t first_id = 0;
+  Clock::time_point start, deadline;
+  Replies replies;
+  std::vector<std::vector<bool>> done;  // [request][server]
+  std::vector<size_t> missing_of;       // servers yet to answer, per request
+  size_t answered = 0;                  // requests [0, answered) are answered by every server
 };
 
 KVClient::KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& self,
@@ -28,6 +42,57 @@ KVClient::KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& s
     sockets_.push_back(MakeSocket(ctx, zmq::socket_type::dealer));
     sockets_.back().connect(server.endpoint);
   }
+  for (size_t s = 0; s < map_.servers.size(); ++s) replicas_.push_back(ReplicasOf(map_, s));
+  dead_.assign(map_.servers.size(), false);
+}
+
+bool KVClient::Sends(MsgType type, size_t s) const {
+  return !dead_[s] && (type != MsgType::kPull || ReaderOf(s) == s);
+}
+
+size_t KVClient::ReaderOf(size_t s) const {
+  for (int r : replicas_[s]) {
+    if (!dead_[r]) return static_cast<size_t>(r);
+  }
+  return SIZE_MAX;
+}
+
+void KVClient::CheckLosses() {
+  if (!lost_servers_ || lost_servers_->count() == lost_seen_) return;
+  const std::vector<int> fresh = lost_servers_->Since(lost_seen_);
+  lost_seen_ += fresh.size();
+  for (int s : fresh) {
+    if (s >= 0 && static_cast<size_t>(s) < dead_.size()) LoseServer(static_cast<size_t>(s));
+  }
+}
+
+void KVClient::LoseServer(size_t s) {
+  if (dead_[s]) return;
+  dead_[s] = true;
+  const size_t reader = ReaderOf(s);
+  if (reader == SIZE_MAX) {
+    throw std::runtime_error(map_.servers[s].Name() + " was lost and no other server holds " +
+                             map_.ranges[s].ToString());
+  }
+  for (auto it = parts_.begin(); it != parts_.end();) {
+    it = it->second == s ? parts_.erase(it) : std::next(it);  // its replicas got the parts too
+  }
+  if (!inflight_) return;
+  Inflight& f = *inflight_;
+  for (size_t i = 0; i < f.requests.size(); ++i) {
+    if (f.done[i][s]) continue;
+    f.done[i][s] = true;
+    if (f.requests[i].type == MsgType::kPull) {
+      // Behind this client's pushes on the same connection, so the replica's answer sees them.
+      Send(f.requests[i], f.first_id + i, reader);
+      f.done[i][reader] = false;
+    } else if (--f.missing_of[i] == 0) {  // a push or init: the replicas hold it too
+      f.replies.seconds[i] = SecondsSince(f.start);
+    }
+  }
+  // The re-asked replica gets a full deadline of its own.
+  f.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
 }
 
 void KVClient::Send(const Request& q, uint64_t id, size_t s) {
@@ -61,25 +126,14 @@ void KVClient::PushPart(std::shared_ptr<const std::vector<float>> grad_sum,
   Request q = DataRequest(MsgType::kPush, std::move(grad_sum), spans, wire_);
   q.step = version;
   q.more = true;
+  CheckLosses();
   for (size_t s = 0; s < sockets_.size(); ++s) {
-    if (q.ranges[s].empty()) continue;  // none of this server's keys
+    if (q.ranges[s].empty() || dead_[s]) continue;  // none of this server's keys, or lost
     const uint64_t id = next_request_++;
     parts_[id] = s;
     Send(q, id, s);
   }
 }
-
-// The requests of one exchange, and what has come back so far.
-struct KVClient::Inflight {
-  std::vector<Request> requests;
-  const char* what = "";
-  uint64_t first_id = 0;
-  Clock::time_point start, deadline;
-  Replies replies;
-  std::vector<std::vector<bool>> done;  // [request][server]
-  std::vector<size_t> missing_of;       // servers yet to answer, per request
-  size_t answered = 0;                  // requests [0, answered) are answered by every server
-};
 
 KVClient::~KVClient() = default;
 
@@ -96,6 +150,7 @@ void KVClient::Begin(std::vector<Request> requests, const char* what) {
   if (staged_out_) AwaitStage(inflight_->requests.size() - 2);  // the stages not awaited yet
   staged_out_ = nullptr;
   inflight_.reset();
+  CheckLosses();
   const size_t n = sockets_.size(), k = requests.size();
   auto f = std::make_unique<Inflight>();
   f->what = what;
@@ -106,8 +161,15 @@ void KVClient::Begin(std::vector<Request> requests, const char* what) {
   // naming the workers it waits for; the margin lets that answer arrive before we give up.
   f->deadline = f->start + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
+  f->done.assign(k, std::vector<bool>(n, true));
+  f->missing_of.assign(k, 0);
   for (size_t s = 0; s < n; ++s) {
-    for (size_t i = 0; i < k; ++i) Send(requests[i], f->first_id + i, s);
+    for (size_t i = 0; i < k; ++i) {
+      if (!Sends(requests[i].type, s)) continue;
+      Send(requests[i], f->first_id + i, s);
+      f->done[i][s] = false;
+      ++f->missing_of[i];
+    }
   }
   // ZeroMQ holds what it still sends; kept here, a gradient buffer would look in use.
   for (Request& q : requests) {
@@ -116,9 +178,8 @@ void KVClient::Begin(std::vector<Request> requests, const char* what) {
   }
   f->replies.answers.resize(k);
   for (auto& a : f->replies.answers) a.resize(n);  // Message is move-only
+  f->replies.got.assign(k, std::vector<bool>(n, false));
   f->replies.seconds.assign(k, 0);
-  f->done.assign(k, std::vector<bool>(n, false));
-  f->missing_of.assign(k, n);
   f->requests = std::move(requests);
   inflight_ = std::move(f);
 }
@@ -135,6 +196,9 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
   advance();
   while (f.answered < upto || !parts_.empty()) {
     if (abort_ && abort_()) throw std::runtime_error(what + " aborted: shutdown");
+    CheckLosses();
+    advance();
+    if (f.answered >= upto && parts_.empty()) break;
     if (f.answered >= interruptible_from && interrupt_ && interrupt_()) {
       inflight_.reset();  // its late replies are ignored (ids below the next exchange's)
       staged_out_ = nullptr;
@@ -146,6 +210,7 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
       Message m;
       try {
         while (ReceiveMessage(sockets_[s], false, 0, &m)) {
+          if (dead_[s]) continue;  // declared lost: whatever it still says is not counted
           const uint64_t id = m.header.request_id;
           if (parts_.erase(id) > 0) {  // the acknowledgement of a part sent during backward
             if (m.header.type == MsgType::kError) {
@@ -160,8 +225,9 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
             throw std::runtime_error(map_.servers[s].Name() + " refused the " + what + " of " +
                                      self_.Name() + ": " + m.header.text);
           }
-          if (f.done[i][s]) continue;
+          if (f.done[i][s]) continue;  // a lost server's, or a second copy
           f.done[i][s] = true;
+          f.replies.got[i][s] = true;
           f.replies.answers[i][s] = std::move(m);
           if (--f.missing_of[i] == 0) f.replies.seconds[i] = SecondsSince(f.start);
         }
@@ -192,6 +258,7 @@ PullResult KVClient::ReadPull(const Replies& replies, size_t index, const Reques
   r.version = INT64_MAX;
   const auto& answers = replies.answers[index];
   for (size_t s = 0; s < answers.size(); ++s) {
+    if (!replies.got[index][s]) continue;  // a replica not asked (or lost before answering)
     const Message& m = answers[s];
     const std::vector<KeyRange>& asked = request.ranges[s];
     if (m.header.type != MsgType::kPullReply || m.payloads.size() != 1 ||
@@ -339,8 +406,8 @@ PullResult KVClient::PushPullStaged(std::shared_ptr<const std::vector<float>> gr
                          std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
   staged_out_ = out;
   staged_read_ = 1;
-  staged_version_ = inflight_->replies.answers[1][0].header.step;
   PullResult r = ReadPull(inflight_->replies, 1, inflight_->requests[1], out);
+  staged_version_ = r.version;
   r.push_s = inflight_->replies.seconds[0];
   FinishStaged();
   return r;

@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "common/cluster_map.h"
+#include "common/lost_servers.h"
 
 namespace tteps {
 
@@ -82,6 +83,12 @@ class KVClient {
   // gave this worker a lost worker's slice, which the pull may be waiting for.
   void set_interrupt(std::function<bool()> interrupt) { interrupt_ = std::move(interrupt); }
 
+  // --replicas 2: pushes (and init) go to every server holding a range, pulls to the first live
+  // one. A server in `lost` (declared lost by the scheduler) gets nothing more: what it owed an
+  // exchange in flight is asked of the next replica (a pull) or already held there (a push,
+  // sent to both). `lost` outlives the client; it is checked while waiting.
+  void set_lost_servers(const LostServers* lost) { lost_servers_ = lost; }
+
   // The job's time budget is spent: every later push carries the stop flag, from which the
   // servers tell all workers, through their pull replies, at which version to stop.
   void RequestStop() { stop_ = true; }
@@ -121,6 +128,14 @@ class KVClient {
                       double norm, int slice = -1) const;
   Request PullRequest(int64_t want, const std::vector<KeyRange>& spans) const;
   void Send(const Request& q, uint64_t id, size_t server);
+  // Whether a request of `type` goes to `server`: a live one, and for a pull the first live
+  // server of its range.
+  bool Sends(MsgType type, size_t server) const;
+  // The first live server holding `server`'s range (SIZE_MAX: none).
+  size_t ReaderOf(size_t server) const;
+  // Takes in the servers declared lost since the last look (set_lost_servers).
+  void CheckLosses();
+  void LoseServer(size_t server);
   // Sends `requests` to every server, in order, and waits (deadline) for every answer (and for
   // those of the parts sent before).
   // `interruptible_from`: once requests [0, n) are answered, the interrupt hook may end the wait.
@@ -140,6 +155,10 @@ class KVClient {
   std::function<bool()> abort_;
   std::function<bool()> interrupt_;
   std::vector<zmq::socket_t> sockets_;
+  std::vector<std::vector<int>> replicas_;  // per server: the servers holding its range
+  std::vector<bool> dead_;                  // declared lost
+  const LostServers* lost_servers_ = nullptr;
+  size_t lost_seen_ = 0;
   uint64_t next_request_ = 1;
   bool stop_ = false;
   int64_t bytes_pushed_ = 0, bytes_pulled_ = 0;

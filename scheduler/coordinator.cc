@@ -107,7 +107,12 @@ void Coordinator::SendMaps() {
       for (const auto& w : map_.workers) worker_hosts.push_back(w.host);
       weights = LinkBalancedWeights(server_hosts, worker_hosts);
     }
-    map_.ranges = PartitionKeys(opts_.param_count, weights, opts_.light_keys);
+    // --replicas R: S / R ranges, each held by R servers (server s: range s % (S / R)).
+    const int replicas = opts_.config.cluster.replicas, distinct = opts_.num_servers / replicas;
+    weights.resize(distinct);
+    const std::vector<KeyRange> parts = PartitionKeys(opts_.param_count, weights, opts_.light_keys);
+    map_.ranges.clear();
+    for (int s = 0; s < opts_.num_servers; ++s) map_.ranges.push_back(parts[s % distinct]);
   }
   for (auto& n : nodes_) {
     n.last_seen = Clock::now();  // heartbeats start once a node has its map
@@ -377,10 +382,13 @@ void Coordinator::OnServerReport(const Node& node, const Header& h) {
     server_stats_[node.info.id] = DecodeCereal<server::ServerStats>(h.text);
   } else if (h.topic == server::topics::kNormPartial) {
     // Clipping in sync mode: the global norm of a version's aggregate, from every shard.
-    auto& [count, squared] = norm_parts_[h.step];
-    ++count;
-    squared += h.norm;
-    if (count == opts_.num_servers) {
+    // Replicas send the same share: one per range counts.
+    if (h.step < 0 || node.info.id < 0 || node.info.id >= opts_.num_servers) return;
+    auto& parts = norm_parts_[h.step];
+    parts.emplace(RangeGroup(node.info.id), h.norm);
+    if (static_cast<int>(parts.size()) == RangeGroups()) {
+      double squared = 0;
+      for (const auto& [group, part] : parts) squared += part;  // in range order, as before
       Command(Role::kServer, server::topics::kNormTotal, h.step, 0, std::sqrt(squared));
       norm_parts_.erase(h.step);
     }
@@ -389,7 +397,24 @@ void Coordinator::OnServerReport(const Node& node, const Header& h) {
   }
 }
 
+int Coordinator::RangeGroup(int server) const { return ReplicasOf(map_, server).front(); }
+
+int Coordinator::RangeGroups() const {
+  std::set<int> groups;
+  for (int s = 0; s < opts_.num_servers; ++s) groups.insert(RangeGroup(s));
+  return static_cast<int>(groups.size());
+}
+
 bool Coordinator::CanLose(const Node& n) const {
+  if (n.info.role == Role::kServer) {
+    if (!phase_.is(Phase::kReady) && !phase_.is(Phase::kTraining) && !phase_.is(Phase::kDraining)) {
+      return false;
+    }
+    for (int r : ReplicasOf(map_, n.info.id)) {
+      if (r != n.info.id && !lost_servers_.count(r)) return true;  // a live replica
+    }
+    return false;
+  }
   if (n.info.role != Role::kWorker || !phase_.is(Phase::kTraining)) return false;
   // Sync: an adopted slice is computed with the adopter's accumulation, the same only when
   // it is fixed.
@@ -446,20 +471,66 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
     }
     event.AddRaw("slices_to", list + "]");
   }
-  membership_.push_back(event.str());
-  JsonObject line;
-  line.Add("type", "membership").AddMembers(event.str());
-  out_->AppendMetrics(line);
   const std::string text =
       n.info.Name() + " lost (silent " + std::to_string(int(silent_s)) + " s, last reported step " +
       std::to_string(step) + "); " + ModeName(mode_) + " goes on with " + std::to_string(live) +
       " workers" +
       (adopters.empty() ? ""
                         : ", its slice computed by worker " + std::to_string(adopters.front()));
-  LOG(WARNING) << text;
-  std::fprintf(stderr, "[tteps] %s\n", text.c_str());  // one console line per event
+  RecordMembership(event, text);
   Command(Role::kServer, server::topics::kWorkerLost, id);
   Command(Role::kWorker, topics::kPeerLost, id);
+  NoteLostPeer();
+}
+
+void Coordinator::RecordMembership(const JsonObject& event, const std::string& console) {
+  membership_.push_back(event.str());
+  JsonObject line;
+  line.Add("type", "membership").AddMembers(event.str());
+  out_->AppendMetrics(line);
+  LOG(WARNING) << console;
+  std::fprintf(stderr, "[tteps] %s\n", console.c_str());  // one console line per event
+}
+
+void Coordinator::DeclareServerLost(Node& n, double silent_s) {
+  n.done = true;
+  n.lost = true;
+  const int id = n.info.id;
+  lost_servers_.insert(id);
+  int promoted = -1;  // the range's first live server: the one the workers now read
+  for (int r : ReplicasOf(map_, id)) {
+    if (!lost_servers_.count(r)) {
+      promoted = r;
+      break;
+    }
+  }
+  int live = 0;
+  for (const auto& o : nodes_) live += o.info.role == Role::kServer && !o.lost;
+  JsonObject event;
+  event.Add("event", "server lost")
+      .Add("server", id)
+      .Add("rank", n.info.mpi_rank)
+      .Add("range", map_.ranges.at(id).ToString())
+      .Add("step", MinStep())
+      .Add("silent_s", silent_s)
+      .Add("wall_s", SecondsSince(start_))
+      .Add("servers_left", live)
+      .Add("served_by", promoted);
+  RecordMembership(event, n.info.Name() + " lost (silent " +
+                              std::to_string(static_cast<int>(silent_s)) + " s, at step " +
+                              std::to_string(MinStep()) + "); server " + std::to_string(promoted) +
+                              " serves " + map_.ranges.at(id).ToString() + " from its replica");
+  // Finished workers too: they leave MPI without waiting for the lost rank.
+  Header h;
+  h.type = MsgType::kCommand;
+  h.sender_role = Role::kScheduler;
+  h.step = id;
+  for (const auto& o : nodes_) {
+    if (o.lost) continue;
+    h.topic = o.info.role == Role::kServer ? server::topics::kServerLost : topics::kServerLost;
+    SendMessage(socket_, h, {}, o.peer);
+  }
+  eval_->LoseServer(id);
   NoteLostPeer();
 }
 
@@ -469,7 +540,11 @@ void Coordinator::CheckSilence() {
     const double silent = SecondsSince(n.last_seen);
     if (silent > opts_.config.cluster.silence_s) {
       if (CanLose(n)) {
-        DeclareLost(n, silent);
+        if (n.info.role == Role::kServer) {
+          DeclareServerLost(n, silent);
+        } else {
+          DeclareLost(n, silent);
+        }
         continue;
       }
       Fail(n.info.Name() + " has been silent for " + std::to_string(static_cast<int>(silent)) +
@@ -562,7 +637,7 @@ int Coordinator::Run() {
         h.type = MsgType::kShutdown;
         h.sender_role = Role::kScheduler;
         for (auto& n : nodes_) {
-          if (n.info.role == Role::kServer || !n.lost) SendMessage(socket_, h, {}, n.peer);
+          if (!n.lost) SendMessage(socket_, h, {}, n.peer);
           if (n.info.role == Role::kServer) n.done = true;
         }
         server_stats_deadline =
@@ -593,7 +668,7 @@ int Coordinator::Run() {
       }
     }
     if (!final_eval_.empty() && phase_.is(Phase::kDraining) &&
-        (static_cast<int>(server_stats_.size()) == opts_.num_servers ||
+        (static_cast<int>(server_stats_.size() + lost_servers_.size()) == opts_.num_servers ||
          Clock::now() > server_stats_deadline)) {
       phase_.MoveTo(Phase::kDone);
     }
@@ -662,8 +737,15 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
           JsonObject().Add("push", push_bytes * per).Add("pull", pull_bytes * per));
   }
   s.Add("peak_rss_mb", PeakMemoryJson());
-  // Every server sees every push, so server 0's staleness histogram describes the job.
-  if (server_stats_.count(0)) s.Add("server_stats", server_stats_[0].ToJson());
+  // Every server sees every push, so one server's staleness histogram describes the job (the
+  // lowest that reported: server 0 unless it was lost).
+  if (!server_stats_.empty()) s.Add("server_stats", server_stats_.begin()->second.ToJson());
+  // Each server's state hash at the end: replicas of a range (--replicas) hold the same.
+  JsonObject hashes;
+  for (const auto& [id, stats] : server_stats_) {
+    hashes.Add(std::to_string(id), server::HexHash(stats.state_hash));
+  }
+  if (!server_stats_.empty()) s.Add("server_state_hashes", hashes);
   // What was refused, summed over the servers and the scheduler (each refusal is also in that
   // process's log): messages (malformed, mismatched or poisoned; non_finite of those) and
   // connections with an unknown CURVE key.
@@ -686,7 +768,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   if (final_eval == "null")
     s.Add("evaluation", "none: no evaluation trips (--eval_fraction 0, or an empty --eval_data)");
   if (!best_eval_.empty()) s.AddRaw("best_eval", best_eval_);
-  // Every worker lost while the job went on (async / SSP), in order.
+  // Every worker and server lost while the job went on, in order.
   std::string membership = "[";
   for (size_t i = 0; i < membership_.size(); ++i) membership += (i ? "," : "") + membership_[i];
   s.AddRaw("membership", membership + "]");

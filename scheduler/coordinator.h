@@ -94,8 +94,16 @@ class Coordinator {
   // it is told to stop if it ever speaks again. Async / SSP: the servers stop waiting for its
   // clock. Sync (fixed accumulation): its slices go to the live worker with the fewest, which
   // computes them beside its own, so every step still sums the same trips.
+  // --replicas: a silent server is dropped when another live server holds its range; the
+  // workers (and the evaluation) read that range from the replica from then on.
   bool CanLose(const Node& n) const;
   void DeclareLost(Node& n, double silent_s);
+  void DeclareServerLost(Node& n, double silent_s);
+  // The first server of s's range (its replicas'): the key of its share of a clipping norm.
+  int RangeGroup(int server) const;
+  int RangeGroups() const;
+  // Adds a membership event: summary.json, a metrics line, one console line.
+  void RecordMembership(const JsonObject& event, const std::string& console);
   // The parameter-server modes: an evaluation of the servers' weights when the schedule says.
   void MaybeEvaluate();
   // --max_train_s: once the budget is spent, tells every worker to stop (once).
@@ -123,7 +131,8 @@ class Coordinator {
   std::vector<Node> nodes_;
   std::map<int, WorkerProgress> progress_;
   std::map<int, server::ServerStats> server_stats_;
-  std::map<int64_t, std::pair<int, double>> norm_parts_;  // version -> (servers, squared sum)
+  // Clipping: version -> range group -> that range's squared norm (a replica's copy once).
+  std::map<int64_t, std::map<int, double>> norm_parts_;
   std::string failure_;
   ProgressLine progress_line_;
   std::chrono::steady_clock::time_point start_, train_start_, train_end_;
@@ -139,6 +148,7 @@ class Coordinator {
   std::string best_eval_;  // {"step":..,"version":..,"train_s":..,"mape":..,...}; empty: none
   int64_t refused_ = 0;    // malformed messages and messages from unregistered peers
   std::set<int> lost_;     // workers declared lost
+  std::set<int> lost_servers_;
   std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)
   std::vector<std::string> membership_;  // JSON of every loss, in order (summary.json)
   TraceFile* trace_ = nullptr;

@@ -36,6 +36,8 @@ class Evaluation {
   // Evaluates these flat parameters (the modes without servers); same queueing rule.
   virtual void Offer(int64_t step, bool final, std::vector<float> params, double train_s) = 0;
   virtual std::optional<EvalOutcome> Poll() = 0;
+  // --replicas: `server` was declared lost; later pulls read its range from a replica.
+  virtual void LoseServer(int /*server*/) {}
 };
 
 }  // namespace tteps::scheduler

@@ -52,6 +52,8 @@ class ModelEvaluation : public Evaluation {
     Queue({step, final, train_s, std::move(params)});
   }
 
+  void LoseServer(int server) override { lost_servers_.Add(server); }
+
   std::optional<EvalOutcome> Poll() override {
     std::lock_guard<std::mutex> lock(mu_);
     if (results_.empty()) return std::nullopt;
@@ -72,6 +74,7 @@ class ModelEvaluation : public Evaluation {
         std::lock_guard<std::mutex> lock(mu_);
         return stop_;
       });
+      kv->set_lost_servers(&lost_servers_);
     }
     const ParamLayout layout = LayoutOf(*model_);
     std::vector<float> pulled(layout.total());
@@ -152,6 +155,7 @@ class ModelEvaluation : public Evaluation {
   ClusterMap map_;
   std::thread thread_;
   std::mutex mu_;
+  LostServers lost_servers_;
   std::condition_variable cv_;
   std::deque<Job> requests_;
   std::deque<EvalOutcome> results_;

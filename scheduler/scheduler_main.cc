@@ -36,6 +36,9 @@ DEFINE_string(out_dir, "out", "output directory: metrics.jsonl, summary.json, mo
 DEFINE_int32(num_servers, 0, "started without MPI: how many servers will register");
 DEFINE_int32(num_workers, 0, "started without MPI: how many workers will register");
 DEFINE_double(silence_s, 0, "a node silent this long fails the job (0: 5 x --heartbeat_s)");
+DEFINE_int32(replicas, 1,
+             "PS modes: servers holding each key range (--servers must be a multiple); with 2, "
+             "a lost server is replaced by its replica and the job goes on");
 DEFINE_bool(check, false,
             "only check the configuration (flags, data and stats files) and exit: launch/tteps "
             "runs this before mpirun, so a mistake fails at once instead of at the deadline");
@@ -58,6 +61,7 @@ JobConfig ConfigFromFlags() {
   c.cluster.timeout_s = FLAGS_timeout_s;
   c.cluster.heartbeat_s = FLAGS_heartbeat_s;
   c.cluster.silence_s = FLAGS_silence_s > 0 ? FLAGS_silence_s : 5 * FLAGS_heartbeat_s;
+  c.cluster.replicas = FLAGS_replicas;
   if (c.policy.name == "ppo") CheckPpo(c.policy);  // the agent's own settings first
   c.Validate();
   return c;
@@ -137,6 +141,11 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
                                 std::to_string(o.num_servers) + " and " +
                                 std::to_string(o.num_workers) + ")");
   }
+  if (UsesServers(mode) && o.num_servers % config.cluster.replicas != 0) {
+    throw std::invalid_argument("--replicas " + std::to_string(config.cluster.replicas) +
+                                " needs a multiple of that many servers, not " +
+                                std::to_string(o.num_servers));
+  }
   o.param_count = layout.total();
   o.fingerprint = layout.fingerprint();
   if (UsesServers(mode) && config.exchange.sparse_rows) {
@@ -146,8 +155,8 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   // A cosine schedule spans the planned steps unless told otherwise; every node gets the number.
   if (o.config.optimizer.lr_steps == 0) o.config.optimizer.lr_steps = o.total_steps;
   if (!config.output.resume.empty()) {
-    const auto point =
-        server::ChooseResumePoint(config.output.resume, o.num_servers, o.param_count);
+    const auto point = server::ChooseResumePoint(config.output.resume, o.num_servers, o.param_count,
+                                                 config.cluster.replicas);
     if (static_cast<int>(point.clocks.size()) != o.num_workers) {
       throw std::invalid_argument("the checkpoint in " + config.output.resume +
                                   " is of a job with " + std::to_string(point.clocks.size()) +

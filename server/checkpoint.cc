@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "common/bounded_archive.h"
@@ -118,6 +119,18 @@ void LoadCheckpoint(const std::string& dir, int server_id, int64_t version, Shar
   Restore(ReadBlob(path), path, shard);
 }
 
+int LoadReplicaCheckpoint(const std::string& dir, const std::vector<int>& replicas, int64_t version,
+                          Shard* shard) {
+  for (int s : replicas) {
+    if (fs::exists(dir + "/" + FileName(s, version))) {
+      LoadCheckpoint(dir, s, version, shard);
+      return s;
+    }
+  }
+  LoadCheckpoint(dir, replicas.at(0), version, shard);  // throws, naming the first one's file
+  return replicas.at(0);
+}
+
 void RestoreCheckpoint(const std::string& bytes, const std::string& name, Shard* shard) {
   Restore(DecodeBlob(bytes, name), name, shard);
 }
@@ -138,34 +151,49 @@ std::vector<CheckpointInfo> ListCheckpoints(const std::string& dir) {
   return out;
 }
 
-ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t param_count) {
-  std::map<int64_t, int> servers_at;  // version -> servers with a checkpoint of it
-  for (const auto& c : ListCheckpoints(dir)) ++servers_at[c.version];
+ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t param_count,
+                              int replicas) {
+  if (replicas < 1 || num_servers % replicas != 0) {
+    throw std::invalid_argument("--replicas " + std::to_string(replicas) + " with " +
+                                std::to_string(num_servers) + " servers");
+  }
+  const int distinct = num_servers / replicas;  // server s holds range s % distinct
+  std::map<int64_t, std::set<int>> servers_at;  // version -> servers with a checkpoint of it
+  for (const auto& c : ListCheckpoints(dir)) servers_at[c.version].insert(c.server_id);
   for (auto it = servers_at.rbegin(); it != servers_at.rend(); ++it) {
-    if (it->second != num_servers) continue;
+    // Each range from one of its replicas (a lost server wrote no more checkpoints).
+    std::vector<int> source(distinct, -1);
+    for (int g = 0; g < distinct; ++g) {
+      for (int s = g; s < num_servers && source[g] < 0; s += distinct) {
+        if (it->second.count(s)) source[g] = s;
+      }
+    }
+    if (std::count(source.begin(), source.end(), -1) > 0) continue;
     ResumePoint p;
     p.version = it->first;
-    for (int s = 0; s < num_servers; ++s) {
-      const Blob b = ReadBlob(dir + "/" + FileName(s, p.version));
+    for (int g = 0; g < distinct; ++g) {
+      const std::string file = FileName(source[g], p.version);
+      const Blob b = ReadBlob(dir + "/" + file);
       if (p.clocks.empty()) p.clocks = b.clocks;
       if (b.clocks.size() != p.clocks.size()) {
         throw std::runtime_error("checkpoints in " + dir + " disagree on the number of workers");
       }
       for (size_t w = 0; w < p.clocks.size(); ++w) p.clocks[w] = std::min(p.clocks[w], b.clocks[w]);
       if (b.begin != (p.ranges.empty() ? 0 : p.ranges.back().end) || b.end <= b.begin ||
-          (s + 1 == num_servers && b.end != param_count)) {
-        throw std::runtime_error("the checkpoints in " + dir + " at version " +
-                                 std::to_string(p.version) + " do not cut the " +
-                                 std::to_string(param_count) + " parameters in server order (" +
-                                 FileName(s, p.version) + " holds [" + std::to_string(b.begin) +
-                                 ", " + std::to_string(b.end) + "))");
+          (g + 1 == distinct && b.end != param_count)) {
+        throw std::runtime_error(
+            "the checkpoints in " + dir + " at version " + std::to_string(p.version) +
+            " do not cut the " + std::to_string(param_count) + " parameters in server order (" +
+            file + " holds [" + std::to_string(b.begin) + ", " + std::to_string(b.end) + "))");
       }
       p.ranges.push_back({b.begin, b.end});
     }
+    for (int s = distinct; s < num_servers; ++s) p.ranges.push_back(p.ranges[s % distinct]);
     return p;
   }
   throw std::runtime_error("no checkpoint in " + dir + " that all " + std::to_string(num_servers) +
-                           " servers have written");
+                           " servers have written" +
+                           (replicas > 1 ? " (one replica of each range)" : ""));
 }
 
 }  // namespace tteps::server

@@ -15,6 +15,10 @@ void SaveCheckpoint(const std::string& dir, int server_id, Shard& shard);
 // Restores the shard (and its optimizer) from DIR/server-<id>-v<version>.ckpt. Throws
 // std::runtime_error naming the file if it is missing, garbled or for another range.
 void LoadCheckpoint(const std::string& dir, int server_id, int64_t version, Shard* shard);
+// --replicas: the first of `replicas` (server ids holding one range) whose checkpoint of
+// `version` exists; returns its id.
+int LoadReplicaCheckpoint(const std::string& dir, const std::vector<int>& replicas, int64_t version,
+                          Shard* shard);
 // The same from a checkpoint file's bytes (`name` for messages); any garbling is a
 // std::runtime_error, never an allocation of what a garbled count claims.
 void RestoreCheckpoint(const std::string& bytes, const std::string& name, Shard* shard);
@@ -28,15 +32,18 @@ struct CheckpointInfo {
 // Every checkpoint in `dir`, of every server.
 std::vector<CheckpointInfo> ListCheckpoints(const std::string& dir);
 
-// The newest version that every one of `num_servers` servers has a checkpoint of, each
-// worker's clock there (the smallest over servers) and each server's key range: a resumed job
-// keeps its ranges, whatever its placement would cut now. Throws std::runtime_error if there is
-// none, or if the ranges do not cut [0, param_count) in server order.
+// The newest version that every one of `num_servers` servers has a checkpoint of (with
+// `replicas` > 1: one server of each range, server s holding range s % (num_servers /
+// replicas)), each worker's clock there (the smallest over servers) and each server's key
+// range: a resumed job keeps its ranges, whatever its placement would cut now. Throws
+// std::runtime_error if there is none, or if the ranges do not cut [0, param_count) in server
+// order.
 struct ResumePoint {
   int64_t version = 0;
   std::vector<int64_t> clocks;
   std::vector<KeyRange> ranges;
 };
-ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t param_count);
+ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t param_count,
+                              int replicas = 1);
 
 }  // namespace tteps::server

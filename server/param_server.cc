@@ -292,6 +292,7 @@ ServerStats ParamServer::Stats() const {
   st.version = shard_->version();
   st.peak_rss_mb = PeakRssMb();
   st.staleness = staleness_;
+  st.state_hash = shard_->StateHash();
   return st;
 }
 

@@ -56,6 +56,10 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
     std::lock_guard<std::mutex> lock(commands_mu);
     norms[h.step] = h.norm;
   });
+  control.OnCommand(topics::kServerLost, [&](const Header& h) {
+    LOG(WARNING) << "server " << h.step << " was declared lost; its replicas serve its range";
+    NoteLostPeer();
+  });
   control.OnCommand(topics::kWorkerLost, [&](const Header& h) {
     std::lock_guard<std::mutex> lock(commands_mu);
     lost.push_back(static_cast<int>(h.step));
@@ -69,9 +73,12 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
       [optimizer = config.optimizer](int64_t step) { return LearningRate(optimizer, step); });
   const OutputConfig& output = config.output;
   if (map.resume_version >= 0) {
-    LoadCheckpoint(output.resume, id, map.resume_version, &shard);
+    // Its own checkpoint, or a replica's (a server lost before had stopped writing its own).
+    std::vector<int> sources = ReplicasOf(map, id);
+    std::stable_partition(sources.begin(), sources.end(), [id](int s) { return s == id; });
+    const int from = LoadReplicaCheckpoint(output.resume, sources, map.resume_version, &shard);
     LOG(INFO) << "server " << id << " resumed from " << output.resume << " at version "
-              << shard.version();
+              << shard.version() << (from == id ? "" : " (server " + std::to_string(from) + "'s)");
   }
   ParamServer server(socket, map, id, &shard, timeout_s);
   auto tracer = MakeNodeTracer(&control, !output.trace.empty());

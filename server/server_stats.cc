@@ -1,9 +1,16 @@
 #include "server/server_stats.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 namespace tteps::server {
+
+std::string HexHash(uint64_t hash) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
 
 JsonObject ServerStats::ToJson() const {
   // Sums in double: the counts come off the wire, and no count may overflow anything.
@@ -41,7 +48,8 @@ JsonObject ServerStats::ToJson() const {
       .Add("unauthenticated", unauthenticated)
       .Add("version", version)
       .Add("peak_rss_mb", peak_rss_mb)
-      .Add("staleness", summary);
+      .Add("staleness", summary)
+      .Add("state_hash", HexHash(state_hash));
 }
 
 }  // namespace tteps::server

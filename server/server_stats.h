@@ -6,6 +6,7 @@
 #include <cereal/types/map.hpp>
 #include <cstdint>
 #include <map>
+#include <string>
 
 #include "common/json_writer.h"
 
@@ -18,15 +19,22 @@ struct ServerStats {
   int64_t unauthenticated = 0;  // connections refused by CURVE (an unknown key)
   double peak_rss_mb = 0;
   std::map<int64_t, int64_t> staleness;  // staleness of a push -> pushes
+  // A hash of the shard's range, version, values and optimizer state: replicas of a range
+  // (--replicas) end with equal hashes when they are bit-identical.
+  uint64_t state_hash = 0;
 
   // {"server", "pushes", "pulls", "errors", "non_finite", "version", "peak_rss_mb", "staleness":
-  // {"mean", "p50", "p90", "p99", "max", "histogram"}}
+  // {"mean", "p50", "p90", "p99", "max", "histogram"}, "state_hash": 16 hex digits}
   JsonObject ToJson() const;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(server, pushes, pulls, errors, version, non_finite, unauthenticated, peak_rss_mb, staleness);
+    ar(server, pushes, pulls, errors, version, non_finite, unauthenticated, peak_rss_mb, staleness,
+       state_hash);
   }
 };
+
+// "0123456789abcdef": 16 hex digits (JSON numbers lose a uint64's low bits in many readers).
+std::string HexHash(uint64_t hash);
 
 }  // namespace tteps::server

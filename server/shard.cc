@@ -252,4 +252,20 @@ void Shard::Restore(std::vector<float> values, int64_t version, std::vector<int6
   initialized_ = true;
 }
 
+uint64_t Shard::StateHash() const {
+  uint64_t h = 14695981039346656037ull;
+  const auto mix = [&h](const void* data, size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  };
+  const int64_t head[] = {range_.begin, range_.end, version_, optimizer_->steps()};
+  mix(head, sizeof(head));
+  mix(values_->data(), values_->size() * sizeof(float));
+  for (const auto& [name, buffer] : optimizer_->State()) {
+    mix(name.data(), name.size());
+    mix(buffer.data(), buffer.size() * sizeof(float));
+  }
+  return h;
+}
+
 }  // namespace tteps::server

@@ -103,6 +103,9 @@ class Shard {
   int64_t clock(int worker) const { return clocks_[worker]; }
   const std::vector<int64_t>& clocks() const { return clocks_; }
   Optimizer& optimizer() { return *optimizer_; }
+  // FNV-1a over range, version, values and optimizer state (steps and buffers): equal for two
+  // shards that are bit-identical.
+  uint64_t StateHash() const;
   // Restores values, version and clocks (checkpoint resume).
   void Restore(std::vector<float> values, int64_t version, std::vector<int64_t> clocks);
 

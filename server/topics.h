@@ -10,6 +10,9 @@ inline constexpr char kNormPartial[] = "norm-partial";
 inline constexpr char kNormTotal[] = "norm-total";
 // Scheduler -> servers (async / SSP): step = the id of a worker declared lost.
 inline constexpr char kWorkerLost[] = "worker-lost";
+// Scheduler -> servers (--replicas): step = the id of a server declared lost; another holds
+// its range.
+inline constexpr char kServerLost[] = "server-lost";
 // Server -> scheduler, at the end: text = its ServerStats (Cereal).
 inline constexpr char kStats[] = "server-stats";
 

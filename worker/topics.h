@@ -20,5 +20,7 @@ inline constexpr char kSetAccumulation[] = "set-accumulation";  // samples: micr
 inline constexpr char kAdoptSlice[] = "adopt-slice";
 // step = the id of a worker declared lost (the job goes on without it).
 inline constexpr char kPeerLost[] = "peer-lost";
+// --replicas: step = the id of a server declared lost; its range is read from a replica.
+inline constexpr char kServerLost[] = "server-lost";
 
 }  // namespace tteps::topics

@@ -17,6 +17,7 @@
 #include "common/control_channel.h"
 #include "common/curve.h"
 #include "common/init.h"
+#include "common/lost_servers.h"
 #include "common/node_flags.h"
 #include "common/peak_memory.h"
 #include "common/run_output.h"
@@ -139,6 +140,7 @@ struct SchedulerCommands {
   std::mutex adopted_mu;
   std::vector<int> adopted;
   std::atomic<size_t> adopted_given{0}, adopted_taken{0};
+  LostServers lost_servers;  // --replicas: servers declared lost
 
   void Listen(ControlChannel* control) {
     control->OnCommand(topics::kGo, [this](const Header&) { go = true; });
@@ -146,6 +148,11 @@ struct SchedulerCommands {
     control->OnCommand(topics::kSetAccumulation,
                        [this](const Header& h) { accumulation = h.samples; });
     control->OnCommand(topics::kPeerLost, [](const Header&) { NoteLostPeer(); });
+    control->OnCommand(topics::kServerLost, [this](const Header& h) {
+      LOG(WARNING) << "server " << h.step << " was declared lost; its range is read from a replica";
+      lost_servers.Add(static_cast<int>(h.step));
+      NoteLostPeer();
+    });
     control->OnCommand(topics::kAdoptSlice, [this](const Header& h) {
       std::lock_guard<std::mutex> lock(adopted_mu);
       adopted.push_back(static_cast<int>(h.step));
@@ -208,6 +215,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   ec.zmq = ctx;
   ec.workers_comm = boot.workers_comm;
   ec.interrupt = [&commands] { return commands.AdoptionPending(); };
+  ec.lost_servers = &commands.lost_servers;
   auto exchange = MakeExchange(*model, ec);
 
   DriverOptions o;

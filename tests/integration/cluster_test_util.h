@@ -143,14 +143,17 @@ struct KillOutcome {
   std::string log;
 };
 
-// The pid of worker `worker` of the job writing to `out_dir`, from the scheduler's registration
-// line in its log; -1 if it is not there (yet).
-inline pid_t WorkerPid(const std::string& out_dir, int worker) {
-  const std::regex registered("registered worker " + std::to_string(worker) +
+// The pid of `role` ("worker", "server") `id` of the job writing to `out_dir`, from the
+// scheduler's registration line in its log; -1 if it is not there (yet).
+inline pid_t NodePid(const std::string& out_dir, const std::string& role, int id) {
+  const std::regex registered("registered " + role + " " + std::to_string(id) +
                               R"( \(rank \d+, host [^,]+, pid (\d+)\))");
   const std::string text = ReadFile(out_dir + "/logs/scheduler-0.log");
   std::smatch m;
   return std::regex_search(text, m, registered) ? static_cast<pid_t>(std::stoi(m[1])) : -1;
+}
+inline pid_t WorkerPid(const std::string& out_dir, int worker) {
+  return NodePid(out_dir, "worker", worker);
 }
 
 // Starts `launch` (a launch/tteps command line, output to `log`), waits until training runs,

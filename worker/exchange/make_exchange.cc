@@ -18,6 +18,7 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
   auto kv = std::make_unique<KVClient>(*c.zmq, *c.map, control->self(), c.config.cluster.timeout_s,
                                        [control] { return control->ShutdownRequested(); });
   if (c.config.exchange.wire_dtype == "bf16") kv->set_wire(WireType::kBf16);
+  kv->set_lost_servers(c.lost_servers);
   PsExchangeOptions o;
   o.worker = c.map->your_id;
   o.wait_for_version = mode != Mode::kAsync;

@@ -11,6 +11,7 @@
 #include "common/cluster_map.h"
 #include "common/control_channel.h"
 #include "common/job_config.h"
+#include "common/lost_servers.h"
 #include "common/mode.h"
 #include "common/trace.h"
 #include "worker/deeptte/deeptte.h"
@@ -29,6 +30,8 @@ struct ExchangeContext {
   MPI_Comm workers_comm = MPI_COMM_NULL;
   // Sync: a lost worker's slice was given to this worker (PsExchangeOptions::interrupt).
   std::function<bool()> interrupt;
+  // --replicas: the servers declared lost (the KV client reads their ranges from replicas).
+  const LostServers* lost_servers = nullptr;
 };
 
 // The exchange of c.config.exchange.mode. Throws std::runtime_error when the context lacks what

@@ -48,5 +48,27 @@ TEST(ChooseResumePoint, GivesTheNewestCommonVersionAndTheServersRanges) {
   EXPECT_THROW(ChooseResumePoint(gap, 2, 10), std::runtime_error);
 }
 
+// --replicas 2 with 4 servers (ranges [0, 6) and [6, 10), server s holding range s % 2): a
+// lost server stops writing checkpoints, and each range is resumed from whichever replica has
+// the version; a server loads its replica's file when its own is missing.
+TEST(ChooseResumePoint, TakesEachRangeFromAnyOfItsReplicas) {
+  const std::string dir = FreshDir("replicas");
+  Save(dir, 0, {0, 6}, 2);  // server 0 was lost after version 2
+  Save(dir, 2, {0, 6}, 4);
+  Save(dir, 1, {6, 10}, 4);
+  Save(dir, 3, {6, 10}, 3);  // server 3 was lost after version 3
+  const ResumePoint p = ChooseResumePoint(dir, 4, 10, 2);
+  EXPECT_EQ(p.version, 4);
+  EXPECT_EQ(p.ranges, (std::vector<KeyRange>{{0, 6}, {6, 10}, {0, 6}, {6, 10}}));
+  EXPECT_THROW(ChooseResumePoint(dir, 4, 10), std::runtime_error);  // not all 4 have one
+  EXPECT_THROW(ChooseResumePoint(dir, 3, 10, 2), std::invalid_argument);
+  OptimizerConfig sgd;
+  sgd.name = "sgd";
+  Shard shard({0, 6}, Consistency::kSync, 1, 0, MakeOptimizer(sgd, 6));
+  EXPECT_EQ(LoadReplicaCheckpoint(dir, {0, 2}, 4, &shard), 2);
+  EXPECT_EQ(shard.version(), 4);
+  EXPECT_THROW(LoadReplicaCheckpoint(dir, {0, 2}, 7, &shard), std::runtime_error);
+}
+
 }  // namespace
 }  // namespace tteps::server

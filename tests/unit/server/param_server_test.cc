@@ -508,5 +508,98 @@ TEST_F(ParamServerTest, PushPartsAndTheirCompletingPushStepOnce) {
   EXPECT_EQ(server_->errors(), 0);
 }
 
+// --replicas 2 in one process: two servers hold the whole range. A client pushes to both and
+// pulls from the first; once that one is declared lost (it stops serving here, as if killed),
+// the pull waiting on it is asked of the replica, which holds every push already.
+TEST(ReplicatedServers, PushesReachBothAndAPullWaitingOnALostServerIsAnsweredByItsReplica) {
+  zmq::context_t ctx;
+  ClusterMap map;
+  map.config.exchange.mode = Mode::kSync;
+  map.param_count = kN;
+  map.fingerprint = kFingerprint;
+  map.ranges = {{0, kN}, {0, kN}};
+  OptimizerConfig sgd;
+  sgd.name = "sgd";
+  sgd.lr = kLr;
+  struct Replica {
+    zmq::socket_t router;
+    std::unique_ptr<Shard> shard;
+    std::unique_ptr<ParamServer> server;
+    std::atomic<bool> stop{false};
+    std::thread thread;
+  };
+  std::vector<std::unique_ptr<Replica>> replicas;
+  for (int s = 0; s < 2; ++s) {
+    auto r = std::make_unique<Replica>();
+    r->router = MakeSocket(ctx, zmq::socket_type::router);
+    NodeInfo server;
+    server.role = Role::kServer;
+    server.id = s;
+    server.host = "testhost";
+    server.endpoint = BindTcp(r->router, "127.0.0.1");
+    map.servers.push_back(server);
+    replicas.push_back(std::move(r));
+  }
+  for (int w = 0; w < 2; ++w) {
+    NodeInfo worker;
+    worker.role = Role::kWorker;
+    worker.id = w;
+    worker.host = "testhost";
+    map.workers.push_back(worker);
+  }
+  for (int s = 0; s < 2; ++s) {
+    Replica& r = *replicas[s];
+    r.shard =
+        std::make_unique<Shard>(KeyRange{0, kN}, Consistency::kSync, 2, 0, MakeOptimizer(sgd, kN));
+    r.server = std::make_unique<ParamServer>(r.router, map, s, r.shard.get(), 1.0);
+    r.thread = std::thread([&r] { r.server->Run([&r] { return r.stop.load(); }); });
+  }
+  LostServers lost;
+  KVClient w0(ctx, map, map.workers[0], kClientTimeoutS), w1(ctx, map, map.workers[1], 5.0);
+  w0.set_lost_servers(&lost);
+  w1.set_lost_servers(&lost);
+  const std::vector<float> init = InitValues();
+  w0.Init(init.data());
+  std::vector<float> out0(kN), out1(kN);
+  std::thread other([&] { w0.PushPull(Grad(0), {}, 0, 1, -1, 1, out0.data()); });
+  w1.PushPull(Grad(1), {}, 0, 1, -1, 1, out1.data());
+  other.join();
+  EXPECT_EQ(out0, out1);
+  // Step 2: worker 1 pushes; worker 0's pull waits at server 0, which then stops serving.
+  w1.Push(Grad(2), {}, 1, 1);
+  replicas[0]->stop = true;
+  replicas[0]->thread.join();
+  PullResult r0;
+  std::string error;
+  std::thread puller([&] {
+    try {
+      r0 = w0.PushPull(Grad(3), {}, 1, 1, -1, 2, out0.data());
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  std::this_thread::sleep_for(milliseconds(300));
+  lost.Add(0);
+  puller.join();
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(r0.version, 2);
+  // Worker 1 now reads from server 1 alone, and gets the same version 2.
+  EXPECT_EQ(w1.Pull(2, out1.data()).version, 2);
+  EXPECT_EQ(out0, out1);
+  std::vector<float> expected = init;
+  for (int step = 0; step < 2; ++step) {
+    const auto a = Grad(2 * step), b = Grad(2 * step + 1);
+    for (int64_t k = 0; k < kN; ++k) {
+      expected[k] = static_cast<float>(expected[k] - kLr * ((*a)[k] + (*b)[k]) / 2);
+    }
+  }
+  EXPECT_EQ(out0, expected);
+  replicas[1]->stop = true;
+  replicas[1]->thread.join();
+  EXPECT_EQ(replicas[1]->shard->version(), 2);
+  EXPECT_EQ(replicas[0]->shard->version(), 1);  // it stopped before worker 0's second push
+  EXPECT_EQ(replicas[1]->server->errors(), 0);
+}
+
 }  // namespace
 }  // namespace tteps::server

@@ -1,0 +1,154 @@
+// Server replication (--replicas 2) for real: mpirun jobs whose servers hold each key range
+// twice, a server killed with SIGKILL while the job trains, and the model compared with the
+// undisturbed job's.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include "tests/integration/cluster_test_util.h"
+
+namespace tteps {
+namespace {
+
+using namespace testing_util;
+
+const char* kData = TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl";
+
+// Waits up to `limit_s` for `text` in `file`.
+bool WaitForText(const std::string& file, const std::string& text, int limit_s) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(limit_s)) {
+    if (ReadFile(file).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+// summary.json's "server_state_hashes", in server order ("" for a server that did not report).
+std::vector<std::string> StateHashes(const std::string& summary) {
+  std::vector<std::string> out;
+  const size_t at = summary.find("\"server_state_hashes\":{");
+  if (at == std::string::npos) return out;
+  const std::string hashes = summary.substr(at, summary.find('}', at) - at);
+  const std::regex hash(R"re("(\d+)":"([0-9a-f]{16})")re");
+  for (std::sregex_iterator it(hashes.begin(), hashes.end(), hash), end; it != end; ++it) {
+    const size_t server = std::stoul((*it)[1]);
+    if (out.size() <= server) out.resize(server + 1);
+    out[server] = (*it)[2];
+  }
+  return out;
+}
+
+// Sync with 2 ranges held twice each (4 servers) trains what local training does, and the
+// replicas of a range end bit-identical: both apply every step's aggregate, summed in slice
+// order, with the same optimizer.
+TEST(ReplicaCluster, SyncWithReplicasEqualsLocalTrainingAndReplicasAreBitIdentical) {
+  const std::string dir = FreshDir("replicas_local");
+  const std::string common = " --train_data " + std::string(kData) +
+                             " --max_steps 20 --batch_size 64 --log_every 5 "
+                             "--optimizer momentum --lr 0.01 --clip_norm 0.5";
+  ASSERT_EQ(RunCommand(Bin() + "/tteps-worker --mode=local --out_dir " + dir + "/local" + common,
+                       300, dir + "/local.log"),
+            0)
+      << ReadFile(dir + "/local.log");
+  ASSERT_EQ(RunCommand(Launcher() + " --mode sync --workers 2 --servers 4 --out_dir " + dir +
+                           "/sync -- --replicas 2" + common,
+                       300, dir + "/sync.log"),
+            0)
+      << ReadFile(dir + "/sync.log");
+  const std::string summary = ReadFile(dir + "/sync/summary.json");
+  const std::vector<std::string> hashes = StateHashes(summary);
+  ASSERT_EQ(hashes.size(), 4u) << summary;
+  EXPECT_EQ(hashes[0], hashes[2]) << summary;  // server s holds range s % 2
+  EXPECT_EQ(hashes[1], hashes[3]) << summary;
+  EXPECT_NE(hashes[0], hashes[1]) << summary;
+  const double diff = MaxAbsDiff(dir + "/local/model_last.pt", dir + "/sync/model_last.pt");
+  std::printf("sync with --replicas 2 (4 servers) vs local: max |diff| = %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+}
+
+// A sync job with --replicas 2 loses a server and then a worker to SIGKILL and ends with the
+// undisturbed job's model, bit for bit: every push went to both replicas, so the survivor holds
+// every step; the workers' waiting pulls are asked again of it; the lost worker's slice is
+// computed by a survivor. Also with the uneven first-worker slice (the backup killed, then
+// worker 0) and with clipping over two ranges (each range's norm from one replica).
+TEST(ReplicaCluster, SyncOutlivesAKilledServerAndAKilledWorker) {
+  struct Case {
+    std::string name, flags;
+    int servers, server, worker;
+  };
+  for (const Case& c :
+       {Case{"primary", "", 2, 0, 2}, Case{"first", "--first_worker_batch 10", 2, 1, 0},
+        Case{"clipped", "--optimizer momentum --lr 0.01 --clip_norm 0.5", 4, 2, 1}}) {
+    const std::string dir = FreshDir("replicas_kill_" + c.name);
+    const std::string job =
+        " --mode sync --workers 3 --servers " + std::to_string(c.servers) + " --out_dir " + dir;
+    const std::string flags = " -- --replicas 2 --train_data " + std::string(kData) +
+                              " --epochs 6 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 " +
+                              c.flags;
+    ASSERT_EQ(RunCommand(Launcher() + job + "/plain" + flags, 300, dir + "/plain.log"), 0)
+        << ReadFile(dir + "/plain.log");
+    BackgroundJob run(Launcher() + job + "/run" + flags, dir + "/run", dir + "/log");
+    ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
+    const pid_t server = NodePid(dir + "/run", "server", c.server);
+    ASSERT_GT(server, 0) << ReadFile(dir + "/run/logs/scheduler-0.log");
+    ASSERT_EQ(kill(server, SIGKILL), 0);
+    ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"event\":\"server lost\"", 30))
+        << run.log();
+    // A few steps on the replica, then a worker.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    const pid_t worker = WorkerPid(dir + "/run", c.worker);
+    ASSERT_GT(worker, 0);
+    ASSERT_EQ(kill(worker, SIGKILL), 0);
+    ASSERT_TRUE(run.Wait(180)) << "the job did not end\n" << run.log();
+    EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+    const std::string summary = ReadFile(dir + "/run/summary.json");
+    EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+    EXPECT_NE(summary.find("\"membership\":[{\"event\":\"server lost\",\"server\":" +
+                           std::to_string(c.server) + ","),
+              std::string::npos)
+        << summary;
+    EXPECT_NE(summary.find("{\"event\":\"lost\",\"worker\":" + std::to_string(c.worker) + ","),
+              std::string::npos)
+        << summary;
+    EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+    EXPECT_NE(run.log().find("server " + std::to_string(c.server) + " (rank"), std::string::npos)
+        << run.log();  // the console line names it
+    const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");
+    std::printf("sync --replicas 2, server %d then worker %d killed (%s): max |diff| = %g\n",
+                c.server, c.worker, c.name.c_str(), diff);
+    EXPECT_EQ(diff, 0.0);
+    // The undisturbed job's replicas are bit-identical.
+    const std::vector<std::string> hashes = StateHashes(ReadFile(dir + "/plain/summary.json"));
+    ASSERT_EQ(hashes.size(), static_cast<size_t>(c.servers));
+    for (int s = c.servers / 2; s < c.servers; ++s) EXPECT_EQ(hashes[s], hashes[s - c.servers / 2]);
+  }
+}
+
+// Async goes on too when a server is lost (no exactness promised there).
+TEST(ReplicaCluster, AsyncGoesOnWithoutAKilledServer) {
+  const std::string dir = FreshDir("replicas_async");
+  const std::string launch = Launcher() + " --mode async --workers 2 --servers 2 --out_dir " + dir +
+                             "/run -- --replicas 2 --train_data " + kData +
+                             " --epochs 4 --log_every 1 --heartbeat_s 0.5 --timeout_s 20";
+  BackgroundJob run(launch, dir + "/run", dir + "/log");
+  ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
+  const pid_t server = NodePid(dir + "/run", "server", 0);
+  ASSERT_GT(server, 0);
+  ASSERT_EQ(kill(server, SIGKILL), 0);
+  ASSERT_TRUE(run.Wait(180)) << run.log();
+  EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"event\":\"server lost\",\"server\":0,"), std::string::npos) << summary;
+  EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+  EXPECT_LT(JsonNumber(summary, "mape"), 0.6) << summary;
+}
+
+}  // namespace
+}  // namespace tteps
