@@ -45,11 +45,17 @@ struct ClusterMap {
   // first step.
   int64_t resume_version = -1;
   std::vector<int64_t> start_steps;
+  // A rollback's map (a server was lost without a replica): epoch + 1, the live servers only
+  // (ids renumbered), ranges cut anew; the servers restore version resume_version of their new
+  // ranges from the checkpoint files of these servers of the map before (one per range there, in
+  // key order). Empty: each server restores its own file (or a replica's).
+  int32_t epoch = 0;
+  std::vector<int32_t> resume_sources;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(your_id, servers, ranges, workers, param_count, fingerprint, config, resume_version,
-       start_steps);
+       start_steps, epoch, resume_sources);
   }
 };
 

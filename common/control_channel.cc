@@ -123,9 +123,9 @@ void ControlChannel::WaitUntil(const std::function<bool()>& done, const std::str
   }
 }
 
-void ControlChannel::WaitForShutdown() {
+void ControlChannel::WaitForShutdown(const std::function<bool()>& also) {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [this] { return shutdown_ || !running_; });
+  changed_.wait(lock, [&] { return shutdown_ || !running_ || (also && also()); });
 }
 
 void ControlChannel::Flush() {

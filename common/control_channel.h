@@ -60,8 +60,9 @@ class ControlChannel {
   // std::runtime_error (saying `what` was awaited) on a shutdown or once timeout_s have passed.
   void WaitUntil(const std::function<bool()>& done, const std::string& what);
   // Until the scheduler says to stop, or falls silent (no deadline of its own: the silence
-  // bounds it). Check ShutdownRequested's `failed` after.
-  void WaitForShutdown();
+  // bounds it), or `also()` holds (checked after every command). Check ShutdownRequested's
+  // `failed` after.
+  void WaitForShutdown(const std::function<bool()>& also = {});
   // True once the scheduler said to stop, or fell silent for longer than the timeout.
   // `failed` and `reason` say whether the job failed and why.
   bool ShutdownRequested(std::string* reason = nullptr, bool* failed = nullptr) const;

@@ -111,6 +111,7 @@ void KVClient::Send(const Request& q, uint64_t id, size_t s) {
   h.more = q.more;
   h.slice = q.slice;
   h.exact = q.exact;
+  h.epoch = map_.epoch;
   if (q.type == MsgType::kPull) {
     SendMessage(sockets_[s], h);
   } else {
@@ -195,7 +196,7 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
   };
   advance();
   while (f.answered < upto || !parts_.empty()) {
-    if (abort_ && abort_()) throw std::runtime_error(what + " aborted: shutdown");
+    if (abort_ && abort_()) throw std::runtime_error(what + " aborted (shutdown or rollback)");
     CheckLosses();
     advance();
     if (f.answered >= upto && parts_.empty()) break;

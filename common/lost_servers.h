@@ -16,6 +16,12 @@ class LostServers {
     lost_.push_back(server);
     count_ = lost_.size();
   }
+  // Forgets them all (a new cluster map renumbers the servers). Only for clients made after.
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    lost_.clear();
+    count_ = 0;
+  }
   // How many so far (cheap: polled while a KV client waits).
   size_t count() const { return count_.load(); }
   // The servers lost after the first `seen`.

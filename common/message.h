@@ -70,6 +70,9 @@ struct Header {
   // (it keeps the previous one): a lost worker's slice recomputed for a step that some servers
   // completed and others did not (its push reached only some of them).
   bool exact = false;
+  // Data messages: the cluster map's epoch. A rollback (a lost server without a replica)
+  // starts a new one; a server refuses requests of another.
+  int32_t epoch = 0;
   std::vector<KeyRange> ranges;
   std::vector<uint64_t> payload_bytes;  // one per payload frame
   std::string text;                     // error text, or a control message's encoded body

@@ -15,6 +15,7 @@
 #include "common/log_file.h"
 #include "common/peak_memory.h"
 #include "scheduler/placement.h"
+#include "server/checkpoint.h"
 #include "server/topics.h"
 #include "worker/topics.h"
 
@@ -368,6 +369,11 @@ void Coordinator::OnWorkerReport(Node& node, const Message& m) {
   } else if (topic == topics::kSnapshot) {
     OnSnapshot(node, m);
   } else if (topic == topics::kDone) {
+    if (m.header.samples != map_.epoch) {  // sent before a rollback it had not heard of yet
+      LOG(WARNING) << node.info.Name() << " finished epoch " << m.header.samples
+                   << ", which was rolled back";
+      return;
+    }
     node.done = true;
     steps_done_ = std::max(steps_done_, m.header.step);
     min_steps_done_ = std::min(min_steps_done_, m.header.step);
@@ -534,6 +540,108 @@ void Coordinator::DeclareServerLost(Node& n, double silent_s) {
   NoteLostPeer();
 }
 
+bool Coordinator::CanRollback(const Node& n) const {
+  if (n.info.role != Role::kServer || !phase_.is(Phase::kTraining) ||
+      opts_.config.output.checkpoint_every <= 0) {
+    return false;
+  }
+  return std::any_of(nodes_.begin(), nodes_.end(), [&](const Node& o) {
+    return o.info.role == Role::kServer && !o.lost && &o != &n;
+  });
+}
+
+void Coordinator::Rollback(Node& n, double silent_s) {
+  const OutputConfig& output = opts_.config.output;
+  const int lost_id = n.info.id;
+  server::ResumePoint point;
+  try {
+    point = server::ChooseResumePoint(output.checkpoint_dir, opts_.num_servers, opts_.param_count,
+                                      opts_.config.cluster.replicas);
+  } catch (const std::exception& e) {
+    Fail(n.info.Name() + " has been silent for " + std::to_string(static_cast<int>(silent_s)) +
+         " s and holds keys no other server has; no checkpoint to roll back to: " + e.what());
+    return;
+  }
+  n.done = true;
+  n.lost = true;
+  // The steps after the checkpoint are abandoned: their checkpoints go (a later rollback must
+  // not mix them with the new ranges').
+  server::RemoveCheckpointsAfter(output.checkpoint_dir, point.version);
+  int64_t reached = 0;
+  for (const auto& [w, p] : progress_) reached = std::max(reached, p.step);
+  // The live servers, renumbered in their old order; the keys cut anew over them.
+  std::vector<Node*> live;
+  for (auto& o : nodes_) {
+    if (o.info.role == Role::kServer && !o.lost) live.push_back(&o);
+  }
+  std::sort(live.begin(), live.end(),
+            [](const Node* a, const Node* b) { return a->info.id < b->info.id; });
+  const int servers = static_cast<int>(live.size());
+  int replicas = opts_.config.cluster.replicas;
+  if (servers % replicas != 0) replicas = 1;
+  opts_.config.cluster.replicas = replicas;
+  opts_.num_servers = servers;
+  map_.config = opts_.config;
+  map_.servers.clear();
+  for (int s = 0; s < servers; ++s) {
+    live[s]->info.id = s;
+    map_.servers.push_back(live[s]->info);
+  }
+  const int distinct = servers / replicas;
+  const std::vector<KeyRange> parts =
+      PartitionKeys(opts_.param_count, std::vector<double>(distinct, 1.0), opts_.light_keys);
+  map_.ranges.clear();
+  for (int s = 0; s < servers; ++s) map_.ranges.push_back(parts[s % distinct]);
+  ++map_.epoch;
+  map_.resume_version = point.version;
+  map_.start_steps = point.clocks;
+  map_.resume_sources.assign(point.sources.begin(), point.sources.end());
+  lost_servers_.clear();
+  norm_parts_.clear();
+  for (size_t w = 0; w < point.clocks.size(); ++w) progress_[w].step = point.clocks[w];
+  steps_done_ = 0;
+  min_steps_done_ = INT64_MAX;
+  for (auto& o : nodes_) {
+    if (o.info.role == Role::kWorker && !o.lost) o.done = false;  // they train again
+  }
+  steps_redone_ += reached - point.version;
+  JsonObject event;
+  event.Add("event", "rollback")
+      .Add("server", lost_id)
+      .Add("rank", n.info.mpi_rank)
+      .Add("step", reached)
+      .Add("to_version", point.version)
+      .Add("silent_s", silent_s)
+      .Add("wall_s", SecondsSince(start_))
+      .Add("servers_left", servers)
+      .Add("epoch", static_cast<int64_t>(map_.epoch));
+  RecordMembership(event, n.info.Name() + " lost (silent " +
+                              std::to_string(static_cast<int>(silent_s)) +
+                              " s) and no other server holds its keys: the job rolls back from "
+                              "step " +
+                              std::to_string(reached) + " to the checkpoint of version " +
+                              std::to_string(point.version) + " and goes on with " +
+                              std::to_string(servers) + " server" + (servers > 1 ? "s" : ""));
+  for (size_t s = 0; s < map_.servers.size(); ++s) {
+    LOG(INFO) << map_.servers[s].Name() << " holds " << map_.ranges[s].ToString() << " (epoch "
+              << map_.epoch << ")";
+  }
+  Header h;
+  h.type = MsgType::kCommand;
+  h.sender_role = Role::kScheduler;
+  h.step = point.version;
+  for (const auto& o : nodes_) {
+    if (o.lost || (o.info.role != Role::kServer && o.info.role != Role::kWorker)) continue;
+    ClusterMap m = map_;
+    m.your_id = o.info.id;
+    h.topic = o.info.role == Role::kServer ? server::topics::kRollback : topics::kRollback;
+    h.text = EncodeBody(m);
+    SendMessage(socket_, h, {}, o.peer);
+  }
+  eval_->Remap(map_);
+  NoteLostPeer();
+}
+
 void Coordinator::CheckSilence() {
   for (auto& n : nodes_) {
     if (n.done) continue;
@@ -545,6 +653,11 @@ void Coordinator::CheckSilence() {
         } else {
           DeclareLost(n, silent);
         }
+        continue;
+      }
+      if (CanRollback(n)) {
+        Rollback(n, silent);
+        if (phase_.is(Phase::kFailed)) return;
         continue;
       }
       Fail(n.info.Name() + " has been silent for " + std::to_string(static_cast<int>(silent)) +
@@ -714,6 +827,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
                     : steps_done_ > 0         ? steps_done_
                                               : opts_.total_steps)
       .Add("planned_steps", opts_.total_steps)
+      .Add("steps_redone", steps_redone_)
       .Add("stopped_by_time_budget", stop_sent_ && min_steps_done_ < opts_.total_steps)
       .Add("batch_size", opts_.config.train.batch_size)
       .Add("trips", trips)

@@ -99,6 +99,12 @@ class Coordinator {
   bool CanLose(const Node& n) const;
   void DeclareLost(Node& n, double silent_s);
   void DeclareServerLost(Node& n, double silent_s);
+  // A silent server whose range has no live replica, while training with checkpoints on
+  // (--checkpoint_every) and another server alive: the job rolls back to the newest complete
+  // checkpoint on the live servers (ranges cut anew, servers renumbered, epoch + 1) instead of
+  // failing. The workers train the abandoned steps again.
+  bool CanRollback(const Node& n) const;
+  void Rollback(Node& n, double silent_s);
   // The first server of s's range (its replicas'): the key of its share of a clipping norm.
   int RangeGroup(int server) const;
   int RangeGroups() const;
@@ -145,10 +151,11 @@ class Coordinator {
   JobPhase phase_;
   bool final_offered_ = false;  // worker 0 sent its final weights (the ring modes)
   std::string final_eval_;
-  std::string best_eval_;  // {"step":..,"version":..,"train_s":..,"mape":..,...}; empty: none
-  int64_t refused_ = 0;    // malformed messages and messages from unregistered peers
-  std::set<int> lost_;     // workers declared lost
-  std::set<int> lost_servers_;
+  std::string best_eval_;       // {"step":..,"version":..,"train_s":..,"mape":..,...}; empty: none
+  int64_t refused_ = 0;         // malformed messages and messages from unregistered peers
+  std::set<int> lost_;          // workers declared lost
+  std::set<int> lost_servers_;  // of the current map
+  int64_t steps_redone_ = 0;    // the steps rollbacks abandoned (the furthest worker's)
   std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)
   std::vector<std::string> membership_;  // JSON of every loss, in order (summary.json)
   TraceFile* trace_ = nullptr;

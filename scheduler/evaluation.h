@@ -38,6 +38,9 @@ class Evaluation {
   virtual std::optional<EvalOutcome> Poll() = 0;
   // --replicas: `server` was declared lost; later pulls read its range from a replica.
   virtual void LoseServer(int /*server*/) {}
+  // A rollback: the servers are those of `map` from now on (an evaluation pulling from the old
+  // ones is abandoned).
+  virtual void Remap(const ClusterMap& /*map*/) {}
 };
 
 }  // namespace tteps::scheduler

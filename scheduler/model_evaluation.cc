@@ -54,6 +54,13 @@ class ModelEvaluation : public Evaluation {
 
   void LoseServer(int server) override { lost_servers_.Add(server); }
 
+  void Remap(const ClusterMap& map) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    next_map_ = map;
+    ++remaps_;
+    lost_servers_.Clear();  // ids of the old map; later losses are of the new one
+  }
+
   std::optional<EvalOutcome> Poll() override {
     std::lock_guard<std::mutex> lock(mu_);
     if (results_.empty()) return std::nullopt;
@@ -69,13 +76,17 @@ class ModelEvaluation : public Evaluation {
     self.host = HostName();
     // Without servers (ring modes) parameters only come with offered snapshots.
     std::unique_ptr<KVClient> kv;
-    if (!map_.servers.empty()) {
-      kv = std::make_unique<KVClient>(ctx_, map_, self, timeout_s_, [this] {
+    uint64_t remaps = 0;  // the cluster map kv was made for (a rollback makes a new one)
+    const auto connect = [&] {
+      kv.reset();
+      if (map_.servers.empty()) return;
+      kv = std::make_unique<KVClient>(ctx_, map_, self, timeout_s_, [this, &remaps] {
         std::lock_guard<std::mutex> lock(mu_);
-        return stop_;
+        return stop_ || remaps_ != remaps;  // a pull of the old servers is abandoned
       });
       kv->set_lost_servers(&lost_servers_);
-    }
+    };
+    connect();
     const ParamLayout layout = LayoutOf(*model_);
     std::vector<float> pulled(layout.total());
     while (true) {
@@ -87,6 +98,11 @@ class ModelEvaluation : public Evaluation {
         req = std::move(requests_.front());
         requests_.pop_front();
         busy_ = true;
+        if (remaps_ != remaps) {
+          map_ = next_map_;
+          remaps = remaps_;
+          connect();
+        }
       }
       EvalOutcome out;
       out.step = req.step;
@@ -124,6 +140,11 @@ class ModelEvaluation : public Evaluation {
       }
       std::lock_guard<std::mutex> lock(mu_);
       busy_ = false;
+      if (!out.error.empty() && !out.final && remaps_ != remaps) {
+        LOG(WARNING) << "the evaluation at step " << req.step
+                     << " was abandoned: the job rolled back (" << out.error << ")";
+        continue;
+      }
       results_.push_back(out);
     }
   }
@@ -156,6 +177,8 @@ class ModelEvaluation : public Evaluation {
   std::thread thread_;
   std::mutex mu_;
   LostServers lost_servers_;
+  ClusterMap next_map_;  // a rollback's map, taken before the next evaluation
+  uint64_t remaps_ = 0;
   std::condition_variable cv_;
   std::deque<Job> requests_;
   std::deque<EvalOutcome> results_;

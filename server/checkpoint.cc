@@ -119,6 +119,68 @@ void LoadCheckpoint(const std::string& dir, int server_id, int64_t version, Shar
   Restore(ReadBlob(path), path, shard);
 }
 
+void LoadCheckpointRange(const std::string& dir, const std::vector<int>& sources, int64_t version,
+                         Shard* shard) {
+  const KeyRange want = shard->range();
+  std::vector<float> values(static_cast<size_t>(want.size()));
+  std::vector<std::pair<std::string, std::vector<float>>> state;
+  std::vector<int64_t> clocks;
+  int64_t steps = -1, next = want.begin;  // keys [want.begin, next) are filled
+  for (int id : sources) {
+    const std::string path = dir + "/" + FileName(id, version);
+    Blob b = ReadBlob(path);
+    const int64_t lo = std::max(b.begin, want.begin), hi = std::min(b.end, want.end);
+    if (lo >= hi) continue;
+    if (lo != next || static_cast<int64_t>(b.values.size()) != b.end - b.begin) {
+      throw std::runtime_error(path + " holds [" + std::to_string(b.begin) + ", " +
+                               std::to_string(b.end) + "): the files do not cut " +
+                               want.ToString() + " in order");
+    }
+    const auto from = static_cast<size_t>(lo - b.begin), n = static_cast<size_t>(hi - lo);
+    const auto to = static_cast<size_t>(lo - want.begin);
+    std::copy_n(b.values.begin() + from, n, values.begin() + to);
+    if (state.empty()) {
+      for (const auto& [name, buffer] : b.optimizer_state) {
+        state.emplace_back(name, std::vector<float>(values.size()));
+      }
+      clocks = b.clocks;
+      steps = b.optimizer_steps;
+    }
+    if (b.optimizer_state.size() != state.size() || b.optimizer_steps != steps ||
+        b.clocks.size() != clocks.size()) {
+      throw std::runtime_error(path + " disagrees with the other checkpoints of version " +
+                               std::to_string(version));
+    }
+    for (size_t i = 0; i < state.size(); ++i) {
+      const auto& [name, buffer] = b.optimizer_state[i];
+      if (name != state[i].first || buffer.size() != b.values.size()) {
+        throw std::runtime_error(path + ": optimizer state '" + name + "' does not fit");
+      }
+      std::copy_n(buffer.begin() + from, n, state[i].second.begin() + to);
+    }
+    for (size_t w = 0; w < clocks.size(); ++w) clocks[w] = std::min(clocks[w], b.clocks[w]);
+    next = hi;
+  }
+  if (next != want.end) {
+    throw std::runtime_error("the checkpoints of version " + std::to_string(version) + " in " +
+                             dir + " do not hold keys [" + std::to_string(next) + ", " +
+                             std::to_string(want.end) + ")");
+  }
+  try {
+    shard->optimizer().Restore(state, steps);
+    shard->Restore(std::move(values), version, std::move(clocks));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error("the checkpoints of version " + std::to_string(version) +
+                             " do not fit this job: " + e.what());
+  }
+}
+
+void RemoveCheckpointsAfter(const std::string& dir, int64_t version) {
+  for (const auto& c : ListCheckpoints(dir)) {
+    if (c.version > version) fs::remove(dir + "/" + FileName(c.server_id, c.version));
+  }
+}
+
 int LoadReplicaCheckpoint(const std::string& dir, const std::vector<int>& replicas, int64_t version,
                           Shard* shard) {
   for (int s : replicas) {
@@ -151,26 +213,13 @@ std::vector<CheckpointInfo> ListCheckpoints(const std::string& dir) {
   return out;
 }
 
-ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t param_count,
-                              int replicas) {
-  if (replicas < 1 || num_servers % replicas != 0) {
-    throw std::invalid_argument("--replicas " + std::to_string(replicas) + " with " +
-                                std::to_string(num_servers) + " servers");
-  }
-  const int distinct = num_servers / replicas;  // server s holds range s % distinct
-  std::map<int64_t, std::set<int>> servers_at;  // version -> servers with a checkpoint of it
-  for (const auto& c : ListCheckpoints(dir)) servers_at[c.version].insert(c.server_id);
-  for (auto it = servers_at.rbegin(); it != servers_at.rend(); ++it) {
-    // Each range from one of its replicas (a lost server wrote no more checkpoints).
-    std::vector<int> source(distinct, -1);
-    for (int g = 0; g < distinct; ++g) {
-      for (int s = g; s < num_servers && source[g] < 0; s += distinct) {
-        if (it->second.count(s)) source[g] = s;
-      }
-    }
-    if (std::count(source.begin(), source.end(), -1) > 0) continue;
-    ResumePoint p;
-    p.version = it->first;
+// The resume point at `version`, each distinct range from the file of server source[range].
+static ResumePoint ResumeAt(const std::string& dir, int64_t version, const std::vector<int>& source,
+                            int num_servers, int64_t param_count) {
+  const int distinct = static_cast<int>(source.size());
+  ResumePoint p;
+  {
+    p.version = version;
     for (int g = 0; g < distinct; ++g) {
       const std::string file = FileName(source[g], p.version);
       const Blob b = ReadBlob(dir + "/" + file);
@@ -189,8 +238,38 @@ ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t p
       p.ranges.push_back({b.begin, b.end});
     }
     for (int s = distinct; s < num_servers; ++s) p.ranges.push_back(p.ranges[s % distinct]);
-    return p;
+    p.sources = source;
   }
+  return p;
+}
+
+ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t param_count,
+                              int replicas) {
+  if (replicas < 1 || num_servers % replicas != 0) {
+    throw std::invalid_argument("--replicas " + std::to_string(replicas) + " with " +
+                                std::to_string(num_servers) + " servers");
+  }
+  const int distinct = num_servers / replicas;  // server s holds range s % distinct
+  std::map<int64_t, std::set<int>> servers_at;  // version -> servers with a checkpoint of it
+  std::string newest_error;
+  for (const auto& c : ListCheckpoints(dir)) servers_at[c.version].insert(c.server_id);
+  for (auto it = servers_at.rbegin(); it != servers_at.rend(); ++it) {
+    // Each range from one of its replicas (a lost server wrote no more checkpoints).
+    std::vector<int> source(distinct, -1);
+    for (int g = 0; g < distinct; ++g) {
+      for (int s = g; s < num_servers && source[g] < 0; s += distinct) {
+        if (it->second.count(s)) source[g] = s;
+      }
+    }
+    if (std::count(source.begin(), source.end(), -1) > 0) continue;
+    try {
+      return ResumeAt(dir, it->first, source, num_servers, param_count);
+    } catch (const std::runtime_error& e) {
+      // Files of one version from two maps (a rollback's renumbered servers): an older one.
+      if (newest_error.empty()) newest_error = e.what();
+    }
+  }
+  if (!newest_error.empty()) throw std::runtime_error(newest_error);
   throw std::runtime_error("no checkpoint in " + dir + " that all " + std::to_string(num_servers) +
                            " servers have written" +
                            (replicas > 1 ? " (one replica of each range)" : ""));

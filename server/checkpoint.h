@@ -19,6 +19,14 @@ void LoadCheckpoint(const std::string& dir, int server_id, int64_t version, Shar
 // `version` exists; returns its id.
 int LoadReplicaCheckpoint(const std::string& dir, const std::vector<int>& replicas, int64_t version,
                           Shard* shard);
+// A rollback onto other ranges: restores shard->range() at `version` from the checkpoint files
+// of servers `sources` (ranges in key order, which together hold the range; values and
+// optimizer state cut out of them, clocks the smallest). Throws std::runtime_error naming the
+// file or the keys missing.
+void LoadCheckpointRange(const std::string& dir, const std::vector<int>& sources, int64_t version,
+                         Shard* shard);
+// Deletes the checkpoints of versions after `version` (a rollback's abandoned steps).
+void RemoveCheckpointsAfter(const std::string& dir, int64_t version);
 // The same from a checkpoint file's bytes (`name` for messages); any garbling is a
 // std::runtime_error, never an allocation of what a garbled count claims.
 void RestoreCheckpoint(const std::string& bytes, const std::string& name, Shard* shard);
@@ -42,6 +50,7 @@ struct ResumePoint {
   int64_t version = 0;
   std::vector<int64_t> clocks;
   std::vector<KeyRange> ranges;
+  std::vector<int> sources;  // the server whose file holds each distinct range, in key order
 };
 ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t param_count,
                               int replicas = 1);

@@ -110,6 +110,11 @@ void ParamServer::Handle(Message& m) {
   const bool data =
       h.type == MsgType::kInit || h.type == MsgType::kPush || h.type == MsgType::kPull;
   if (!data) return ReplyError(m.peer, h, std::string("unexpected ") + TypeName(h.type));
+  if (h.epoch != map_.epoch) {  // sent before a rollback, or by a node that missed it
+    return ReplyError(m.peer, h,
+                      "a request of epoch " + std::to_string(h.epoch) + "; this server serves " +
+                          std::to_string(map_.epoch) + " (each rollback starts a new one)");
+  }
   if (h.fingerprint != map_.fingerprint) {
     return ReplyError(m.peer, h,
                       "parameter layout fingerprint " + std::to_string(h.fingerprint) +

@@ -39,19 +39,16 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   std::map<int64_t, double> norms;  // version -> global norm
   std::vector<int> lost;            // workers declared lost, not yet dropped from the shard
   ControlChannel control(ctx, boot.scheduler_endpoint, self, node.timeout_s, node.heartbeat_s);
-  const ClusterMap map = control.Register();
+  ClusterMap map = control.Register();
   const JobConfig& config = map.config;
   const double timeout_s = config.cluster.timeout_s;
   control.SetTiming(timeout_s, config.cluster.heartbeat_s, config.cluster.silence_s);
-  const int id = map.your_id;
-  const KeyRange range = map.ranges.at(id);
-  // No frame larger than this shard's values or a header may arrive (workers connect after
-  // the map; a sparse push's header lists its spans).
-  socket.set(zmq::sockopt::maxmsgsize, std::max(static_cast<int64_t>(range.size() * sizeof(float)),
-                                                static_cast<int64_t>(kMaxHeaderBytes)) +
-                                           65536);
-  LOG(INFO) << "server " << id << " at " << self.endpoint << " holds " << range.ToString() << " ("
-            << range.size() << " floats), mode " << ModeName(config.exchange.mode);
+  // No frame larger than the model's values or a header may arrive (a rollback may give this
+  // server any range; a sparse push's header lists its spans).
+  socket.set(zmq::sockopt::maxmsgsize,
+             std::max(static_cast<int64_t>(map.param_count * sizeof(float)),
+                      static_cast<int64_t>(kMaxHeaderBytes)) +
+                 65536);
   control.OnCommand(topics::kNormTotal, [&](const Header& h) {
     std::lock_guard<std::mutex> lock(commands_mu);
     norms[h.step] = h.norm;
@@ -65,80 +62,121 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
     lost.push_back(static_cast<int>(h.step));
     NoteLostPeer();
   });
-  control.Start();
-
-  Shard shard(range, ConsistencyFor(config.exchange.mode), static_cast<int>(map.workers.size()),
-              config.exchange.staleness, MakeOptimizer(config.optimizer, range.size()));
-  shard.set_lr_schedule(
-      [optimizer = config.optimizer](int64_t step) { return LearningRate(optimizer, step); });
-  const OutputConfig& output = config.output;
-  if (map.resume_version >= 0) {
-    // Its own checkpoint, or a replica's (a server lost before had stopped writing its own).
-    std::vector<int> sources = ReplicasOf(map, id);
-    std::stable_partition(sources.begin(), sources.end(), [id](int s) { return s == id; });
-    const int from = LoadReplicaCheckpoint(output.resume, sources, map.resume_version, &shard);
-    LOG(INFO) << "server " << id << " resumed from " << output.resume << " at version "
-              << shard.version() << (from == id ? "" : " (server " + std::to_string(from) + "'s)");
-  }
-  ParamServer server(socket, map, id, &shard, timeout_s);
-  auto tracer = MakeNodeTracer(&control, !output.trace.empty());
-  server.set_tracer(tracer.get());
-  shard.set_clip_norm(config.optimizer.clip_norm);
-  server.SetNormExchange(
-      [&](int64_t version, double squared) {
-        control.Report(topics::kNormPartial, version, "", {}, 0, squared);
-      },
-      [&](int64_t version) -> std::optional<double> {
-        std::lock_guard<std::mutex> lock(commands_mu);
-        auto it = norms.find(version);
-        if (it == norms.end()) return std::nullopt;
-        const double norm = it->second;
-        norms.erase(it);
-        return norm;
-      });
-  if (output.checkpoint_every > 0) {
-    server.OnNewVersion([&](int64_t version) {
-      if (version % output.checkpoint_every != 0) return;
-      try {
-        SaveCheckpoint(output.checkpoint_dir, id, shard);
-      } catch (const std::exception& e) {
-        // Not the request's fault: the scheduler fails the job, naming this server.
-        LOG(ERROR) << "checkpoint failed: " << e.what();
-        control.SendError(std::string("checkpoint failed: ") + e.what());
-      }
-    });
-  }
-  server.Run([&] {
+  std::optional<ClusterMap> rollback;  // the map of a rollback not started yet
+  control.OnCommand(topics::kRollback, [&](const Header& h) {
+    ClusterMap next;
+    DecodeBody(h.text, &next);
     std::lock_guard<std::mutex> lock(commands_mu);
-    for (int w : lost) {
-      try {
-        shard.DropWorker(w);
-        LOG(WARNING) << "server " << id << ": worker " << w << " was declared lost; "
-                     << (config.exchange.mode == Mode::kSync
-                             ? "its slice comes from another worker"
-                             : "its clock no longer holds pulls back");
-      } catch (const std::invalid_argument& e) {
-        LOG(ERROR) << "server " << id << ": " << e.what();
+    rollback = std::move(next);
+    NoteLostPeer();
+  });
+  control.Start();
+  const OutputConfig& output = config.output;
+  auto tracer = MakeNodeTracer(&control, !output.trace.empty());
+  std::vector<int> dropped;    // every worker declared lost (dropped again after a rollback)
+  int64_t refused_before = 0;  // errors of the epochs before a rollback
+
+  // One epoch of the cluster map per pass: a rollback restores the checkpoint onto the new
+  // ranges and serves on, through the same socket.
+  for (;;) {
+    const int id = map.your_id;
+    const KeyRange range = map.ranges.at(id);
+    LOG(INFO) << "server " << id << " at " << self.endpoint << " holds " << range.ToString() << " ("
+              << range.size() << " floats), mode " << ModeName(config.exchange.mode)
+              << (map.epoch > 0 ? ", epoch " + std::to_string(map.epoch) : "");
+    Shard shard(range, ConsistencyFor(config.exchange.mode), static_cast<int>(map.workers.size()),
+                config.exchange.staleness, MakeOptimizer(config.optimizer, range.size()));
+    shard.set_lr_schedule(
+        [optimizer = config.optimizer](int64_t step) { return LearningRate(optimizer, step); });
+    if (!map.resume_sources.empty()) {
+      const std::vector<int> sources(map.resume_sources.begin(), map.resume_sources.end());
+      LoadCheckpointRange(output.checkpoint_dir, sources, map.resume_version, &shard);
+      LOG(WARNING) << "server " << id << " rolled back to version " << shard.version() << " of "
+                   << output.checkpoint_dir;
+    } else if (map.resume_version >= 0) {
+      // Its own checkpoint, or a replica's (a server lost before had stopped writing its own).
+      std::vector<int> sources = ReplicasOf(map, id);
+      std::stable_partition(sources.begin(), sources.end(), [id](int s) { return s == id; });
+      const int from = LoadReplicaCheckpoint(output.resume, sources, map.resume_version, &shard);
+      LOG(INFO) << "server " << id << " resumed from " << output.resume << " at version "
+                << shard.version()
+                << (from == id ? "" : " (server " + std::to_string(from) + "'s)");
+    }
+    for (int w : dropped) shard.DropWorker(w);
+    ParamServer server(socket, map, id, &shard, timeout_s);
+    server.set_tracer(tracer.get());
+    shard.set_clip_norm(config.optimizer.clip_norm);
+    server.SetNormExchange(
+        [&](int64_t version, double squared) {
+          control.Report(topics::kNormPartial, version, "", {}, 0, squared);
+        },
+        [&](int64_t version) -> std::optional<double> {
+          std::lock_guard<std::mutex> lock(commands_mu);
+          auto it = norms.find(version);
+          if (it == norms.end()) return std::nullopt;
+          const double norm = it->second;
+          norms.erase(it);
+          return norm;
+        });
+    if (output.checkpoint_every > 0) {
+      server.OnNewVersion([&](int64_t version) {
+        if (version % output.checkpoint_every != 0) return;
+        try {
+          SaveCheckpoint(output.checkpoint_dir, id, shard);
+        } catch (const std::exception& e) {
+          // Not the request's fault: the scheduler fails the job, naming this server.
+          LOG(ERROR) << "checkpoint failed: " << e.what();
+          control.SendError(std::string("checkpoint failed: ") + e.what());
+        }
+      });
+    }
+    // commands_mu is never held while the channel's lock is taken (ShutdownRequested): the
+    // channel calls the command handlers, which take commands_mu, under its lock.
+    server.Run([&] {
+      if (control.ShutdownRequested()) return true;
+      std::lock_guard<std::mutex> lock(commands_mu);
+      for (int w : lost) {
+        try {
+          shard.DropWorker(w);
+          dropped.push_back(w);
+          LOG(WARNING) << "server " << id << ": worker " << w << " was declared lost; "
+                       << (config.exchange.mode == Mode::kSync
+                               ? "its slice comes from another worker"
+                               : "its clock no longer holds pulls back");
+        } catch (const std::invalid_argument& e) {
+          LOG(ERROR) << "server " << id << ": " << e.what();
+        }
+      }
+      lost.clear();
+      return rollback.has_value();
+    });
+
+    if (!control.ShutdownRequested()) {
+      std::lock_guard<std::mutex> lock(commands_mu);
+      if (rollback) {
+        map = std::move(*rollback);
+        rollback.reset();
+        norms.clear();  // of versions that will be computed again
+        refused_before += server.errors();
+        continue;
       }
     }
-    lost.clear();
-    return control.ShutdownRequested();
-  });
-
-  std::string reason;
-  bool failed = false;
-  control.ShutdownRequested(&reason, &failed);
-  if (tracer) tracer->Flush();
-  ServerStats stats = server.Stats();
-  stats.unauthenticated = curve ? curve->refused() : 0;
-  control.Report(topics::kStats, shard.version(), EncodeCereal(stats));
-  control.Flush();
-  if (failed) {
-    LOG(WARNING) << "server " << id << " stops: " << reason;
-    return 1;
+    std::string reason;
+    bool failed = false;
+    control.ShutdownRequested(&reason, &failed);
+    if (tracer) tracer->Flush();
+    ServerStats stats = server.Stats();
+    stats.errors += refused_before;
+    stats.unauthenticated = curve ? curve->refused() : 0;
+    control.Report(topics::kStats, shard.version(), EncodeCereal(stats));
+    control.Flush();
+    if (failed) {
+      LOG(WARNING) << "server " << id << " stops: " << reason;
+      return 1;
+    }
+    LOG(INFO) << "server " << id << " done: " << stats.ToJson().str();
+    return 0;
   }
-  LOG(INFO) << "server " << id << " done: " << server.Stats().ToJson().str();
-  return 0;
 }
 
 }  // namespace

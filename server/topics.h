@@ -13,6 +13,9 @@ inline constexpr char kWorkerLost[] = "worker-lost";
 // Scheduler -> servers (--replicas): step = the id of a server declared lost; another holds
 // its range.
 inline constexpr char kServerLost[] = "server-lost";
+// Scheduler -> servers and workers: text = the new ClusterMap (a lost server without a
+// replica): restore its checkpoint version on the new ranges and go on from there.
+inline constexpr char kRollback[] = "rollback";
 // Server -> scheduler, at the end: text = its ServerStats (Cereal).
 inline constexpr char kStats[] = "server-stats";
 

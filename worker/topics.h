@@ -9,7 +9,7 @@ inline constexpr char kReady[] = "ready";  // data loaded, model built; step: th
 inline constexpr char kTrainReport[] = "train-report";  // text: a TrainReport (Cereal)
 // Ring modes, worker 0: one payload, the weights after `step` steps; samples 1: the final ones.
 inline constexpr char kSnapshot[] = "snapshot";
-inline constexpr char kDone[] = "done";  // step: the steps taken
+inline constexpr char kDone[] = "done";  // step: the steps taken; samples: the map's epoch
 
 // Scheduler -> worker.
 inline constexpr char kGo[] = "go";      // every worker is ready: start training
@@ -22,5 +22,8 @@ inline constexpr char kAdoptSlice[] = "adopt-slice";
 inline constexpr char kPeerLost[] = "peer-lost";
 // --replicas: step = the id of a server declared lost; its range is read from a replica.
 inline constexpr char kServerLost[] = "server-lost";
+// text = the new ClusterMap after a server was lost without a replica: train again from its
+// start_steps on its servers (epoch + 1).
+inline constexpr char kRollback[] = "rollback";
 
 }  // namespace tteps::topics

@@ -141,6 +141,10 @@ struct SchedulerCommands {
   std::vector<int> adopted;
   std::atomic<size_t> adopted_given{0}, adopted_taken{0};
   LostServers lost_servers;  // --replicas: servers declared lost
+  // A rollback's cluster map (a server lost without a replica), until the worker starts it.
+  std::atomic<bool> rollback_pending{false};
+  std::mutex rollback_mu;
+  ClusterMap rollback;
 
   void Listen(ControlChannel* control) {
     control->OnCommand(topics::kGo, [this](const Header&) { go = true; });
@@ -153,6 +157,15 @@ struct SchedulerCommands {
       lost_servers.Add(static_cast<int>(h.step));
       NoteLostPeer();
     });
+    control->OnCommand(topics::kRollback, [this](const Header& h) {
+      ClusterMap next;
+      DecodeBody(h.text, &next);
+      std::lock_guard<std::mutex> lock(rollback_mu);
+      rollback = std::move(next);
+      rollback_pending = true;
+      lost_servers.Clear();  // ids of the old map; later losses are of the new one
+      NoteLostPeer();
+    });
     control->OnCommand(topics::kAdoptSlice, [this](const Header& h) {
       std::lock_guard<std::mutex> lock(adopted_mu);
       adopted.push_back(static_cast<int>(h.step));
@@ -160,6 +173,16 @@ struct SchedulerCommands {
     });
   }
   bool AdoptionPending() const { return adopted_given.load() > adopted_taken.load(); }
+  // The rollback's map, if one came (and forgets it).
+  bool TakeRollback(ClusterMap* map) {
+    std::lock_guard<std::mutex> lock(rollback_mu);
+    if (!rollback_pending) return false;
+    *map = std::move(rollback);
+    rollback_pending = false;
+    return true;
+  }
+  // A restarted driver takes every slice adopted so far again.
+  void ReplayAdoptions() { adopted_taken = 0; }
   std::vector<int> TakeAdopted() {
     std::lock_guard<std::mutex> lock(adopted_mu);
     std::vector<int> fresh(adopted.begin() + static_cast<std::ptrdiff_t>(adopted_taken.load()),
@@ -210,13 +233,12 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   ExchangeContext ec;
   ec.config = config;
   ec.tracer = tracer.get();
-  ec.map = &map;
   ec.control = control;
   ec.zmq = ctx;
   ec.workers_comm = boot.workers_comm;
   ec.interrupt = [&commands] { return commands.AdoptionPending(); };
   ec.lost_servers = &commands.lost_servers;
-  auto exchange = MakeExchange(*model, ec);
+  ec.abort = [&commands] { return commands.rollback_pending.load(); };
 
   DriverOptions o;
   o.worker = id;
@@ -225,7 +247,6 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   o.first_worker_batch = config.exchange.first_worker_batch;
   o.balanced_slices = config.exchange.slicing == "balanced";
   o.slowdown_percent = config.train.slowdown_worker == id ? config.train.slowdown_percent : 0;
-  if (map.resume_version >= 0) o.start_step = map.start_steps.at(id);
   o.tracer = tracer.get();
   DriverHooks hooks;
   // Every worker begins together, once all have loaded their data (the training clock's start).
@@ -244,14 +265,40 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
       SendSnapshot(control, *model, steps, final);
     };
   }
-  const DriverResult r =
-      StepDriver(*model, dataset.train, config.train, o, hooks, exchange.get()).Run();
-  exchange.reset();
-  if (tracer) tracer->Flush();  // the timeline reaches the scheduler before "done"
-  control->Report(topics::kDone, r.steps);
-  control->Flush();
-  // The job ends when the scheduler has the final evaluation; losing it before is a failure.
-  control->WaitForShutdown();
+  // One pass per epoch of the cluster map: a rollback (a server lost without a replica) ends
+  // the pass wherever it is, and the next trains again from the checkpoint's step on the new
+  // servers. The data order depends on the step only, so the steps redone are the same.
+  ClusterMap current = map;
+  for (;;) {
+    ec.map = &current;
+    if (current.resume_version >= 0) o.start_step = current.start_steps.at(id);
+    DriverResult r;
+    try {
+      auto exchange = MakeExchange(*model, ec);
+      r = StepDriver(*model, dataset.train, config.train, o, hooks, exchange.get()).Run();
+    } catch (const std::exception& e) {
+      if (!commands.TakeRollback(&current)) throw;
+      LOG(WARNING) << "worker " << id << " rolls back to step " << current.start_steps.at(id)
+                   << " (epoch " << current.epoch << "): " << e.what();
+      hooks.ready = nullptr;  // the others roll back too; no second go
+      commands.ReplayAdoptions();
+      continue;
+    }
+    if (tracer) tracer->Flush();  // the timeline reaches the scheduler before "done"
+    control->Report(topics::kDone, r.steps, "", {}, current.epoch);
+    control->Flush();
+    // The job ends when the scheduler has the final evaluation; losing it before is a failure.
+    // A rollback may still come (a server lost while another worker trains).
+    control->WaitForShutdown([&] { return commands.rollback_pending.load(); });
+    if (commands.TakeRollback(&current)) {
+      LOG(WARNING) << "worker " << id << " rolls back to step " << current.start_steps.at(id)
+                   << " (epoch " << current.epoch << ") after finishing";
+      hooks.ready = nullptr;
+      commands.ReplayAdoptions();
+      continue;
+    }
+    break;
+  }
   std::string reason;
   bool failed = false;
   if (control->ShutdownRequested(&reason, &failed) && failed) throw std::runtime_error(reason);

@@ -1,6 +1,6 @@
-// Server replication (--replicas 2) for real: mpirun jobs whose servers hold each key range
-// twice, a server killed with SIGKILL while the job trains, and the model compared with the
-// undisturbed job's.
+// Lost servers for real: mpirun jobs whose servers hold each key range twice (--replicas 2),
+// or once with checkpoints (a rollback), a server killed with SIGKILL while the job trains, and
+// the model compared with the undisturbed job's.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -128,6 +128,41 @@ TEST(ReplicaCluster, SyncOutlivesAKilledServerAndAKilledWorker) {
     ASSERT_EQ(hashes.size(), static_cast<size_t>(c.servers));
     for (int s = c.servers / 2; s < c.servers; ++s) EXPECT_EQ(hashes[s], hashes[s - c.servers / 2]);
   }
+}
+
+// Without a replica (--replicas 1) a lost server makes the job roll back to its newest
+// complete checkpoint, on the servers left (keys cut anew), and train the abandoned steps
+// again: the same model as the undisturbed job's, bit for bit (the per-key arithmetic does not
+// depend on how the keys are cut). summary.json records the rollback and the steps redone.
+TEST(ReplicaCluster, ALostServerWithoutReplicaRollsBackToTheCheckpointAndEndsTheSame) {
+  const std::string dir = FreshDir("rollback");
+  const std::string job = " --mode sync --workers 2 --servers 3 --out_dir " + dir;
+  const std::string flags = " -- --train_data " + std::string(kData) +
+                            " --epochs 6 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 "
+                            "--checkpoint_every 10 --optimizer momentum --lr 0.01";
+  ASSERT_EQ(RunCommand(Launcher() + job + "/plain" + flags, 300, dir + "/plain.log"), 0)
+      << ReadFile(dir + "/plain.log");
+  BackgroundJob run(Launcher() + job + "/run" + flags, dir + "/run", dir + "/log");
+  ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"step\":15,", 120)) << run.log();
+  const pid_t server = NodePid(dir + "/run", "server", 1);
+  ASSERT_GT(server, 0);
+  ASSERT_EQ(kill(server, SIGKILL), 0);
+  ASSERT_TRUE(run.Wait(180)) << "the job did not end\n" << run.log();
+  EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"membership\":[{\"event\":\"rollback\",\"server\":1,"),
+            std::string::npos)
+      << summary;
+  EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+  EXPECT_GT(JsonNumber(summary, "steps_redone"), 0) << summary;
+  EXPECT_NE(run.log().find("the job rolls back from step"), std::string::npos) << run.log();
+  const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");
+  std::printf(
+      "sync, server 1 of 3 killed without a replica, rolled back (%g steps redone): "
+      "max |diff| = %g\n",
+      JsonNumber(summary, "steps_redone"), diff);
+  EXPECT_EQ(diff, 0.0);
 }
 
 // Async goes on too when a server is lost (no exactness promised there).

@@ -15,8 +15,9 @@ void Require(bool ok, Mode mode, const char* what) {
 std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const ExchangeContext& c) {
   Require(c.map && c.control && c.zmq, mode, "a scheduler and servers (launch/tteps)");
   ControlChannel* control = c.control;
-  auto kv = std::make_unique<KVClient>(*c.zmq, *c.map, control->self(), c.config.cluster.timeout_s,
-                                       [control] { return control->ShutdownRequested(); });
+  auto kv = std::make_unique<KVClient>(
+      *c.zmq, *c.map, control->self(), c.config.cluster.timeout_s,
+      [control, abort = c.abort] { return control->ShutdownRequested() || (abort && abort()); });
   if (c.config.exchange.wire_dtype == "bf16") kv->set_wire(WireType::kBf16);
   kv->set_lost_servers(c.lost_servers);
   PsExchangeOptions o;

@@ -32,6 +32,8 @@ struct ExchangeContext {
   std::function<bool()> interrupt;
   // --replicas: the servers declared lost (the KV client reads their ranges from replicas).
   const LostServers* lost_servers = nullptr;
+  // PS modes: true ends the exchange's waits with an exception (a rollback is coming).
+  std::function<bool()> abort;
 };
 
 // The exchange of c.config.exchange.mode. Throws std::runtime_error when the context lacks what

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "server/optimizer.h"
@@ -68,6 +69,38 @@ TEST(ChooseResumePoint, TakesEachRangeFromAnyOfItsReplicas) {
   EXPECT_EQ(LoadReplicaCheckpoint(dir, {0, 2}, 4, &shard), 2);
   EXPECT_EQ(shard.version(), 4);
   EXPECT_THROW(LoadReplicaCheckpoint(dir, {0, 2}, 7, &shard), std::runtime_error);
+}
+
+// A rollback onto other ranges: a new range is cut out of the files of the old ones, values
+// and optimizer state alike, with the checkpoint's version and clocks.
+TEST(LoadCheckpointRange, CutsANewRangeOutOfTheOldRangesFiles) {
+  const std::string dir = FreshDir("range");
+  OptimizerConfig momentum;
+  momentum.name = "momentum";
+  momentum.momentum = 0.5;
+  momentum.lr = 0.25;  // a power of two: every value below is exact
+  for (const auto& [id, range] : {std::pair<int, KeyRange>{0, {0, 4}}, {1, {4, 10}}}) {
+    Shard shard(range, Consistency::kSync, 1, 0, MakeOptimizer(momentum, range.size()));
+    std::vector<float> init(range.size());
+    for (int64_t k = 0; k < range.size(); ++k) init[k] = static_cast<float>(range.begin + k);
+    shard.Init(init.data());
+    shard.Push(0, 0, 1, {range}, std::vector<float>(range.size(), 1.f).data(), -1, false);
+    SaveCheckpoint(dir, id, shard);
+  }
+  Shard whole({2, 7}, Consistency::kSync, 1, 0, MakeOptimizer(momentum, 5));
+  LoadCheckpointRange(dir, {0, 1}, 1, &whole);
+  EXPECT_EQ(whole.version(), 1);
+  EXPECT_EQ(whole.clock(0), 1);
+  ASSERT_EQ(whole.values()->size(), 5u);
+  for (int64_t k = 0; k < 5; ++k) {
+    EXPECT_EQ((*whole.values())[k], static_cast<float>(2 + k) - 0.25f) << k;
+  }
+  const auto state = whole.optimizer().State();
+  ASSERT_EQ(state.size(), 1u);
+  EXPECT_EQ(state[0].second, std::vector<float>(5, 1.f));  // the momentum buffer of each key
+  Shard beyond({2, 11}, Consistency::kSync, 1, 0, MakeOptimizer(momentum, 9));
+  EXPECT_THROW(LoadCheckpointRange(dir, {0, 1}, 1, &beyond), std::runtime_error);  // key 10
+  EXPECT_THROW(LoadCheckpointRange(dir, {0, 1}, 2, &whole), std::runtime_error);   // no v2
 }
 
 }  // namespace

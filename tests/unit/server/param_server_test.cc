@@ -508,6 +508,27 @@ TEST_F(ParamServerTest, PushPartsAndTheirCompletingPushStepOnce) {
   EXPECT_EQ(server_->errors(), 0);
 }
 
+// A request of another epoch of the cluster map (sent before a rollback) is refused; the
+// server keeps serving its own.
+TEST_F(ParamServerTest, RequestsOfAnotherEpochAreRefused) {
+  StartServer(1.0);
+  auto w0 = Client(0);
+  w0->Init(InitValues().data());
+  ClusterMap old = map_;
+  old.epoch = 1;  // the server's map is of epoch 0
+  KVClient stale(ctx_, old, map_.workers[1], kClientTimeoutS);
+  std::vector<float> out(kN);
+  try {
+    stale.Pull(0, out.data());
+    ADD_FAILURE() << "a pull of epoch 1 was answered";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("a request of epoch 1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(w0->Pull(0, out.data()).version, 0);
+  StopServer();
+  EXPECT_EQ(server_->errors(), 1);
+}
+
 // --replicas 2 in one process: two servers hold the whole range. A client pushes to both and
 // pulls from the first; once that one is declared lost (it stops serving here, as if killed),
 // the pull waiting on it is asked of the replica, which holds every push already.
