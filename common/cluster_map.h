@@ -51,11 +51,14 @@ struct ClusterMap {
   // key order). Empty: each server restores its own file (or a replica's).
   int32_t epoch = 0;
   std::vector<int32_t> resume_sources;
+  // A worker that joined a running sync job (its id beyond `workers`): the slice of the global
+  // batch it computes, that of a lost worker. -1: its own id's.
+  int32_t own_slice = -1;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(your_id, servers, ranges, workers, param_count, fingerprint, config, resume_version,
-       start_steps, epoch, resume_sources);
+       start_steps, epoch, resume_sources, own_slice);
   }
 };
 

@@ -126,6 +126,7 @@ void JobConfig::Validate() const {
   Check(cluster.heartbeat_s > 0, "--heartbeat_s must be > 0");
   Check(cluster.silence_s >= 0, "--silence_s must be >= 0");
   Check(cluster.replicas >= 1, "--replicas must be >= 1");
+  Check(cluster.min_workers >= 0, "--min_workers must be >= 0");
   Check(cluster.replicas == 1 || UsesServers(x.mode),
         std::string("--replicas: the parameter servers keep replicas, and --mode ") +
             ModeName(x.mode) + " has none");

@@ -164,14 +164,16 @@ struct OutputConfig {
 
 // How a node reaches and watches the others.
 struct ClusterConfig {
-  double timeout_s = 30;   // bound of every blocking wait
-  double heartbeat_s = 1;  // between heartbeats
-  double silence_s = 0;    // a node silent this long fails the job (0: 5 x heartbeat_s)
-  int32_t replicas = 1;    // PS modes: servers holding each key range (2: a server may be lost)
+  double timeout_s = 30;    // bound of every blocking wait
+  double heartbeat_s = 1;   // between heartbeats
+  double silence_s = 0;     // a node silent this long fails the job (0: 5 x heartbeat_s)
+  int32_t replicas = 1;     // PS modes: servers holding each key range (2: a server may be lost)
+  int32_t min_workers = 0;  // fewer live workers than this for timeout_s fails the job (0: off)
 
   template <class A>
   void serialize(A& ar) {
-    ar(CEREAL_NVP(timeout_s), CEREAL_NVP(heartbeat_s), CEREAL_NVP(silence_s), CEREAL_NVP(replicas));
+    ar(CEREAL_NVP(timeout_s), CEREAL_NVP(heartbeat_s), CEREAL_NVP(silence_s), CEREAL_NVP(replicas),
+       CEREAL_NVP(min_workers));
   }
 };
 

@@ -332,7 +332,7 @@ KVClient::Request KVClient::PushRequest(std::shared_ptr<const std::vector<float>
                                         const std::vector<KeyRange>& spans, int64_t version,
                                         int64_t samples, double norm, int slice) const {
   Request q = DataRequest(MsgType::kPush, std::move(grad), spans, wire_);
-  q.slice = slice;
+  q.slice = slice >= 0 ? slice : own_slice_;
   q.step = version;
   q.samples = samples;
   q.norm = norm;

@@ -89,6 +89,9 @@ class KVClient {
   // sent to both). `lost` outlives the client; it is checked while waiting.
   void set_lost_servers(const LostServers* lost) { lost_servers_ = lost; }
 
+  // A worker that joined (ClusterMap::own_slice): every push of its own carries that slice.
+  void set_own_slice(int slice) { own_slice_ = slice; }
+
   // The job's time budget is spent: every later push carries the stop flag, from which the
   // servers tell all workers, through their pull replies, at which version to stop.
   void RequestStop() { stop_ = true; }
@@ -161,6 +164,7 @@ class KVClient {
   size_t lost_seen_ = 0;
   uint64_t next_request_ = 1;
   bool stop_ = false;
+  int own_slice_ = -1;
   int64_t bytes_pushed_ = 0, bytes_pulled_ = 0;
   WireType wire_ = WireType::kF32;
   std::map<uint64_t, size_t> parts_;    // parts not acknowledged yet: request id -> server

@@ -312,6 +312,7 @@ void Coordinator::FinishPolicy() {
 
 void Coordinator::HandleMessage(const Message& m) {
   Node* node = Find(m.peer);
+  if (!node && m.header.type == MsgType::kRegister) return OnJoin(m);
   if (!node) {
     ++refused_;
     LOG_IF(ERROR, LogThisRefusal(refused_))
@@ -363,11 +364,14 @@ void Coordinator::HandleMessage(const Message& m) {
 void Coordinator::OnWorkerReport(Node& node, const Message& m) {
   const std::string& topic = m.header.topic;
   if (topic == topics::kReady) {
+    if (joined_slice_.count(node.info.id)) return OnJoinerReady(node);
     OnReady(node);
   } else if (topic == topics::kTrainReport) {
     OnTrainReport(node, m.header.text);
   } else if (topic == topics::kSnapshot) {
     OnSnapshot(node, m);
+  } else if (topic == topics::kReleased) {
+    OnReleased(node, m.header);
   } else if (topic == topics::kDone) {
     if (m.header.samples != map_.epoch) {  // sent before a rollback it had not heard of yet
       LOG(WARNING) << node.info.Name() << " finished epoch " << m.header.samples
@@ -540,6 +544,148 @@ void Coordinator::DeclareServerLost(Node& n, double silent_s) {
   NoteLostPeer();
 }
 
+std::string Coordinator::JoinRefusal(const NodeInfo& info, int* slice) const {
+  if (info.role != Role::kWorker) {
+    return std::string("a ") + RoleName(info.role) + " cannot join a running job";
+  }
+  if (!phase_.is(Phase::kTraining)) {
+    return std::string("the job is ") + PhaseName(phase_.get()) + ", not training";
+  }
+  if (mode_ != Mode::kSync || policy_ != nullptr) {
+    return "workers join sync jobs with a fixed accumulation only (a joiner computes a lost "
+           "worker's slice)";
+  }
+  // An adopted slice: a lost worker's, computed by a survivor (not by a joiner of its own).
+  int best = -1, best_load = 0;
+  for (int x = 0; x < static_cast<int>(slice_owner_.size()); ++x) {
+    const int owner = slice_owner_[x];
+    const auto own = joined_slice_.find(owner);
+    if (owner == x || (own != joined_slice_.end() && own->second == x) ||
+        pending_release_.count(x)) {
+      continue;
+    }
+    const int load = static_cast<int>(std::count(slice_owner_.begin(), slice_owner_.end(), owner));
+    if (load > best_load) best = x, best_load = load;
+  }
+  if (best < 0) return "no slice to take over: no lost worker's slice is computed by another";
+  *slice = best;
+  return "";
+}
+
+void Coordinator::OnJoin(const Message& m) {
+  NodeInfo info;
+  std::string error;
+  int slice = -1;
+  try {
+    DecodeBody(m.header.text, &info);
+    error = JoinRefusal(info, &slice);
+  } catch (const CodecError& e) {
+    error = std::string("garbled registration: ") + e.what();
+  }
+  if (!error.empty()) {
+    ++refused_;
+    LOG(ERROR) << "a worker asked to join (" << info.host << ", pid " << info.pid
+               << ") and was refused: " << error;
+    Header h;
+    h.type = MsgType::kShutdown;
+    h.sender_role = Role::kScheduler;
+    h.text = "cannot join: " + error;
+    SendMessage(socket_, h, {}, m.peer);
+    return;
+  }
+  int id = opts_.num_workers;  // beyond the job's workers and every joiner before
+  for (const auto& n : nodes_) {
+    if (n.info.role == Role::kWorker) id = std::max(id, n.info.id + 1);
+  }
+  info.id = id;
+  nodes_.push_back({info, m.peer, Clock::now(), false});
+  joined_slice_[id] = slice;
+  pending_release_[slice] = id;
+  ClusterMap map = map_;
+  map.your_id = id;
+  map.own_slice = slice;
+  Header h;
+  h.type = MsgType::kClusterMap;
+  h.sender_role = Role::kScheduler;
+  h.text = EncodeBody(map);
+  SendMessage(socket_, h, {}, m.peer);
+  LOG(WARNING) << "registered " << info.Name() << ", joining: it will compute the slice of worker "
+               << slice << " (now worker " << slice_owner_[slice] << "'s)";
+}
+
+void Coordinator::OnJoinerReady(const Node& node) {
+  // Loaded and built: the slice's adopter leaves it at its next step boundary.
+  const int slice = joined_slice_.at(node.info.id);
+  Command(Role::kWorker, topics::kReleaseSlice, slice, 0, -1, slice_owner_.at(slice));
+}
+
+void Coordinator::OnReleased(const Node& node, const Header& h) {
+  const int slice = static_cast<int>(h.samples);
+  auto it = pending_release_.find(slice);
+  if (it == pending_release_.end() || slice < 0 || slice >= static_cast<int>(slice_owner_.size()) ||
+      slice_owner_[slice] != node.info.id) {
+    LOG(ERROR) << node.info.Name() << " released slice " << slice << ", which no joiner waits for";
+    return;
+  }
+  const int joiner = it->second;
+  pending_release_.erase(it);
+  slice_owner_[slice] = joiner;
+  Command(Role::kWorker, topics::kGo, h.step, 0, -1, joiner);
+  int live = 0;
+  std::string name = "worker " + std::to_string(joiner);
+  for (const auto& o : nodes_) {
+    if (o.info.role != Role::kWorker) continue;
+    live += !o.lost;
+    if (o.info.id == joiner) name = o.info.Name();
+  }
+  JsonObject event;
+  event.Add("event", "join")
+      .Add("worker", joiner)
+      .Add("slice", slice)
+      .Add("from_worker", node.info.id)
+      .Add("step", h.step)
+      .Add("wall_s", SecondsSince(start_))
+      .Add("workers_live", live);
+  RecordMembership(event, name + " joined: it computes the slice of worker " +
+                              std::to_string(slice) + " from step " + std::to_string(h.step + 1) +
+                              " (worker " + std::to_string(node.info.id) + " computed it before)");
+}
+
+void Coordinator::CheckMinWorkers() {
+  const int want = opts_.config.cluster.min_workers;
+  if (want <= 0 || !phase_.is(Phase::kTraining)) return;
+  int live = 0;
+  std::string lost;
+  for (const auto& n : nodes_) {
+    if (n.info.role != Role::kWorker) continue;
+    if (!n.lost) {
+      ++live;
+    } else {
+      lost += (lost.empty() ? "" : ", ") + n.info.Name();
+    }
+  }
+  if (live >= want) {
+    short_ = false;
+    return;
+  }
+  const int wait_s = static_cast<int>(opts_.config.cluster.timeout_s);
+  if (!short_) {
+    short_ = true;
+    short_since_ = Clock::now();
+    const std::string text = std::to_string(live) + " workers live, fewer than --min_workers " +
+                             std::to_string(want) + ": the job fails unless one joins within " +
+                             std::to_string(wait_s) +
+                             " s (tteps-worker --scheduler ADDRESS); lost: " + lost;
+    LOG(WARNING) << text;
+    std::fprintf(stderr, "[tteps] %s\n", text.c_str());
+  }
+  if (SecondsSince(short_since_) > opts_.config.cluster.timeout_s) {
+    Fail("only " + std::to_string(live) + " of --min_workers " + std::to_string(want) +
+         " workers live for " + std::to_string(wait_s) +
+         " s (--timeout_s) and none joined; lost: " + lost);
+  }
+}
+
 bool Coordinator::CanRollback(const Node& n) const {
   if (n.info.role != Role::kServer || !phase_.is(Phase::kTraining) ||
       opts_.config.output.checkpoint_every <= 0) {
@@ -634,6 +780,9 @@ void Coordinator::Rollback(Node& n, double silent_s) {
     if (o.lost || (o.info.role != Role::kServer && o.info.role != Role::kWorker)) continue;
     ClusterMap m = map_;
     m.your_id = o.info.id;
+    if (o.info.role == Role::kWorker && joined_slice_.count(o.info.id)) {
+      m.own_slice = joined_slice_.at(o.info.id);
+    }
     h.topic = o.info.role == Role::kServer ? server::topics::kRollback : topics::kRollback;
     h.text = EncodeBody(m);
     SendMessage(socket_, h, {}, o.peer);
@@ -763,6 +912,7 @@ int Coordinator::Run() {
     MaybeEvaluate();
     MaybeStopForBudget();
     CheckSilence();
+    CheckMinWorkers();
     const bool workers_done = std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) {
       return n.info.role != Role::kWorker || n.done;
     });

@@ -104,6 +104,16 @@ class Coordinator {
   // checkpoint on the live servers (ranges cut anew, servers renumbered, epoch + 1) instead of
   // failing. The workers train the abandoned steps again.
   bool CanRollback(const Node& n) const;
+  // Sync: a worker registering while the job trains (tteps-worker --scheduler ...) takes over a
+  // lost worker's slice from its adopter: the adopter leaves it at a step boundary
+  // (kReleaseSlice, kReleased), and the joiner starts at that step, so every step still sums
+  // the same trips. Refused (with the reason) when no adopted slice is free.
+  void OnJoin(const Message& m);
+  std::string JoinRefusal(const NodeInfo& info, int* slice) const;
+  void OnJoinerReady(const Node& node);
+  void OnReleased(const Node& node, const Header& h);
+  // --min_workers: fewer live workers than that for longer than --timeout_s fails the job.
+  void CheckMinWorkers();
   void Rollback(Node& n, double silent_s);
   // The first server of s's range (its replicas'): the key of its share of a clipping norm.
   int RangeGroup(int server) const;
@@ -156,6 +166,10 @@ class Coordinator {
   std::set<int> lost_;          // workers declared lost
   std::set<int> lost_servers_;  // of the current map
   int64_t steps_redone_ = 0;    // the steps rollbacks abandoned (the furthest worker's)
+  std::map<int, int> joined_slice_;                    // joining worker id -> the slice it computes
+  std::map<int, int> pending_release_;                 // slice -> the joining worker waiting for it
+  std::chrono::steady_clock::time_point short_since_;  // --min_workers: since when too few
+  bool short_ = false;
   std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)
   std::vector<std::string> membership_;  // JSON of every loss, in order (summary.json)
   TraceFile* trace_ = nullptr;

@@ -148,6 +148,18 @@ DriverResult StepDriver::Run() {
       adopted.push_back(std::move(a));
     }
   };
+  // Slices a joining worker takes over: computed here up to the step before `step`.
+  const auto release = [&](int64_t step) {
+    if (!hooks_.take_released) return;
+    for (int slice : hooks_.take_released()) {
+      adopted.erase(std::remove_if(adopted.begin(), adopted.end(),
+                                   [slice](const auto& a) { return a->slice == slice; }),
+                    adopted.end());
+      LOG(WARNING) << "worker " << o_.worker << " leaves the slice of worker " << slice
+                   << " to a joining worker from step " << step + 1 << " on";
+      if (hooks_.released) hooks_.released(slice, step);
+    }
+  };
   // Its gradient for `step` on the current weights, pushed as that slice's; then its next data.
   MicroBatchStats adopted_sum;  // this step's adopted slices, counted in its report
   const auto push_adopted = [&](AdoptedSlice& a, int64_t step) {
@@ -189,6 +201,7 @@ DriverResult StepDriver::Run() {
     // Lost workers' slices first: they overwrite the gradients, which the own push then holds.
     adopted_sum = {};
     adopt_new(step);
+    release(step);
     for (auto& a : adopted) push_adopted(*a, step);
     // Before backward: a push overlapped with it sends this step's rows.
     if (rows) exchange_->PushRows(data.rows);

@@ -44,6 +44,10 @@ struct DriverHooks {
   // Sync: the lost workers' slices given to this worker since the last call (their ids); it
   // computes and pushes each of them beside its own from the step it is in.
   std::function<std::vector<int>()> take_adopted;
+  // Sync: adopted slices that a joining worker takes over since the last call; the driver stops
+  // computing each from the step it is at, and says so through `released(slice, step)`.
+  std::function<std::vector<int>()> take_released;
+  std::function<void(int slice, int64_t step)> released;
   // Evaluates the model's weights after `steps` steps and `train_s` training seconds (the final
   // one once training ends). Only where this worker's weights are the job's (local mode,
   // worker 0 of the ring modes). Its own time is not training time.

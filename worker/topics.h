@@ -10,14 +10,21 @@ inline constexpr char kTrainReport[] = "train-report";  // text: a TrainReport (
 // Ring modes, worker 0: one payload, the weights after `step` steps; samples 1: the final ones.
 inline constexpr char kSnapshot[] = "snapshot";
 inline constexpr char kDone[] = "done";  // step: the steps taken; samples: the map's epoch
+// Sync: samples = a slice this worker no longer computes (kReleaseSlice), step = the first step
+// it left out (it pushed the slice for every step before).
+inline constexpr char kReleased[] = "released";
 
 // Scheduler -> worker.
-inline constexpr char kGo[] = "go";      // every worker is ready: start training
+// every worker is ready: start training (a worker that joined: step = its first step)
+inline constexpr char kGo[] = "go";
 inline constexpr char kStop[] = "stop";  // the time budget is spent: stop where all agree
 inline constexpr char kSetAccumulation[] = "set-accumulation";  // samples: micro-batches/step
 // Sync mode: step = the id of a lost worker whose slice of every step this worker now computes
 // and pushes too, from the step it is in (or waits to complete).
 inline constexpr char kAdoptSlice[] = "adopt-slice";
+// Sync: step = an adopted slice that a joining worker takes over; stop computing it from the
+// next step (and say from which: kReleased).
+inline constexpr char kReleaseSlice[] = "release-slice";
 // step = the id of a worker declared lost (the job goes on without it).
 inline constexpr char kPeerLost[] = "peer-lost";
 // --replicas: step = the id of a server declared lost; its range is read from a replica.

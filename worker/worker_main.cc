@@ -31,6 +31,7 @@
 #include "worker/job_flags.h"
 #include "worker/local_trainer.h"
 #include "worker/model_params.h"
+#include "worker/scheduler_commands.h"
 #include "worker/step_driver.h"
 #include "worker/topics.h"
 
@@ -131,67 +132,6 @@ int RunLocal(const JobConfig& config) {
   return 0;
 }
 
-// What the scheduler tells a worker while it trains: go, stop (the time budget) and its
-// accumulation.
-struct SchedulerCommands {
-  std::atomic<bool> go{false}, stop{false};
-  std::atomic<int64_t> accumulation{0};  // 0: not set
-  // Sync: lost workers' slices given to this worker, and how many the driver has taken.
-  std::mutex adopted_mu;
-  std::vector<int> adopted;
-  std::atomic<size_t> adopted_given{0}, adopted_taken{0};
-  LostServers lost_servers;  // --replicas: servers declared lost
-  // A rollback's cluster map (a server lost without a replica), until the worker starts it.
-  std::atomic<bool> rollback_pending{false};
-  std::mutex rollback_mu;
-  ClusterMap rollback;
-
-  void Listen(ControlChannel* control) {
-    control->OnCommand(topics::kGo, [this](const Header&) { go = true; });
-    control->OnCommand(topics::kStop, [this](const Header&) { stop = true; });
-    control->OnCommand(topics::kSetAccumulation,
-                       [this](const Header& h) { accumulation = h.samples; });
-    control->OnCommand(topics::kPeerLost, [](const Header&) { NoteLostPeer(); });
-    control->OnCommand(topics::kServerLost, [this](const Header& h) {
-      LOG(WARNING) << "server " << h.step << " was declared lost; its range is read from a replica";
-      lost_servers.Add(static_cast<int>(h.step));
-      NoteLostPeer();
-    });
-    control->OnCommand(topics::kRollback, [this](const Header& h) {
-      ClusterMap next;
-      DecodeBody(h.text, &next);
-      std::lock_guard<std::mutex> lock(rollback_mu);
-      rollback = std::move(next);
-      rollback_pending = true;
-      lost_servers.Clear();  // ids of the old map; later losses are of the new one
-      NoteLostPeer();
-    });
-    control->OnCommand(topics::kAdoptSlice, [this](const Header& h) {
-      std::lock_guard<std::mutex> lock(adopted_mu);
-      adopted.push_back(static_cast<int>(h.step));
-      adopted_given = adopted.size();
-    });
-  }
-  bool AdoptionPending() const { return adopted_given.load() > adopted_taken.load(); }
-  // The rollback's map, if one came (and forgets it).
-  bool TakeRollback(ClusterMap* map) {
-    std::lock_guard<std::mutex> lock(rollback_mu);
-    if (!rollback_pending) return false;
-    *map = std::move(rollback);
-    rollback_pending = false;
-    return true;
-  }
-  // A restarted driver takes every slice adopted so far again.
-  void ReplayAdoptions() { adopted_taken = 0; }
-  std::vector<int> TakeAdopted() {
-    std::lock_guard<std::mutex> lock(adopted_mu);
-    std::vector<int> fresh(adopted.begin() + static_cast<std::ptrdiff_t>(adopted_taken.load()),
-                           adopted.end());
-    adopted_taken = adopted.size();
-    return fresh;
-  }
-};
-
 // Worker 0 of the ring modes holds the job's weights: it sends them to the scheduler, which
 // evaluates them (and saves the final ones).
 void SendSnapshot(ControlChannel* control, deeptte::DeepTTEImpl& model, int64_t steps, bool final) {
@@ -221,9 +161,12 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
                              std::to_string(map.fingerprint) + ")");
   }
   const int id = map.your_id;
+  // A worker that joined a running job computes a lost worker's slice (its id is beyond them).
+  const int slice = map.own_slice >= 0 ? map.own_slice : id;
   LOG(INFO) << "worker " << id << " of " << map.workers.size() << ", mode "
             << ModeName(config.exchange.mode) << ", " << dataset.train.size() << " training trips, "
-            << layout.Describe();
+            << layout.Describe()
+            << (slice != id ? ", joined: the slice of worker " + std::to_string(slice) : "");
 
   auto tracer = MakeNodeTracer(control, !config.output.trace.empty());
   if (tracer) {
@@ -237,11 +180,11 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   ec.zmq = ctx;
   ec.workers_comm = boot.workers_comm;
   ec.interrupt = [&commands] { return commands.AdoptionPending(); };
-  ec.lost_servers = &commands.lost_servers;
-  ec.abort = [&commands] { return commands.rollback_pending.load(); };
+  ec.lost_servers = &commands.lost_servers();
+  ec.abort = [&commands] { return commands.rollback_pending(); };
 
   DriverOptions o;
-  o.worker = id;
+  o.worker = slice;
   o.num_workers = static_cast<int>(map.workers.size());
   o.accumulation = config.exchange.accumulation;
   o.first_worker_batch = config.exchange.first_worker_batch;
@@ -250,13 +193,26 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   o.tracer = tracer.get();
   DriverHooks hooks;
   // Every worker begins together, once all have loaded their data (the training clock's start).
-  hooks.ready = [&] {
+  // A joining worker begins alone, at the step the slice's adopter left it (the go's step).
+  const auto ready = [&] {
     control->Report(topics::kReady, o.start_step);
-    control->WaitUntil([&] { return commands.go.load(); }, "the scheduler's go");
+    control->WaitUntil([&] { return commands.go(); }, "the scheduler's go");
   };
-  hooks.stop_requested = [&] { return commands.stop.load(); };
-  hooks.accumulation = [&] { return commands.accumulation.load(); };
+  if (slice != id) {
+    ready();
+    o.start_step = commands.go_step();
+    LOG(INFO) << "worker " << id << " computes the slice of worker " << slice << " from step "
+              << o.start_step + 1;
+  } else {
+    hooks.ready = ready;
+  }
+  hooks.stop_requested = [&] { return commands.stop(); };
+  hooks.accumulation = [&] { return commands.accumulation(); };
   hooks.take_adopted = [&] { return commands.TakeAdopted(); };
+  hooks.take_released = [&] { return commands.TakeReleased(); };
+  hooks.released = [control](int released, int64_t step) {
+    control->Report(topics::kReleased, step, "", {}, released);
+  };
   hooks.report = [control](const TrainReport& r) {
     control->Report(topics::kTrainReport, r.step, EncodeCereal(r));
   };
@@ -269,19 +225,23 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   // the pass wherever it is, and the next trains again from the checkpoint's step on the new
   // servers. The data order depends on the step only, so the steps redone are the same.
   ClusterMap current = map;
+  const auto roll_back = [&](const std::string& why) {
+    o.start_step = current.start_steps.at(slice);
+    LOG(WARNING) << "worker " << id << " rolls back to step " << o.start_step << " (epoch "
+                 << current.epoch << "): " << why;
+    hooks.ready = nullptr;  // the others roll back too; no second go
+    commands.ReplayAdoptions();
+  };
   for (;;) {
     ec.map = &current;
-    if (current.resume_version >= 0) o.start_step = current.start_steps.at(id);
+    if (current.resume_version >= 0 && slice == id) o.start_step = current.start_steps.at(id);
     DriverResult r;
     try {
       auto exchange = MakeExchange(*model, ec);
       r = StepDriver(*model, dataset.train, config.train, o, hooks, exchange.get()).Run();
     } catch (const std::exception& e) {
       if (!commands.TakeRollback(&current)) throw;
-      LOG(WARNING) << "worker " << id << " rolls back to step " << current.start_steps.at(id)
-                   << " (epoch " << current.epoch << "): " << e.what();
-      hooks.ready = nullptr;  // the others roll back too; no second go
-      commands.ReplayAdoptions();
+      roll_back(e.what());
       continue;
     }
     if (tracer) tracer->Flush();  // the timeline reaches the scheduler before "done"
@@ -289,12 +249,9 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
     control->Flush();
     // The job ends when the scheduler has the final evaluation; losing it before is a failure.
     // A rollback may still come (a server lost while another worker trains).
-    control->WaitForShutdown([&] { return commands.rollback_pending.load(); });
+    control->WaitForShutdown([&] { return commands.rollback_pending(); });
     if (commands.TakeRollback(&current)) {
-      LOG(WARNING) << "worker " << id << " rolls back to step " << current.start_steps.at(id)
-                   << " (epoch " << current.epoch << ") after finishing";
-      hooks.ready = nullptr;
-      commands.ReplayAdoptions();
+      roll_back("a server was lost after this worker finished");
       continue;
     }
     break;

@@ -165,6 +165,83 @@ TEST(ReplicaCluster, ALostServerWithoutReplicaRollsBackToTheCheckpointAndEndsThe
   EXPECT_EQ(diff, 0.0);
 }
 
+// The scheduler's address, from its log ("scheduler at tcp://...").
+std::string SchedulerEndpoint(const std::string& out_dir) {
+  const std::regex at(R"(scheduler at (tcp://[^ \n]+))");
+  const std::string text = ReadFile(out_dir + "/logs/scheduler-0.log");
+  std::smatch m;
+  return std::regex_search(text, m, at) ? std::string(m[1]) : std::string();
+}
+
+// A worker started by hand (tteps-worker --scheduler ADDRESS, no mpirun) joins a running sync
+// job: it takes a lost worker's slice over from the survivor that adopted it, at a step
+// boundary, so the job still ends with the undisturbed model, bit for bit. While no slice is
+// free a joiner is refused with the reason and the job goes on untouched. --min_workers 3:
+// the job would fail if nobody joined within --timeout_s; here somebody does.
+TEST(ReplicaCluster, AWorkerJoiningASyncJobTakesALostSliceOverAndTheModelIsTheSame) {
+  const std::string dir = FreshDir("join");
+  const std::string job = " --mode sync --workers 3 --servers 1 --out_dir " + dir;
+  const std::string flags = " -- --train_data " + std::string(kData) +
+                            " --epochs 10 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 "
+                            "--min_workers 3 --optimizer momentum --lr 0.01";
+  ASSERT_EQ(RunCommand(Launcher() + job + "/plain" + flags, 300, dir + "/plain.log"), 0)
+      << ReadFile(dir + "/plain.log");
+  BackgroundJob run(Launcher() + job + "/run" + flags, dir + "/run", dir + "/log");
+  ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
+  const std::string endpoint = SchedulerEndpoint(dir + "/run");
+  ASSERT_FALSE(endpoint.empty()) << ReadFile(dir + "/run/logs/scheduler-0.log");
+  const std::string joiner = Bin() + "/tteps-worker --scheduler=" + endpoint + " --logs " + dir;
+  // Nothing to take over yet: refused at once, with the reason.
+  EXPECT_NE(RunCommand(joiner + "/early-logs", 60, dir + "/early.log"), 0);
+  EXPECT_NE(ReadFile(dir + "/early.log").find("cannot join: no slice to take over"),
+            std::string::npos)
+      << ReadFile(dir + "/early.log");
+  const pid_t worker = WorkerPid(dir + "/run", 2);
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(kill(worker, SIGKILL), 0);
+  ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"event\":\"lost\"", 30)) << run.log();
+  BackgroundJob join(joiner + "/join-logs", dir + "/run", dir + "/join.log");
+  ASSERT_TRUE(run.Wait(240)) << "the job did not end\n" << run.log();
+  EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+  ASSERT_TRUE(join.Wait(60)) << join.log();
+  EXPECT_TRUE(WIFEXITED(join.status()) && WEXITSTATUS(join.status()) == 0) << join.log();
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find("{\"event\":\"join\",\"worker\":3,\"slice\":2,"), std::string::npos)
+      << summary;
+  EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+  EXPECT_NE(run.log().find("fewer than --min_workers 3"), std::string::npos) << run.log();
+  EXPECT_NE(run.log().find("joined: it computes the slice of worker 2"), std::string::npos)
+      << run.log();
+  const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");
+  std::printf("sync, worker 2 killed, a worker joined for its slice: max |diff| = %g\n", diff);
+  EXPECT_EQ(diff, 0.0);
+}
+
+// --min_workers: a lost worker that nobody replaces within --timeout_s fails the job, naming it.
+TEST(ReplicaCluster, TooFewWorkersForLongerThanTheTimeoutFailTheJobNamingTheLost) {
+  const std::string dir = FreshDir("min_workers");
+  BackgroundJob run(Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                        "/run -- --train_data " + kData +
+                        " --epochs 30 --log_every 1 --heartbeat_s 0.5 --timeout_s 6 "
+                        "--min_workers 2",
+                    dir + "/run", dir + "/log");
+  ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
+  const pid_t worker = WorkerPid(dir + "/run", 1);
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(kill(worker, SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(run.Wait(120)) << run.log();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) != 0) << run.log();
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_NE(summary.find("only 1 of --min_workers 2 workers live for 6 s"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("lost: worker 1 (rank"), std::string::npos) << summary;
+  EXPECT_LT(took, 30) << "the job ended " << took << " s after the kill";
+}
+
 // Async goes on too when a server is lost (no exactness promised there).
 TEST(ReplicaCluster, AsyncGoesOnWithoutAKilledServer) {
   const std::string dir = FreshDir("replicas_async");

@@ -20,13 +20,17 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
       [control, abort = c.abort] { return control->ShutdownRequested() || (abort && abort()); });
   if (c.config.exchange.wire_dtype == "bf16") kv->set_wire(WireType::kBf16);
   kv->set_lost_servers(c.lost_servers);
+  // A worker that joined pushes a lost worker's slice: whole, as an adopter does (the servers
+  // take another worker's slice only whole).
+  const bool joined = c.map->own_slice >= 0;
+  if (joined) kv->set_own_slice(c.map->own_slice);
   PsExchangeOptions o;
   o.worker = c.map->your_id;
   o.wait_for_version = mode != Mode::kAsync;
   o.send_norm = c.config.optimizer.clip_norm > 0;
   o.sparse_rows = c.config.exchange.sparse_rows;
   // Parts of a push only make sense where one step sums every worker's push (sync).
-  o.push_bucket_mb = mode == Mode::kSync ? c.config.exchange.push_bucket_mb : 0;
+  o.push_bucket_mb = mode == Mode::kSync && !joined ? c.config.exchange.push_bucket_mb : 0;
   // So does a pull by stages: one step's weights are all of one version only in sync mode.
   o.pull_overlap = mode == Mode::kSync && c.config.exchange.pull_overlap;
   o.tracer = c.tracer;

@@ -1,0 +1,81 @@
+#include "worker/scheduler_commands.h"
+
+#include <glog/logging.h>
+
+#include "common/bootstrap.h"
+#include "worker/topics.h"
+
+namespace tteps {
+
+void SchedulerCommands::Listen(ControlChannel* control) {
+  control->OnCommand(topics::kGo, [this](const Header& h) {
+    go_step_ = h.step;
+    go_ = true;
+  });
+  control->OnCommand(topics::kStop, [this](const Header&) { stop_ = true; });
+  control->OnCommand(topics::kSetAccumulation,
+                     [this](const Header& h) { accumulation_ = h.samples; });
+  control->OnCommand(topics::kPeerLost, [](const Header&) { NoteLostPeer(); });
+  control->OnCommand(topics::kServerLost, [this](const Header& h) {
+    LOG(WARNING) << "server " << h.step << " was declared lost; its range is read from a replica";
+    lost_servers_.Add(static_cast<int>(h.step));
+    NoteLostPeer();
+  });
+  control->OnCommand(topics::kRollback, [this](const Header& h) {
+    ClusterMap next;
+    DecodeBody(h.text, &next);
+    std::lock_guard<std::mutex> lock(mu_);
+    rollback_ = std::move(next);
+    rollback_pending_ = true;
+    lost_servers_.Clear();  // ids of the old map; later losses are of the new one
+    NoteLostPeer();
+  });
+  control->OnCommand(topics::kAdoptSlice, [this](const Header& h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    adopted_.push_back(static_cast<int>(h.step));
+    adopted_given_ = adopted_.size();
+  });
+  control->OnCommand(topics::kReleaseSlice, [this](const Header& h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_.push_back(static_cast<int>(h.step));
+    released_all_.insert(static_cast<int>(h.step));
+  });
+}
+
+bool SchedulerCommands::AdoptionPending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return adopted_given_.load() > adopted_taken_;
+}
+
+std::vector<int> SchedulerCommands::TakeAdopted() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int> fresh;
+  for (size_t i = adopted_taken_; i < adopted_.size(); ++i) {
+    if (!released_all_.count(adopted_[i])) fresh.push_back(adopted_[i]);
+  }
+  adopted_taken_ = adopted_.size();
+  return fresh;
+}
+
+std::vector<int> SchedulerCommands::TakeReleased() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int> fresh(released_.begin() + static_cast<std::ptrdiff_t>(released_taken_),
+                         released_.end());
+  released_taken_ = released_.size();
+  return fresh;
+}
+
+void SchedulerCommands::ReplayAdoptions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  adopted_taken_ = 0;
+}
+
+bool SchedulerCommands::TakeRollback(ClusterMap* map) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!rollback_pending_) return false;
+  *map = std::move(rollback_);
+  rollback_pending_ = false;
+  return true;
+}
+
+}  // namespace tteps

@@ -1,0 +1,58 @@
+// What the scheduler tells a worker while it trains, written by the control channel's thread
+// and read by the training thread: go, stop (the time budget), its accumulation, lost workers'
+// slices to adopt (and adopted slices to leave to a joining worker), lost servers and a
+// rollback's cluster map.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "common/cluster_map.h"
+#include "common/control_channel.h"
+#include "common/lost_servers.h"
+
+namespace tteps {
+
+class SchedulerCommands {
+ public:
+  // Registers the handlers; call before control->Start().
+  void Listen(ControlChannel* control);
+
+  bool go() const { return go_.load(); }
+  int64_t go_step() const { return go_step_.load(); }  // a joining worker's first step
+  bool stop() const { return stop_.load(); }
+  int64_t accumulation() const { return accumulation_.load(); }  // 0: not set
+  const LostServers& lost_servers() const { return lost_servers_; }
+
+  // Sync: lost workers' slices given to this worker and not taken yet.
+  bool AdoptionPending() const;
+  std::vector<int> TakeAdopted();
+  // Adopted slices a joining worker takes over, not taken yet (they are never adopted again).
+  std::vector<int> TakeReleased();
+  // A restarted driver (a rollback) takes every slice adopted and not released so far again.
+  void ReplayAdoptions();
+
+  bool rollback_pending() const { return rollback_pending_.load(); }
+  // The rollback's map, if one came (and forgets it).
+  bool TakeRollback(ClusterMap* map);
+
+ private:
+  std::atomic<bool> go_{false}, stop_{false};
+  std::atomic<int64_t> go_step_{-1}, accumulation_{0};
+  mutable std::mutex mu_;
+  std::vector<int> adopted_;  // in the order given
+  size_t adopted_taken_ = 0;
+  std::atomic<size_t> adopted_given_{0};
+  std::vector<int> released_;  // in the order given
+  size_t released_taken_ = 0;
+  std::set<int> released_all_;
+  LostServers lost_servers_;  // --replicas: servers declared lost
+  std::atomic<bool> rollback_pending_{false};
+  ClusterMap rollback_;
+};
+
+}  // namespace tteps
