@@ -279,6 +279,7 @@ PullResult KVClient::ReadPull(const Replies& replies, size_t index, const Reques
     r.held_s = std::max(r.held_s, m.header.held_s);
     r.stop = r.stop || m.header.stop;
   }
+  if (r.version == INT64_MAX) throw std::runtime_error("a pull that no server answered");
   return r;
 }
 

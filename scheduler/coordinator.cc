@@ -441,6 +441,14 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
   n.done = true;
   n.lost = true;
   lost_.insert(n.info.id);
+  // A joiner lost before its slice was released to it: the slice stays with its adopter (a
+  // release already asked for comes back to it, OnReleased).
+  const auto joined = joined_slice_.find(n.info.id);
+  if (joined != joined_slice_.end() && pending_release_.count(joined->second) &&
+      pending_release_.at(joined->second) == n.info.id) {
+    const bool asked = ready_joiners_.count(n.info.id) > 0;
+    if (!asked) pending_release_.erase(joined->second);
+  }
   const int id = n.info.id;
   const int64_t step = progress_.count(id) ? progress_.at(id).step : 0;
   int live = 0;
@@ -616,15 +624,28 @@ void Coordinator::OnJoin(const Message& m) {
 void Coordinator::OnJoinerReady(const Node& node) {
   // Loaded and built: the slice's adopter leaves it at its next step boundary.
   const int slice = joined_slice_.at(node.info.id);
+  ready_joiners_.insert(node.info.id);
   Command(Role::kWorker, topics::kReleaseSlice, slice, 0, -1, slice_owner_.at(slice));
 }
 
 void Coordinator::OnReleased(const Node& node, const Header& h) {
   const int slice = static_cast<int>(h.samples);
-  auto it = pending_release_.find(slice);
-  if (it == pending_release_.end() || slice < 0 || slice >= static_cast<int>(slice_owner_.size()) ||
+  if (slice < 0 || slice >= static_cast<int>(slice_owner_.size()) ||
       slice_owner_[slice] != node.info.id) {
-    LOG(ERROR) << node.info.Name() << " released slice " << slice << ", which no joiner waits for";
+    LOG(ERROR) << node.info.Name() << " released slice " << slice << ", which it did not compute";
+    return;
+  }
+  auto it = pending_release_.find(slice);
+  const bool waiting =
+      it != pending_release_.end() && std::any_of(nodes_.begin(), nodes_.end(), [&](const Node& o) {
+        return o.info.role == Role::kWorker && o.info.id == it->second && !o.lost;
+      });
+  if (!waiting) {
+    // The joiner was lost in the meantime: the slice goes back to the worker that left it.
+    if (it != pending_release_.end()) pending_release_.erase(it);
+    LOG(WARNING) << "the worker joining for slice " << slice << " is gone; " << node.info.Name()
+                 << " computes it again";
+    Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, node.info.id);
     return;
   }
   const int joiner = it->second;

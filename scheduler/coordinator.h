@@ -166,8 +166,9 @@ class Coordinator {
   std::set<int> lost_;          // workers declared lost
   std::set<int> lost_servers_;  // of the current map
   int64_t steps_redone_ = 0;    // the steps rollbacks abandoned (the furthest worker's)
-  std::map<int, int> joined_slice_;                    // joining worker id -> the slice it computes
-  std::map<int, int> pending_release_;                 // slice -> the joining worker waiting for it
+  std::map<int, int> joined_slice_;     // joining worker id -> the slice it computes
+  std::map<int, int> pending_release_;  // slice -> the joining worker waiting for it
+  std::set<int> ready_joiners_;         // joiners whose slice's release was asked for
   std::chrono::steady_clock::time_point short_since_;  // --min_workers: since when too few
   bool short_ = false;
   std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)

@@ -32,6 +32,7 @@ void SchedulerCommands::Listen(ControlChannel* control) {
   });
   control->OnCommand(topics::kAdoptSlice, [this](const Header& h) {
     std::lock_guard<std::mutex> lock(mu_);
+    released_all_.erase(static_cast<int>(h.step));  // given back after a release
     adopted_.push_back(static_cast<int>(h.step));
     adopted_given_ = adopted_.size();
   });

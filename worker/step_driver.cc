@@ -138,6 +138,10 @@ DriverResult StepDriver::Run() {
     const std::vector<int> fresh = hooks_.take_adopted();
     if (!fresh.empty()) exchange_->RefreshWeights();
     for (int slice : fresh) {
+      if (std::any_of(adopted.begin(), adopted.end(),
+                      [slice](const auto& a) { return a->slice == slice; })) {
+        continue;  // computed here already
+      }
       auto a = std::make_unique<AdoptedSlice>(
           slice, SliceStream(train_, opts_, o_.num_workers, slice, o_.first_worker_batch,
                              o_.balanced_slices));
