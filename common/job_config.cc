@@ -123,6 +123,7 @@ void JobConfig::Validate() const {
 
   Check(output.checkpoint_every >= 0, "--checkpoint_every must be >= 0");
   Check(cluster.timeout_s > 0, "--timeout_s must be > 0");
+  Check(train.patience >= 0, "--patience must be >= 0");
   Check(cluster.heartbeat_s > 0, "--heartbeat_s must be > 0");
   Check(cluster.silence_s >= 0, "--silence_s must be >= 0");
   Check(cluster.replicas >= 1, "--replicas must be >= 1");

@@ -81,6 +81,7 @@ struct TrainConfig {
   int64_t log_every = 10;  // steps between train reports
   EvalScheduleConfig eval;
   double max_train_s = 0;  // time budget: training stops soon after this (0: no budget)
+  int64_t patience = 0;    // stop after this many evaluations without a lower MAPE (0: never)
   int64_t eval_batch_size = 256;
   double progress_s = 5;       // seconds between progress lines
   int32_t threads = 1;         // LibTorch intra-op threads per process
@@ -95,7 +96,8 @@ struct TrainConfig {
     ar(CEREAL_NVP(batch_size), CEREAL_NVP(epochs), CEREAL_NVP(max_steps), CEREAL_NVP(seed),
        CEREAL_NVP(log_every), CEREAL_NVP(eval), CEREAL_NVP(max_train_s),
        CEREAL_NVP(eval_batch_size), CEREAL_NVP(progress_s), CEREAL_NVP(threads), CEREAL_NVP(device),
-       CEREAL_NVP(deterministic), CEREAL_NVP(slowdown_percent), CEREAL_NVP(slowdown_worker));
+       CEREAL_NVP(deterministic), CEREAL_NVP(slowdown_percent), CEREAL_NVP(slowdown_worker),
+       CEREAL_NVP(patience));
   }
 };
 

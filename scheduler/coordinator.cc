@@ -49,7 +49,8 @@ Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluat
       out_(out),
       policy_(policy),
       progress_line_(ModeName(mode_), opts_.total_steps, opts_.config.train.progress_s),
-      eval_schedule_(opts_.config.train.eval) {}
+      eval_schedule_(opts_.config.train.eval),
+      patience_(opts_.config.train.patience) {}
 
 Coordinator::Node* Coordinator::Find(const std::string& peer) {
   for (auto& n : nodes_) {
@@ -904,6 +905,24 @@ int Coordinator::Run() {
         LOG(INFO) << "eval at step " << r->step << " (version " << r->version << "): " << r->json;
         progress_line_.set_eval_mape(r->mape);
       }
+      if (!r->final && r->json != "null" && phase_.is(Phase::kTraining) && early_stop_.empty() &&
+          patience_.Offer(r->mape)) {
+        // Early stopping: every worker stops after the same step, as with the time budget.
+        early_stop_ = JsonObject()
+                          .Add("evaluation_step", r->step)
+                          .Add("patience", opts_.config.train.patience)
+                          .Add("best_mape", patience_.best())
+                          .str();
+        const std::string text = "no lower MAPE in " + std::to_string(opts_.config.train.patience) +
+                                 " evaluations (--patience; best " + JsonNumber(patience_.best()) +
+                                 "): training stops";
+        LOG(WARNING) << text;
+        std::fprintf(stderr, "[tteps] %s\n", text.c_str());
+        if (!stop_sent_) {
+          stop_sent_ = true;
+          Command(Role::kWorker, topics::kStop);
+        }
+      }
       if (r->best) {
         best_eval_ = JsonObject()
                          .Add("step", r->step)
@@ -1053,6 +1072,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   if (final_eval == "null")
     s.Add("evaluation", "none: no evaluation trips (--eval_fraction 0, or an empty --eval_data)");
   if (!best_eval_.empty()) s.AddRaw("best_eval", best_eval_);
+  if (!early_stop_.empty()) s.AddRaw("early_stop", early_stop_);
   // Every worker and server lost while the job went on, in order.
   std::string membership = "[";
   for (size_t i = 0; i < membership_.size(); ++i) membership += (i ? "," : "") + membership_[i];

@@ -17,6 +17,7 @@
 #include "common/eval_schedule.h"
 #include "common/job_config.h"
 #include "common/json_writer.h"
+#include "common/patience.h"
 #include "common/progress.h"
 #include "common/run_output.h"
 #include "common/trace.h"
@@ -171,6 +172,8 @@ class Coordinator {
   std::set<int> ready_joiners_;         // joiners whose slice's release was asked for
   std::chrono::steady_clock::time_point short_since_;  // --min_workers: since when too few
   bool short_ = false;
+  Patience patience_{0};          // --patience over the evaluations (set in the constructor)
+  std::string early_stop_;        // {"evaluation_step", "patience", "best_mape"}; empty: none
   std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)
   std::vector<std::string> membership_;  // JSON of every loss, in order (summary.json)
   TraceFile* trace_ = nullptr;

@@ -57,6 +57,9 @@ DEFINE_double(eval_every_s, 0,
 DEFINE_double(max_train_s, 0,
               "time budget in seconds: training stops at the first step after it on which all "
               "workers can agree (0: none); --epochs / --max_steps still cap the run");
+DEFINE_int64(patience, 0,
+             "early stopping: training stops (every worker after the same step) once this many "
+             "evaluations in a row found no lower MAPE than the best so far (0: never)");
 DEFINE_int64(eval_batch_size, 256, "trips per evaluation batch");
 DEFINE_double(progress_s, 5, "seconds between progress lines");
 DEFINE_int32(threads, 1, "LibTorch intra-op threads in each process");
@@ -165,6 +168,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(train.eval.every_steps, eval_every);
   TTEPS_SET(train.eval.every_s, eval_every_s);
   TTEPS_SET(train.max_train_s, max_train_s);
+  TTEPS_SET(train.patience, patience);
   TTEPS_SET(train.eval_batch_size, eval_batch_size);
   TTEPS_SET(train.progress_s, progress_s);
   TTEPS_SET(train.threads, threads);

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/clock.h"
+#include "common/patience.h"
 #include "common/progress.h"
 #include "worker/exchange/exchanges.h"
 #include "worker/model_params.h"
@@ -51,6 +52,8 @@ TrainResult LocalTrainer::Run() {
   };
   const ParamLayout layout = LayoutOf(*model_);
   std::vector<float> params;
+  Patience patience(opts.patience);
+  hooks.stop_requested = [&] { return res.early_stop_step >= 0; };
   hooks.evaluate = [&](int64_t steps, int64_t epoch, double train_s, bool final) {
     if (eval_.empty()) return;  // nothing to evaluate on: no evaluation, no best model
     EvalResult r;
@@ -66,6 +69,11 @@ TrainResult LocalTrainer::Run() {
       res.best.Offer(steps, r.mape, r.ToJson().str(), params);
     }
     LogEval(r, steps, epoch, since_start(), train_s);
+    if (!final && res.early_stop_step < 0 && patience.Offer(r.mape)) {
+      res.early_stop_step = steps;
+      LOG(WARNING) << "no lower MAPE in " << opts.patience << " evaluations (--patience): "
+                   << "training stops after step " << steps + 1;
+    }
   };
   const DriverResult d = StepDriver(*model_, train_, opts, o, hooks, exchange.get()).Run();
   progress.Update(d.epochs - 1, d.steps, d.last_loss,

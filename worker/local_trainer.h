@@ -23,7 +23,8 @@ struct TrainResult {
   double last_loss = 0;    // mean loss of the last logged window
   bool evaluated = false;  // false: no evaluation set, so no evaluation
   EvalResult final_eval;
-  BestWeights best;  // --keep_best: the weights of the best evaluation
+  BestWeights best;              // --keep_best: the weights of the best evaluation
+  int64_t early_stop_step = -1;  // --patience: the evaluation's step that stopped training
 };
 
 class LocalTrainer {

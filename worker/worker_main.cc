@@ -119,6 +119,11 @@ int RunLocal(const JobConfig& config) {
   if (r.best.has()) {
     summary.AddRaw("best_eval", BestEvalJson(r.best.step(), r.best.eval_json()));
   }
+  if (r.early_stop_step >= 0) {
+    summary.Add("early_stop", JsonObject()
+                                  .Add("evaluation_step", r.early_stop_step)
+                                  .Add("patience", config.train.patience));
+  }
   summary.Add("model", out.Path("model.pt")).Add("model_last", out.Path("model_last.pt"));
   out.WriteSummary(summary);
   LOG(INFO) << "wrote " << out.Path("summary.json") << ", " << out.Path("metrics.jsonl") << ", "

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <thread>
 #include <zmq.hpp>
@@ -410,6 +411,41 @@ TEST(PsCluster, AKilledSchedulerEndsEveryProcessAndTheJobResumes) {
   const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/resumed/model_last.pt");
   std::printf("resumed after the scheduler's loss vs undisturbed: max |diff| = %g\n", diff);
   EXPECT_EQ(diff, 0.0);
+}
+
+// --patience: once the evaluations stop improving (here the learning rate falls to ~0 after
+// the first step, so every later evaluation equals the first), training stops early, in sync
+// mode with every worker after the same step, and locally too; summary.json says so.
+TEST(PsCluster, PatienceStopsTrainingOnceEvaluationsStopImproving) {
+  const std::string dir = FreshDir("patience");
+  const std::string common = " --train_data " + std::string(kData) +
+                             " --epochs 20 --log_every 1 --eval_every 2 --patience 2 "
+                             "--lr_schedule step --lr_decay_every 1 --lr_decay 1e-30";
+  ASSERT_EQ(RunCommand(Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                           "/sync --" + common,
+                       300, dir + "/sync.log"),
+            0)
+      << ReadFile(dir + "/sync.log");
+  ASSERT_EQ(RunCommand(Bin() + "/tteps-worker --mode=local --out_dir " + dir + "/local" + common,
+                       300, dir + "/local.log"),
+            0)
+      << ReadFile(dir + "/local.log");
+  for (const std::string run : {"sync", "local"}) {
+    const std::string summary = ReadFile(dir + "/" + run + "/summary.json");
+    EXPECT_NE(summary.find("\"early_stop\":{\"evaluation_step\":"), std::string::npos) << summary;
+    EXPECT_LT(JsonNumber(summary, "steps"), 100) << summary;  // of 320 planned
+    EXPECT_GT(JsonNumber(summary, "steps"), 2) << summary;
+  }
+  EXPECT_NE(ReadFile(dir + "/sync.log").find("evaluations (--patience; best"), std::string::npos);
+  // Every worker stopped after the same step.
+  const std::string metrics = ReadFile(dir + "/sync/metrics.jsonl");
+  const std::regex last(R"re("type":"train","worker":(\d),"step":(\d+))re");
+  std::map<int, int> steps;
+  for (std::sregex_iterator it(metrics.begin(), metrics.end(), last), end; it != end; ++it) {
+    steps[std::stoi((*it)[1])] = std::stoi((*it)[2]);
+  }
+  ASSERT_EQ(steps.size(), 2u) << metrics.substr(0, 2000);
+  EXPECT_EQ(steps[0], steps[1]);
 }
 
 TEST(PsCluster, TimeBudgetStopsSyncWorkersAfterTheSameStep) {

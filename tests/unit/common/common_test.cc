@@ -7,6 +7,7 @@
 
 #include "common/bf16.h"
 #include "common/json_writer.h"
+#include "common/patience.h"
 #include "common/progress.h"
 #include "common/run_output.h"
 #include "common/split_list.h"
@@ -133,6 +134,18 @@ TEST(Bf16, RoundsToNearestEvenAndKeepsNanAndInfinity) {
   EXPECT_TRUE(std::isnan(out[6]));
   EXPECT_TRUE(std::isfinite(out[7]));  // rounds within range
   EXPECT_NEAR(out[7], 3.0e38f, 3.0e38f / 128);
+}
+
+TEST(Patience, StopsAfterThatManyEvaluationsWithoutALowerMape) {
+  Patience p(2);
+  EXPECT_FALSE(p.Offer(0.5));
+  EXPECT_FALSE(p.Offer(0.6));  // one miss
+  EXPECT_FALSE(p.Offer(0.4));  // a new best: the count starts again
+  EXPECT_FALSE(p.Offer(0.4));  // equal is no improvement
+  EXPECT_TRUE(p.Offer(std::nan("")));
+  EXPECT_EQ(p.best(), 0.4);
+  Patience never(0);
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(never.Offer(1.0));
 }
 
 }  // namespace
