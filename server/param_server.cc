@@ -110,7 +110,12 @@ void ParamServer::Handle(Message& m) {
   const bool data =
       h.type == MsgType::kInit || h.type == MsgType::kPush || h.type == MsgType::kPull;
   if (!data) return ReplyError(m.peer, h, std::string("unexpected ") + TypeName(h.type));
-  if (h.epoch != map_.epoch) {  // sent before a rollback, or by a node that missed it
+  if (h.epoch > map_.epoch) {
+    return Hold(m, &later_epoch_,
+                "a request of epoch " + std::to_string(h.epoch) + " while this server serves " +
+                    std::to_string(map_.epoch) + " (until it has rolled back too)");
+  }
+  if (h.epoch < map_.epoch) {  // sent before a rollback, or by a node that missed it
     return ReplyError(m.peer, h,
                       "a request of epoch " + std::to_string(h.epoch) + "; this server serves " +
                           std::to_string(map_.epoch) + " (each rollback starts a new one)");
@@ -144,6 +149,14 @@ void ParamServer::Handle(Message& m) {
         }
         if (!std::isfinite(h.norm)) throw std::invalid_argument("push with a non-finite norm");
         CheckFinite(m, "gradient");
+        // --replicas with clipping: the worker pulled the next version from a replica that
+        // had its global norm before this one had.
+        if (shard_->awaiting_norm() && h.step > shard_->version()) {
+          Hold(m, &after_norm_,
+               "a push of version " + std::to_string(h.step) + " while version " +
+                   std::to_string(shard_->version()) + " waits for its global norm");
+          break;
+        }
         const int slice = h.slice >= 0 ? h.slice : h.sender_id;
         if (h.sender_id >= 0 && h.sender_id < static_cast<int>(map_.workers.size()) &&
             shard_->dropped(h.sender_id)) {
@@ -179,6 +192,31 @@ void ParamServer::Handle(Message& m) {
   } catch (const std::exception& e) {
     ReplyError(m.peer, h, e.what());  // refused; the server keeps serving
   }
+}
+
+void ParamServer::Hold(Message& m, Held* into, const std::string& what) {
+  // Bounded: a foreign message must not grow the server without limit. Until the event the
+  // message waits for, each worker has at most one request in flight per server, or one
+  // push's parts (it waits for their acknowledgement).
+  size_t bytes = 0;
+  for (const auto& p : m.payloads) bytes += p.size();
+  const size_t max_bytes =
+      static_cast<size_t>(map_.param_count) * sizeof(float) * (map_.workers.size() + 2) + 65536;
+  if (into->messages.size() >= 64 * (map_.workers.size() + 2) || into->bytes + bytes > max_bytes) {
+    return ReplyError(m.peer, m.header, what + ", and too many such held already");
+  }
+  LOG_IF(INFO, into->messages.empty())
+      << "server " << id_ << ": " << TypeName(m.header.type) << " of "
+      << RoleName(m.header.sender_role) << " " << m.header.sender_id << " held: " << what;
+  into->bytes += bytes;
+  into->messages.push_back(std::move(m));
+}
+
+std::vector<Message> ParamServer::Held::Take() {
+  std::vector<Message> taken;
+  taken.swap(messages);
+  bytes = 0;
+  return taken;
 }
 
 const float* ParamServer::Values(const Message& m) {
@@ -226,6 +264,7 @@ void ParamServer::PollNorm() {
   if (auto norm = take_norm_(before)) {
     shard_->CompleteStep(*norm);
     if (on_version_) on_version_(shard_->version());
+    for (Message& m : after_norm_.Take()) Handle(m);
   }
 }
 

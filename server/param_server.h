@@ -45,6 +45,9 @@ class ParamServer {
   // Counts, version and staleness histogram, for the scheduler's summary.json.
   ServerStats Stats() const;
   int64_t errors() const { return errors_; }
+  // Requests of a later epoch of the cluster map, held: their node heard of a rollback before
+  // this server did. The server of that epoch handles them first.
+  std::vector<Message> TakeHeld() { return later_epoch_.Take(); }
 
  private:
   struct PendingPull {
@@ -64,6 +67,9 @@ class ParamServer {
   // Throws std::invalid_argument (and counts it) if the payload holds a NaN or infinity: a
   // push or init that would poison the model is refused whoever sent it.
   void CheckFinite(const Message& m, const char* what);
+  // Keeps a message until an event (`what` says which), or refuses it past a bound.
+  struct Held;
+  void Hold(Message& m, Held* into, const std::string& what);
   // A data message's values as float32 (bf16 ones widened into decoded_).
   const float* Values(const Message& m);
 
@@ -79,6 +85,13 @@ class ParamServer {
   std::function<void(int64_t, double)> send_norm_;
   std::function<std::optional<double>(int64_t)> take_norm_;
   std::vector<PendingPull> pending_;
+  struct Held {
+    std::vector<Message> messages;
+    size_t bytes = 0;
+    std::vector<Message> Take();
+  };
+  Held later_epoch_;  // requests of a later epoch
+  Held after_norm_;   // pushes of the next version, while this one waits for its norm
   std::map<int64_t, int64_t> staleness_;  // staleness -> pushes
   int64_t max_push_trips_;
   int64_t pushes_ = 0, pulls_ = 0, errors_ = 0, non_finite_ = 0, dropped_ = 0;

@@ -75,6 +75,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   auto tracer = MakeNodeTracer(&control, !output.trace.empty());
   std::vector<int> dropped;    // every worker declared lost (dropped again after a rollback)
   int64_t refused_before = 0;  // errors of the epochs before a rollback
+  std::vector<Message> held;   // requests of the epoch a rollback starts, sent before it did
 
   // One epoch of the cluster map per pass: a rollback restores the checkpoint onto the new
   // ranges and serves on, through the same socket.
@@ -104,6 +105,8 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
     }
     for (int w : dropped) shard.DropWorker(w);
     ParamServer server(socket, map, id, &shard, timeout_s);
+    for (Message& m : held) server.Handle(m);  // sent by nodes that rolled back before this one
+    held.clear();
     server.set_tracer(tracer.get());
     shard.set_clip_norm(config.optimizer.clip_norm);
     server.SetNormExchange(
@@ -158,6 +161,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
         rollback.reset();
         norms.clear();  // of versions that will be computed again
         refused_before += server.errors();
+        held = server.TakeHeld();
         continue;
       }
     }

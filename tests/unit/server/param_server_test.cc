@@ -7,7 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -55,8 +58,9 @@ std::string Tail(const std::string& text, const std::string& from) {
 
 class ParamServerTest : public ::testing::Test {
  protected:
-  void StartServer(double timeout_s) {
+  void StartServer(double timeout_s, int64_t epoch = 0) {
     const std::string endpoint = BindTcp(router_, "127.0.0.1");
+    map_.epoch = epoch;
     map_.config.exchange.mode = Mode::kSync;
     map_.param_count = kN;
     map_.fingerprint = kFingerprint;
@@ -81,6 +85,21 @@ class ParamServerTest : public ::testing::Test {
     shard_ =
         std::make_unique<Shard>(KeyRange{0, kN}, Consistency::kSync, 2, 0, MakeOptimizer(sgd, kN));
     server_ = std::make_unique<ParamServer>(router_, map_, 0, shard_.get(), timeout_s);
+    if (clip_norm_ > 0) {  // the scheduler's part: the global norm is what the test sets
+      shard_->set_clip_norm(clip_norm_);
+      server_->SetNormExchange([](int64_t, double) {},
+                               [this](int64_t version) -> std::optional<double> {
+                                 std::lock_guard<std::mutex> lock(norms_mu_);
+                                 auto it = norms_.find(version);
+                                 if (it == norms_.end()) return std::nullopt;
+                                 return it->second;
+                               });
+    }
+    RunServer();
+  }
+
+  void RunServer() {
+    stop_ = false;
     thread_ = std::thread([this] {
       try {
         server_->Run([this] { return stop_.load(); });
@@ -114,6 +133,9 @@ class ParamServerTest : public ::testing::Test {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   std::string server_failure_;
+  double clip_norm_ = 0;  // set before StartServer
+  std::mutex norms_mu_;
+  std::map<int64_t, double> norms_;  // version -> global norm, as the scheduler would send
 };
 
 TEST_F(ParamServerTest, InitThenPullReturnsTheInitialValues) {
@@ -508,25 +530,96 @@ TEST_F(ParamServerTest, PushPartsAndTheirCompletingPushStepOnce) {
   EXPECT_EQ(server_->errors(), 0);
 }
 
-// A request of another epoch of the cluster map (sent before a rollback) is refused; the
+// A request of an earlier epoch of the cluster map (sent before a rollback) is refused; the
 // server keeps serving its own.
-TEST_F(ParamServerTest, RequestsOfAnotherEpochAreRefused) {
-  StartServer(1.0);
+TEST_F(ParamServerTest, RequestsOfAnEarlierEpochAreRefused) {
+  StartServer(1.0, /*epoch=*/1);
   auto w0 = Client(0);
   w0->Init(InitValues().data());
   ClusterMap old = map_;
-  old.epoch = 1;  // the server's map is of epoch 0
+  old.epoch = 0;
   KVClient stale(ctx_, old, map_.workers[1], kClientTimeoutS);
   std::vector<float> out(kN);
   try {
     stale.Pull(0, out.data());
-    ADD_FAILURE() << "a pull of epoch 1 was answered";
+    ADD_FAILURE() << "a pull of epoch 0 was answered";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("a request of epoch 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a request of epoch 0"), std::string::npos) << e.what();
   }
   EXPECT_EQ(w0->Pull(0, out.data()).version, 0);
   StopServer();
   EXPECT_EQ(server_->errors(), 1);
+}
+
+// A worker may hear of a rollback before a server does: its request of the later epoch is
+// held, and the server of that epoch answers it (as tteps-server's loop hands it over).
+TEST_F(ParamServerTest, ARequestOfALaterEpochIsAnsweredOnceTheServerServesIt) {
+  StartServer(1.0);
+  auto w0 = Client(0);
+  w0->Init(InitValues().data());
+  ClusterMap next = map_;
+  next.epoch = 1;
+  KVClient early(ctx_, next, map_.workers[1], kClientTimeoutS);
+  std::vector<float> out(kN, -1.0f);
+  std::thread pull([&] { EXPECT_EQ(early.Pull(0, out.data()).version, 0); });
+  // The old epoch's server holds the pull (never answers it); restarted until it has it.
+  std::vector<Message> held;
+  for (int tries = 0; held.empty() && tries < 500; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    StopServer();
+    held = server_->TakeHeld();
+    if (held.empty()) RunServer();
+  }
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].header.epoch, 1);
+  EXPECT_EQ(server_->errors(), 0);
+  server_ = std::make_unique<ParamServer>(router_, next, 0, shard_.get(), 1.0);
+  for (Message& m : held) server_->Handle(m);
+  RunServer();
+  pull.join();
+  EXPECT_EQ(out, InitValues());
+  StopServer();
+  EXPECT_EQ(server_->errors(), 0);
+}
+
+// --replicas with clipping: a worker may pull the next version from a replica that had its
+// global norm first and push it here while this server still waits for the norm. The push is
+// held, then counted once the norm has come.
+TEST_F(ParamServerTest, APushOfTheNextVersionWaitsForThisVersionsNorm) {
+  clip_norm_ = 100.0;  // above the gradients' norm: no scaling
+  StartServer(1.0);
+  auto w0 = Client(0), w1 = Client(1);
+  w0->Init(InitValues().data());
+  auto g = std::make_shared<const std::vector<float>>(std::vector<float>(kN, 1.0f));
+  w0->Push(g, {}, 0, 1, 1.0);
+  w1->Push(g, {}, 0, 1, 1.0);
+  std::atomic<bool> acked{false};
+  std::thread next([&] {
+    w0->Push(g, {}, 1, 1, 1.0);
+    acked = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(acked.load());  // held: version 0 waits for its norm
+  {
+    std::lock_guard<std::mutex> lock(norms_mu_);
+    norms_[0] = 1.0;
+  }
+  next.join();
+  w1->Push(g, {}, 1, 1, 1.0);
+  {
+    std::lock_guard<std::mutex> lock(norms_mu_);
+    norms_[1] = 1.0;
+  }
+  std::vector<float> out(kN);
+  EXPECT_EQ(w1->Pull(2, out.data()).version, 2);
+  const std::vector<float> init = InitValues();
+  for (int64_t k = 0; k < kN; ++k) {
+    EXPECT_EQ(out[k], static_cast<float>(static_cast<float>(init[k] - kLr * 1.0f) - kLr * 1.0f))
+        << k;
+  }
+  StopServer();
+  EXPECT_EQ(server_->errors(), 0);
+  EXPECT_EQ(server_->Stats().pushes, 4);
 }
 
 // --replicas 2 in one process: two servers hold the whole range. A client pushes to both and
