@@ -473,6 +473,12 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
       slice_owner_[slice] = best;
       adopters.push_back(best);
       Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, best);
+      // A joiner waits for this slice: the new adopter leaves it at once (the step it is in
+      // done, it says from which step the joiner computes it).
+      const auto waiting = pending_release_.find(slice);
+      if (waiting != pending_release_.end() && ready_joiners_.count(waiting->second)) {
+        Command(Role::kWorker, topics::kReleaseSlice, slice, 0, -1, best);
+      }
     }
   }
   JsonObject event;

@@ -32,14 +32,14 @@ void SchedulerCommands::Listen(ControlChannel* control) {
   });
   control->OnCommand(topics::kAdoptSlice, [this](const Header& h) {
     std::lock_guard<std::mutex> lock(mu_);
-    released_all_.erase(static_cast<int>(h.step));  // given back after a release
+    holds_[static_cast<int>(h.step)] = true;
     adopted_.push_back(static_cast<int>(h.step));
     adopted_given_ = adopted_.size();
   });
   control->OnCommand(topics::kReleaseSlice, [this](const Header& h) {
     std::lock_guard<std::mutex> lock(mu_);
     released_.push_back(static_cast<int>(h.step));
-    released_all_.insert(static_cast<int>(h.step));
+    holds_[static_cast<int>(h.step)] = false;
   });
 }
 
@@ -50,10 +50,10 @@ bool SchedulerCommands::AdoptionPending() const {
 
 std::vector<int> SchedulerCommands::TakeAdopted() {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<int> fresh;
-  for (size_t i = adopted_taken_; i < adopted_.size(); ++i) {
-    if (!released_all_.count(adopted_[i])) fresh.push_back(adopted_[i]);
-  }
+  std::vector<int> fresh = std::move(replay_);
+  replay_.clear();
+  fresh.insert(fresh.end(), adopted_.begin() + static_cast<std::ptrdiff_t>(adopted_taken_),
+               adopted_.end());
   adopted_taken_ = adopted_.size();
   return fresh;
 }
@@ -68,7 +68,12 @@ std::vector<int> SchedulerCommands::TakeReleased() {
 
 void SchedulerCommands::ReplayAdoptions() {
   std::lock_guard<std::mutex> lock(mu_);
-  adopted_taken_ = 0;
+  adopted_taken_ = adopted_.size();
+  released_taken_ = released_.size();
+  replay_.clear();
+  for (const auto& [slice, held] : holds_) {
+    if (held) replay_.push_back(slice);
+  }
 }
 
 bool SchedulerCommands::TakeRollback(ClusterMap* map) {

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include "common/cluster_map.h"
@@ -31,9 +31,11 @@ class SchedulerCommands {
   // Sync: lost workers' slices given to this worker and not taken yet.
   bool AdoptionPending() const;
   std::vector<int> TakeAdopted();
-  // Adopted slices a joining worker takes over, not taken yet (they are never adopted again).
+  // Adopted slices a joining worker takes over, not taken yet. The driver takes adoptions
+  // before releases at each step, the order the scheduler sends them in.
   std::vector<int> TakeReleased();
-  // A restarted driver (a rollback) takes every slice adopted and not released so far again.
+  // A restarted driver (a rollback) takes every slice this worker holds again: adopted and not
+  // released since.
   void ReplayAdoptions();
 
   bool rollback_pending() const { return rollback_pending_.load(); }
@@ -49,8 +51,9 @@ class SchedulerCommands {
   std::atomic<size_t> adopted_given_{0};
   std::vector<int> released_;  // in the order given
   size_t released_taken_ = 0;
-  std::set<int> released_all_;
-  LostServers lost_servers_;  // --replicas: servers declared lost
+  std::map<int, bool> holds_;  // slice -> adopted (true) or released (false) last
+  std::vector<int> replay_;    // ReplayAdoptions: the slices held, given by TakeAdopted next
+  LostServers lost_servers_;   // --replicas: servers declared lost
   std::atomic<bool> rollback_pending_{false};
   ClusterMap rollback_;
 };

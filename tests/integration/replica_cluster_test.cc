@@ -135,34 +135,42 @@ TEST(ReplicaCluster, SyncOutlivesAKilledServerAndAKilledWorker) {
 // again: the same model as the undisturbed job's, bit for bit (the per-key arithmetic does not
 // depend on how the keys are cut). summary.json records the rollback and the steps redone.
 TEST(ReplicaCluster, ALostServerWithoutReplicaRollsBackToTheCheckpointAndEndsTheSame) {
-  const std::string dir = FreshDir("rollback");
-  const std::string job = " --mode sync --workers 2 --servers 3 --out_dir " + dir;
-  const std::string flags = " -- --train_data " + std::string(kData) +
-                            " --epochs 6 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 "
-                            "--checkpoint_every 10 --optimizer momentum --lr 0.01";
-  ASSERT_EQ(RunCommand(Launcher() + job + "/plain" + flags, 300, dir + "/plain.log"), 0)
-      << ReadFile(dir + "/plain.log");
-  BackgroundJob run(Launcher() + job + "/run" + flags, dir + "/run", dir + "/log");
-  ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"step\":15,", 120)) << run.log();
-  const pid_t server = NodePid(dir + "/run", "server", 1);
-  ASSERT_GT(server, 0);
-  ASSERT_EQ(kill(server, SIGKILL), 0);
-  ASSERT_TRUE(run.Wait(180)) << "the job did not end\n" << run.log();
-  EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
-  const std::string summary = ReadFile(dir + "/run/summary.json");
-  EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
-  EXPECT_NE(summary.find("\"membership\":[{\"event\":\"rollback\",\"server\":1,"),
-            std::string::npos)
-      << summary;
-  EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
-  EXPECT_GT(JsonNumber(summary, "steps_redone"), 0) << summary;
-  EXPECT_NE(run.log().find("the job rolls back from step"), std::string::npos) << run.log();
-  const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");
-  std::printf(
-      "sync, server 1 of 3 killed without a replica, rolled back (%g steps redone): "
-      "max |diff| = %g\n",
-      JsonNumber(summary, "steps_redone"), diff);
-  EXPECT_EQ(diff, 0.0);
+  // Also after a worker loss: its adopter computes the lost slice again from the checkpoint.
+  for (const bool worker_first : {false, true}) {
+    const std::string dir = FreshDir(worker_first ? "rollback_adopted" : "rollback");
+    const std::string job = " --mode sync --workers 3 --servers 3 --out_dir " + dir;
+    const std::string flags = " -- --train_data " + std::string(kData) +
+                              " --epochs 8 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 "
+                              "--checkpoint_every 10 --optimizer momentum --lr 0.01";
+    ASSERT_EQ(RunCommand(Launcher() + job + "/plain" + flags, 300, dir + "/plain.log"), 0)
+        << ReadFile(dir + "/plain.log");
+    BackgroundJob run(Launcher() + job + "/run" + flags, dir + "/run", dir + "/log");
+    if (worker_first) {
+      ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
+      const pid_t worker = WorkerPid(dir + "/run", 2);
+      ASSERT_GT(worker, 0);
+      ASSERT_EQ(kill(worker, SIGKILL), 0);
+      ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"event\":\"lost\"", 30)) << run.log();
+    }
+    ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"step\":25,", 120)) << run.log();
+    const pid_t server = NodePid(dir + "/run", "server", 1);
+    ASSERT_GT(server, 0);
+    ASSERT_EQ(kill(server, SIGKILL), 0);
+    ASSERT_TRUE(run.Wait(180)) << "the job did not end\n" << run.log();
+    EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+    const std::string summary = ReadFile(dir + "/run/summary.json");
+    EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+    EXPECT_NE(summary.find("{\"event\":\"rollback\",\"server\":1,"), std::string::npos) << summary;
+    EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+    EXPECT_GT(JsonNumber(summary, "steps_redone"), 0) << summary;
+    EXPECT_NE(run.log().find("the job rolls back from step"), std::string::npos) << run.log();
+    const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");
+    std::printf(
+        "sync, server 1 of 3 killed without a replica%s, rolled back (%g steps redone): "
+        "max |diff| = %g\n",
+        worker_first ? " after worker 2" : "", JsonNumber(summary, "steps_redone"), diff);
+    EXPECT_EQ(diff, 0.0);
+  }
 }
 
 // The scheduler's address, from its log ("scheduler at tcp://...").
