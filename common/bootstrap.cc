@@ -73,10 +73,10 @@ std::string EndpointHost(const std::string& endpoint) {
   return endpoint.substr(begin + 3, end - begin - 3);
 }
 
-// Only the roles that listen (scheduler, servers) need an address; workers only connect.
-void SetAddress(Bootstrap* b, Role role, const std::string& advertise_host,
-                const std::string& bind_interface, bool one_host) {
-  if (role == Role::kWorker) return;
+// Every role listens: the scheduler and servers for requests, workers for their ring
+// neighbour (ring mode over TCP).
+void SetAddress(Bootstrap* b, const std::string& advertise_host, const std::string& bind_interface,
+                bool one_host) {
   const NodeAddress a = ChooseAddress(advertise_host, bind_interface, one_host);
   b->bind_host = a.bind;
   b->advertise_host = a.advertise;
@@ -97,7 +97,7 @@ Bootstrap StartNode(Role role, const NodeOptions& opts) {
     if (role == Role::kScheduler && advertise.empty() && !IsLoopback(ResolveIPv4(host))) {
       advertise = host;
     }
-    SetAddress(&b, role, advertise, opts.bind_interface, one_host);
+    SetAddress(&b, advertise, opts.bind_interface, one_host);
     return b;
   }
   b.mpi = true;
@@ -137,7 +137,7 @@ Bootstrap StartNode(Role role, const NodeOptions& opts) {
     throw std::runtime_error("the job needs exactly one tteps-scheduler, as MPI rank 0 (found " +
                              std::to_string(schedulers) + ")");
   }
-  SetAddress(&b, role, opts.advertise_host, opts.bind_interface, one_host);
+  SetAddress(&b, opts.advertise_host, opts.bind_interface, one_host);
   return b;
 }
 

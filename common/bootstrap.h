@@ -21,8 +21,8 @@ struct Bootstrap {
   int size = 0;
   int num_servers = 0, num_workers = 0;  // from the ranks' roles (MPI only)
   int role_id = -1;                      // index among ranks of the same role (MPI only)
-  std::string bind_host;                 // the one address it listens on (not workers)
-  std::string advertise_host;            // what peers connect to (not workers)
+  std::string bind_host;                 // the one address it listens on
+  std::string advertise_host;            // what peers connect to
   std::string scheduler_endpoint;
   bool endpoint_shared = false;  // past the collective that peers would otherwise wait in
   // The workers' own communicator (ring modes; MPI only; MPI_COMM_NULL on other roles). Its

@@ -96,6 +96,8 @@ void JobConfig::Validate() const {
   Check(x.staleness >= 0, "--staleness must be >= 0");
   Check(x.allreduce == "ring" || x.allreduce == "mpi",
         "--allreduce must be ring or mpi, not '" + x.allreduce + "'");
+  Check(x.ring_transport == "tcp" || x.ring_transport == "mpi",
+        "--ring_transport must be tcp or mpi, not '" + x.ring_transport + "'");
   Check(x.push_bucket_mb >= 0, "--push_bucket_mb must be >= 0");
   Check(x.slicing == "balanced" || x.slicing == "even",
         "--slicing must be balanced or even, not '" + x.slicing + "'");

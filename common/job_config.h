@@ -104,19 +104,20 @@ struct TrainConfig {
 // How the workers' gradients are combined.
 struct ExchangeConfig {
   Mode mode = Mode::kSync;
-  int64_t accumulation = 1;         // micro-batches per worker step (a policy may change it)
-  int64_t first_worker_batch = -1;  // trips of each global batch for worker 0; -1: even split
-  int64_t staleness = 2;            // ssp: the slowest clock may lag this many steps
-  std::string allreduce = "ring";   // ring modes: ring (ours) | mpi (MPI_Allreduce)
-  double bucket_mb = 25;            // ring: gradient bucket size; <= 0: one bucket
-  int64_t check_every = 20;         // ring modes: steps between parameter identity checks
-  int64_t average_every = 10;       // average: local steps between parameter averages
-  bool sparse_rows = true;          // PS modes: embedding rows a step uses, not whole tables
-  std::string wire_dtype = "fp32";  // PS modes: fp32 | bf16 values in pushes and pulls
-  double push_bucket_mb = 0.25;     // sync: push buckets during backward (0: after it)
-  bool pull_overlap = true;         // sync: forward starts on the first modules pulled
-  bool balance_links = true;        // PS modes: server shares by the bytes on each host's link
-  std::string slicing = "even";     // even (by count) | balanced (by estimated cost)
+  int64_t accumulation = 1;            // micro-batches per worker step (a policy may change it)
+  int64_t first_worker_batch = -1;     // trips of each global batch for worker 0; -1: even split
+  int64_t staleness = 2;               // ssp: the slowest clock may lag this many steps
+  std::string allreduce = "ring";      // ring modes: ring (ours) | mpi (MPI_Allreduce)
+  std::string ring_transport = "tcp";  // our ring's links: tcp (rebuilt after a loss) | mpi
+  double bucket_mb = 25;               // ring: gradient bucket size; <= 0: one bucket
+  int64_t check_every = 20;            // ring modes: steps between parameter identity checks
+  int64_t average_every = 10;          // average: local steps between parameter averages
+  bool sparse_rows = true;             // PS modes: embedding rows a step uses, not whole tables
+  std::string wire_dtype = "fp32";     // PS modes: fp32 | bf16 values in pushes and pulls
+  double push_bucket_mb = 0.25;        // sync: push buckets during backward (0: after it)
+  bool pull_overlap = true;            // sync: forward starts on the first modules pulled
+  bool balance_links = true;           // PS modes: server shares by the bytes on each host's link
+  std::string slicing = "even";        // even (by count) | balanced (by estimated cost)
 
   template <class A>
   void serialize(A& ar) {
@@ -124,7 +125,7 @@ struct ExchangeConfig {
        CEREAL_NVP(staleness), CEREAL_NVP(allreduce), CEREAL_NVP(bucket_mb), CEREAL_NVP(check_every),
        CEREAL_NVP(average_every), CEREAL_NVP(sparse_rows), CEREAL_NVP(wire_dtype),
        CEREAL_NVP(slicing), CEREAL_NVP(push_bucket_mb), CEREAL_NVP(pull_overlap),
-       CEREAL_NVP(balance_links));
+       CEREAL_NVP(balance_links), CEREAL_NVP(ring_transport));
   }
 };
 

@@ -269,7 +269,10 @@ void Coordinator::MaybeStopForBudget() {
 }
 
 void Coordinator::OnSnapshot(const Node& node, const Message& m) {
-  if (UsesServers(mode_) || node.info.role != Role::kWorker || node.info.id != 0) {
+  // The first live worker holds the job's weights (worker 0 until it is lost).
+  int first = 0;
+  while (lost_.count(first)) ++first;
+  if (UsesServers(mode_) || node.info.role != Role::kWorker || node.info.id != first) {
     LOG(ERROR) << "unexpected snapshot from " << node.info.Name() << " ignored";
     return;
   }
@@ -427,10 +430,13 @@ bool Coordinator::CanLose(const Node& n) const {
     return false;
   }
   if (n.info.role != Role::kWorker || !phase_.is(Phase::kTraining)) return false;
-  // Sync: an adopted slice is computed with the adopter's accumulation, the same only when
-  // it is fixed.
+  // Sync and ring: an adopted slice is computed with the adopter's accumulation, the same only
+  // when it is fixed. The ring goes on only over links it can rebuild (TCP).
+  const ExchangeConfig& x = opts_.config.exchange;
   const bool sync_can = mode_ == Mode::kSync && policy_ == nullptr;
-  if (mode_ != Mode::kAsync && mode_ != Mode::kSsp && !sync_can) return false;
+  const bool ring_can = mode_ == Mode::kRing && policy_ == nullptr && x.allreduce == "ring" &&
+                        x.ring_transport == "tcp";
+  if (mode_ != Mode::kAsync && mode_ != Mode::kSsp && !sync_can && !ring_can) return false;
   // Never the last one: someone must finish the job (or has: a worker lost after the others
   // finished left nothing undone, its last slice being part of their last step).
   return std::any_of(nodes_.begin(), nodes_.end(), [&](const Node& o) {
@@ -454,9 +460,10 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
   const int64_t step = progress_.count(id) ? progress_.at(id).step : 0;
   int live = 0;
   for (const auto& o : nodes_) live += o.info.role == Role::kWorker && !o.done;
-  // Sync: the slices it computed go to the live workers with the fewest.
+  // Sync and ring: the slices it computed go to the live workers with the fewest.
   std::vector<int> adopters;
-  if (mode_ == Mode::kSync) {
+  const bool slices = mode_ == Mode::kSync || mode_ == Mode::kRing;
+  if (slices) {
     if (slice_owner_.empty()) {
       for (int w = 0; w < opts_.num_workers; ++w) slice_owner_.push_back(w);
     }
@@ -489,7 +496,7 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
       .Add("silent_s", silent_s)
       .Add("wall_s", SecondsSince(start_))
       .Add("workers_left", live);
-  if (mode_ == Mode::kSync) {
+  if (slices) {
     std::string list = "[";
     for (size_t i = 0; i < adopters.size(); ++i) {
       list += (i ? "," : "") + std::to_string(adopters[i]);

@@ -84,6 +84,10 @@ DEFINE_int64(
     "ssp mode: a worker at clock c may pull once every worker's clock is >= c - staleness");
 DEFINE_string(allreduce, "ring",
               "ring modes: ring (our ring allreduce) or mpi (MPI_Allreduce, the vendor baseline)");
+DEFINE_string(ring_transport, "tcp",
+              "ring modes, --allreduce ring: the links between ring neighbours, tcp (ZeroMQ; "
+              "the ring is rebuilt without a lost worker and the job goes on) or mpi (MPI "
+              "point-to-point; a lost worker ends the job)");
 DEFINE_double(bucket_mb, 25,
               "ring mode: gradient bucket size in MB; a bucket is reduced while backward computes "
               "the rest (<= 0: one bucket)");
@@ -180,6 +184,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(exchange.first_worker_batch, first_worker_batch);
   TTEPS_SET(exchange.staleness, staleness);
   TTEPS_SET(exchange.allreduce, allreduce);
+  TTEPS_SET(exchange.ring_transport, ring_transport);
   TTEPS_SET(exchange.bucket_mb, bucket_mb);
   TTEPS_SET(exchange.check_every, check_every);
   TTEPS_SET(exchange.average_every, average_every);

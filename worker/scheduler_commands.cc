@@ -15,7 +15,14 @@ void SchedulerCommands::Listen(ControlChannel* control) {
   control->OnCommand(topics::kStop, [this](const Header&) { stop_ = true; });
   control->OnCommand(topics::kSetAccumulation,
                      [this](const Header& h) { accumulation_ = h.samples; });
-  control->OnCommand(topics::kPeerLost, [](const Header&) { NoteLostPeer(); });
+  control->OnCommand(topics::kPeerLost, [this](const Header& h) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      lost_workers_.push_back(static_cast<int>(h.step));
+      lost_worker_count_ = lost_workers_.size();
+    }
+    NoteLostPeer();
+  });
   control->OnCommand(topics::kServerLost, [this](const Header& h) {
     LOG(WARNING) << "server " << h.step << " was declared lost; its range is read from a replica";
     lost_servers_.Add(static_cast<int>(h.step));
@@ -41,6 +48,11 @@ void SchedulerCommands::Listen(ControlChannel* control) {
     released_.push_back(static_cast<int>(h.step));
     holds_[static_cast<int>(h.step)] = false;
   });
+}
+
+std::vector<int> SchedulerCommands::LostWorkers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lost_workers_;
 }
 
 bool SchedulerCommands::AdoptionPending() const {

@@ -27,6 +27,9 @@ class SchedulerCommands {
   bool stop() const { return stop_.load(); }
   int64_t accumulation() const { return accumulation_.load(); }  // 0: not set
   const LostServers& lost_servers() const { return lost_servers_; }
+  // Workers declared lost, in the order the scheduler declared them (the same on every worker).
+  std::vector<int> LostWorkers() const;
+  size_t lost_worker_count() const { return lost_worker_count_.load(); }
 
   // Sync: lost workers' slices given to this worker and not taken yet.
   bool AdoptionPending() const;
@@ -54,6 +57,8 @@ class SchedulerCommands {
   std::map<int, bool> holds_;  // slice -> adopted (true) or released (false) last
   std::vector<int> replay_;    // ReplayAdoptions: the slices held, given by TakeAdopted next
   LostServers lost_servers_;   // --replicas: servers declared lost
+  std::vector<int> lost_workers_;
+  std::atomic<size_t> lost_worker_count_{0};
   std::atomic<bool> rollback_pending_{false};
   ClusterMap rollback_;
 };

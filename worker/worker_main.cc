@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -152,7 +153,8 @@ void SendSnapshot(ControlChannel* control, deeptte::DeepTTEImpl& model, int64_t 
 
 // Trains this worker's part of the job, from registration to the report that it is done.
 void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
-           SchedulerCommands& commands, ControlChannel* control, zmq::context_t* ctx) {
+           SchedulerCommands& commands, ControlChannel* control, zmq::context_t* ctx,
+           collectives::TcpRing* ring) {
   ApplyOwnFlags(&config);  // this node's own command line wins for this node
   config.Validate();
   torch::set_num_threads(config.train.threads);
@@ -187,6 +189,9 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   ec.interrupt = [&commands] { return commands.AdoptionPending(); };
   ec.lost_servers = &commands.lost_servers();
   ec.abort = [&commands] { return commands.rollback_pending(); };
+  ec.tcp_ring = ring;
+  ec.lost_workers = [&commands] { return commands.LostWorkers(); };
+  ec.lost_worker_count = [&commands] { return commands.lost_worker_count(); };
 
   DriverOptions o;
   o.worker = slice;
@@ -221,9 +226,13 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   hooks.report = [control](const TrainReport& r) {
     control->Report(topics::kTrainReport, r.step, EncodeCereal(r));
   };
-  if (!UsesServers(config.exchange.mode) && id == 0) {
+  if (!UsesServers(config.exchange.mode)) {
+    // The first live worker sends them (worker 0 until it is lost, in ring mode).
     hooks.evaluate = [&](int64_t steps, int64_t /*epoch*/, double /*train_s*/, bool final) {
-      SendSnapshot(control, *model, steps, final);
+      const std::vector<int> lost = commands.LostWorkers();
+      int first = 0;
+      while (std::find(lost.begin(), lost.end(), first) != lost.end()) ++first;
+      if (first == id) SendSnapshot(control, *model, steps, final);
     };
   }
   // One pass per epoch of the cluster map: a rollback (a server lost without a replica) ends
@@ -271,16 +280,20 @@ int RunDistributed(Bootstrap& boot, const NodeOptions& node) {
   ShareSchedulerEndpoint(&boot, "");
   zmq::context_t ctx;
   const auto curve = SecureContext(ctx, node.curve_dir);
+  // The socket a ring neighbour sends to (ring mode over TCP): bound before registering, so
+  // that the cluster map carries every worker's endpoint.
+  collectives::TcpRing ring(ctx, boot.bind_host, boot.advertise_host);
+  NodeInfo self = SelfInfo(Role::kWorker, boot);
+  self.endpoint = ring.endpoint();
   SchedulerCommands commands;  // outlives the channel, whose thread writes into it
-  ControlChannel control(ctx, boot.scheduler_endpoint, SelfInfo(Role::kWorker, boot),
-                         node.timeout_s, node.heartbeat_s);
+  ControlChannel control(ctx, boot.scheduler_endpoint, self, node.timeout_s, node.heartbeat_s);
   const ClusterMap map = control.Register();
   control.SetTiming(map.config.cluster.timeout_s, map.config.cluster.heartbeat_s,
                     map.config.cluster.silence_s);
   commands.Listen(&control);
   control.Start();
   try {
-    Train(boot, map, map.config, commands, &control, &ctx);
+    Train(boot, map, map.config, commands, &control, &ctx, &ring);
     return 0;
   } catch (const std::exception& e) {
     std::string reason;

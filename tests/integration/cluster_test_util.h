@@ -159,6 +159,16 @@ inline pid_t WorkerPid(const std::string& out_dir, int worker) {
 // Starts `launch` (a launch/tteps command line, output to `log`), waits until training runs,
 // SIGKILLs worker `worker` (its pid from the scheduler's registration line in its log) and
 // waits up to `limit_s` for the job to end.
+// Waits up to `limit_s` for `text` in `file`.
+inline bool WaitForText(const std::string& file, const std::string& text, int limit_s) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(limit_s)) {
+    if (ReadFile(file).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 inline KillOutcome KillWorkerDuringTraining(const std::string& launch, const std::string& out_dir,
                                             const std::string& log, int worker, int limit_s) {
   KillOutcome k;

@@ -19,16 +19,6 @@ using namespace testing_util;
 
 const char* kData = TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl";
 
-// Waits up to `limit_s` for `text` in `file`.
-bool WaitForText(const std::string& file, const std::string& text, int limit_s) {
-  const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(limit_s)) {
-    if (ReadFile(file).find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
-}
-
 // summary.json's "server_state_hashes", in server order ("" for a server that did not report).
 std::vector<std::string> StateHashes(const std::string& summary) {
   std::vector<std::string> out;

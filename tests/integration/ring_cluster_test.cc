@@ -1,5 +1,5 @@
-// Ring-mode jobs run for real: mpirun, the workers' own ring over MPI, ZeroMQ to the scheduler,
-// the DeepTTE model.
+// Ring-mode jobs run for real: mpirun, the workers' own ring (over TCP, or MPI), ZeroMQ to the
+// scheduler, the DeepTTE model.
 #include <regex>
 
 #include "tests/integration/cluster_test_util.h"
@@ -137,14 +137,16 @@ TEST(RingCluster, TimeBudgetStopsRingWorkersAfterTheSameStep) {
   EXPECT_EQ(steps[0], steps[1]);
 }
 
-TEST(RingCluster, KilledWorkerIsNamedAndTheRingEndsNonZero) {
+TEST(RingCluster, KilledWorkerIsNamedAndTheRingOverMpiEndsNonZero) {
   // Three workers: the killed one's neighbours on both sides wait for it in the ring. The
-  // scheduler names it from its silence and stops the job; the ring does not wait it out.
+  // scheduler names it from its silence and stops the job (MPI links cannot be rebuilt); the
+  // ring does not wait it out.
   const std::string dir = FreshDir("ring_kill");
   const int timeout_s = 20;
   const auto k = KillWorkerDuringTraining(
       Launcher() + " --mode ring --workers 3 --out_dir " + dir + "/run -- --train_data " + kData +
-          " --epochs 50 --log_every 1 --heartbeat_s 0.5 --timeout_s " + std::to_string(timeout_s),
+          " --ring_transport mpi --epochs 50 --log_every 1 --heartbeat_s 0.5 --timeout_s " +
+          std::to_string(timeout_s),
       dir + "/run", dir + "/log", 2, timeout_s + 30);
   ASSERT_TRUE(k.killed) << k.log;
   ASSERT_TRUE(k.ended) << "the ring job did not end after its worker was killed\n" << k.log;
@@ -153,6 +155,42 @@ TEST(RingCluster, KilledWorkerIsNamedAndTheRingEndsNonZero) {
   EXPECT_NE(k.log.find("job failed: worker 2 (rank"), std::string::npos) << k.log;
   EXPECT_NE(ReadFile(dir + "/run/summary.json").find("\"error\":\"worker 2"), std::string::npos);
   std::printf("killed ring worker named after %.1f s\n", k.took_s);
+}
+
+// Over TCP links (the default) the ring outlives a killed worker: the survivors rebuild it
+// without the worker, one of them computes its slice from then on, and the step it died in is
+// summed again (or handed on by a survivor that had completed it). The data order does not
+// change, so the model is the undisturbed job's up to the order of the ring's sums.
+TEST(RingCluster, AKilledWorkerIsLeftOutOfTheRebuiltRingAndTheModelStaysTheSame) {
+  for (const int victim : {1, 0}) {  // worker 0 also sends the weights to evaluate
+    const std::string dir = FreshDir("ring_survives_" + std::to_string(victim));
+    const std::string job = Launcher() + " --mode ring --workers 3 --out_dir " + dir;
+    const std::string flags = " -- --train_data " + std::string(kData) +
+                              " --epochs 5 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 "
+                              "--optimizer momentum --lr 0.01 --check_every 5 --bucket_mb 0.5";
+    ASSERT_EQ(RunCommand(job + "/plain" + flags, 300, dir + "/plain.log"), 0)
+        << ReadFile(dir + "/plain.log");
+    BackgroundJob run(job + "/run" + flags, dir + "/run", dir + "/log");
+    ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"step\":20,", 120)) << run.log();
+    const pid_t pid = WorkerPid(dir + "/run", victim);
+    ASSERT_GT(pid, 0);
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    ASSERT_TRUE(run.Wait(180)) << "the job did not end\n" << run.log();
+    EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+    const std::string summary = ReadFile(dir + "/run/summary.json");
+    EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+    EXPECT_NE(summary.find("{\"event\":\"lost\",\"worker\":" + std::to_string(victim)),
+              std::string::npos)
+        << summary;
+    EXPECT_NE(summary.find("\"slices_to\":["), std::string::npos) << summary;
+    EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+    const std::string logs = JobLogs(dir + "/run");
+    EXPECT_NE(logs.find("the ring is rebuilt with workers"), std::string::npos);
+    const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");
+    std::printf("ring, worker %d of 3 killed after step 20: max |diff| to the undisturbed = %g\n",
+                victim, diff);
+    EXPECT_LT(diff, 1e-5);
+  }
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "worker/collectives/ring_links.h"
+
 namespace tteps::collectives {
 
 // A peer did not answer within the deadline; the message names the rank waited for, and
@@ -28,6 +30,12 @@ class CollectiveAborted : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A worker of the group was lost while a collective was waiting: the collective is abandoned
+// and the group must be rebuilt without it.
+class MembershipChanged : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class Allreduce {
  public:
   virtual ~Allreduce() = default;
@@ -38,17 +46,23 @@ class Allreduce {
   // Polled while waiting: when it returns true the collective gives up with CollectiveAborted,
   // so that a worker stops at once when the scheduler ends a failed job.
   void set_abort_check(std::function<bool()> check) { abort_check_ = std::move(check); }
+  // Polled too: true ends the wait with MembershipChanged (a transport that can be rebuilt).
+  void set_membership_check(std::function<bool()> check) { membership_check_ = std::move(check); }
 
  protected:
   bool ShouldAbort() const { return abort_check_ && abort_check_(); }
+  bool MembershipChangedNow() const { return membership_check_ && membership_check_(); }
 
  private:
-  std::function<bool()> abort_check_;
+  std::function<bool()> abort_check_, membership_check_;
 };
 
 // Our ring (scatter-reduce, then allgather; N-1 steps each) over nonblocking point-to-point
-// messages between ring neighbours. Chunks are cut into segments of `segment_bytes` so that
-// sending, receiving and reducing overlap. `comm` must outlive the object.
+// messages between ring neighbours (worker/collectives/ring_links.h). Chunks are cut into
+// segments of `segment_bytes` so that sending, receiving and reducing overlap.
+std::unique_ptr<Allreduce> MakeRingAllreduce(std::unique_ptr<RingLinks> links,
+                                             size_t segment_bytes = 1 << 20);
+// The ring over MPI point-to-point messages; `comm` must outlive the object.
 std::unique_ptr<Allreduce> MakeRingAllreduce(MPI_Comm comm, size_t segment_bytes = 1 << 20);
 
 // MPI_Iallreduce(MPI_SUM), waited for with the deadline: the vendor baseline.

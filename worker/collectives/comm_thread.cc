@@ -39,6 +39,16 @@ void CommThread::Drain(double timeout_s) {
   }
 }
 
+void CommThread::Recover(double timeout_s) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                    [this] { return queue_.empty() && running_ == 0; })) {
+    throw std::runtime_error("the communication thread's failed collective did not end within " +
+                             std::to_string(timeout_s) + " s");
+  }
+  error_ = nullptr;
+}
+
 double CommThread::TakeBusySeconds() {
   std::lock_guard<std::mutex> lock(mu_);
   const double s = busy_s_;
@@ -53,7 +63,10 @@ void CommThread::Loop() {
     if (stop_) return;
     auto job = std::move(queue_.front());
     queue_.pop_front();
-    if (error_) continue;  // after a failure the rest of the step cannot complete
+    if (error_) {  // after a failure the rest of the step cannot complete
+      cv_.notify_all();
+      continue;
+    }
     running_ = 1;
     lock.unlock();
     const auto start = Clock::now();

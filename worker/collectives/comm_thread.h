@@ -27,6 +27,9 @@ class CommThread {
   // failed one are skipped: peers would wait for them in vain). Throws std::runtime_error if
   // the jobs take longer than timeout_s.
   void Drain(double timeout_s);
+  // After Drain threw: waits (up to timeout_s) until the jobs queued behind the failure were
+  // skipped, then forgets the failure, so that new jobs run (a ring rebuilt after a loss).
+  void Recover(double timeout_s);
   // Seconds spent running jobs since the last call (then reset).
   double TakeBusySeconds();
 

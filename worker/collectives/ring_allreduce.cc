@@ -3,6 +3,7 @@
 //   scatter-reduce, step s = 0..N-2: send chunk (r - s), receive chunk (r - s - 1) and add it
 //     into ours; after N-1 steps rank r holds the full sum of chunk (r + 1).
 //   allgather, step s = 0..N-2: send chunk (r + 1 - s), receive chunk (r - s) and copy it.
+// r is the position in the ring (worker/collectives/ring_links.h), not necessarily the id.
 // Each rank sends and receives 2 (N-1)/N of the buffer in all. Every final chunk is summed on
 // one rank and copied to the others, so all ranks end with the same bits.
 #include <algorithm>
@@ -12,19 +13,18 @@
 
 #include "common/clock.h"
 #include "worker/collectives/allreduce.h"
+#include "worker/collectives/mpi_links.h"
 
 namespace tteps::collectives {
 namespace {
 
-constexpr int kTag = 0x7e57;
-
 class RingAllreduce : public Allreduce {
  public:
-  RingAllreduce(MPI_Comm comm, size_t segment_bytes)
-      : comm_(comm), segment_(std::max<size_t>(1, segment_bytes / sizeof(float))) {
-    MPI_Comm_rank(comm_, &rank_);
-    MPI_Comm_size(comm_, &size_);
-  }
+  RingAllreduce(std::unique_ptr<RingLinks> links, size_t segment_bytes)
+      : links_(std::move(links)),
+        segment_(std::max<size_t>(1, segment_bytes / sizeof(float))),
+        rank_(links_->rank()),
+        size_(links_->size()) {}
 
   std::string name() const override { return "ring"; }
 
@@ -32,7 +32,6 @@ class RingAllreduce : public Allreduce {
     if (size_ == 1 || n == 0) return;
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(timeout_s));
-    const int right = (rank_ + 1) % size_, left = (rank_ + size_ - 1) % size_;
     auto chunk_begin = [&](int c) { return n * static_cast<size_t>(c) / size_; };
     auto chunk = [&](int c) {
       c = ((c % size_) + size_) % size_;
@@ -44,8 +43,8 @@ class RingAllreduce : public Allreduce {
       for (int s = 0; s < size_ - 1; ++s) {
         const auto [send_b, send_e] = reduce ? chunk(rank_ - s) : chunk(rank_ + 1 - s);
         const auto [recv_b, recv_e] = reduce ? chunk(rank_ - s - 1) : chunk(rank_ - s);
-        Step(data + send_b, send_e - send_b, data + recv_b, recv_e - recv_b, reduce, right, left,
-             deadline, reduce ? "scatter-reduce" : "allgather", s);
+        Step(data + send_b, send_e - send_b, data + recv_b, recv_e - recv_b, reduce, deadline,
+             reduce ? "scatter-reduce" : "allgather", s);
       }
     }
   }
@@ -53,34 +52,29 @@ class RingAllreduce : public Allreduce {
  private:
   // One ring step: the send chunk goes right in segments; the receive chunk comes from the
   // left in segments, each reduced (or copied) as soon as it has arrived.
-  void Step(const float* send, size_t send_n, float* dst, size_t recv_n, bool reduce, int right,
-            int left, Clock::time_point deadline, const char* phase, int step) {
+  void Step(const float* send, size_t send_n, float* dst, size_t recv_n, bool reduce,
+            Clock::time_point deadline, const char* phase, int step) {
     const size_t send_segments = (send_n + segment_ - 1) / segment_;
     const size_t recv_segments = (recv_n + segment_ - 1) / segment_;
-    std::vector<MPI_Request> requests(send_segments + recv_segments, MPI_REQUEST_NULL);
     // Receive straight into place when copying (allgather); into a scratch buffer to reduce.
     float* landing = reduce ? recv_.data() : dst;
     for (size_t i = 0; i < recv_segments; ++i) {
-      const size_t b = i * segment_, len = std::min(segment_, recv_n - b);
-      MPI_Irecv(landing + b, static_cast<int>(len), MPI_FLOAT, left, kTag, comm_, &requests[i]);
+      const size_t b = i * segment_;
+      links_->PostRecv(landing + b, std::min(segment_, recv_n - b));
     }
     for (size_t i = 0; i < send_segments; ++i) {
-      const size_t b = i * segment_, len = std::min(segment_, send_n - b);
-      MPI_Isend(send + b, static_cast<int>(len), MPI_FLOAT, right, kTag, comm_,
-                &requests[recv_segments + i]);
+      const size_t b = i * segment_;
+      links_->PostSend(send + b, std::min(segment_, send_n - b));
     }
-    size_t pending = requests.size(), recvs_pending = recv_segments;
+    size_t pending = send_segments + recv_segments, recvs_pending = recv_segments;
     int polls = 0;
     while (pending > 0) {
-      int index = MPI_UNDEFINED, done = 0;
-      MPI_Testany(static_cast<int>(requests.size()), requests.data(), &index, &done,
-                  MPI_STATUS_IGNORE);
-      if (done && index != MPI_UNDEFINED) {
+      if (const auto done = links_->Poll()) {
         --pending;
-        if (static_cast<size_t>(index) < recv_segments) {
+        if (done->recv) {
           --recvs_pending;
           if (reduce) {
-            const size_t b = index * segment_, len = std::min(segment_, recv_n - b);
+            const size_t b = done->index * segment_, len = std::min(segment_, recv_n - b);
             float* out = dst + b;
             const float* in = recv_.data() + b;
             for (size_t k = 0; k < len; ++k) out[k] += in[k];
@@ -89,43 +83,38 @@ class RingAllreduce : public Allreduce {
         polls = 0;
         continue;
       }
-      if (done && index == MPI_UNDEFINED) break;  // all requests were null
-      if (++polls % 256 != 0) continue;           // the clock and the abort check are not free
+      if (++polls % 256 != 0) continue;  // the clock and the checks are not free
       // Nothing arrived for a while (the peer is still computing): give the core back to the
       // training thread instead of spinning. Messages in flight progress only inside MPI
       // calls, so the pause stays short.
       if (polls >= 4096) std::this_thread::sleep_for(std::chrono::microseconds(20));
       // Data still missing from the left means the left neighbour stalls; otherwise our sends
       // are not being received on the right.
+      const int left = (rank_ + size_ - 1) % size_, right = (rank_ + 1) % size_;
       const int peer = recvs_pending > 0 ? left : right;
+      const std::string where = "ring allreduce on worker " + std::to_string(links_->PeerId(rank_));
       if (ShouldAbort()) {
-        Cancel(requests);
-        throw CollectiveAborted("ring allreduce on rank " + std::to_string(rank_) +
-                                " abandoned: the job is stopping");
+        links_->EndRound(true);
+        throw CollectiveAborted(where + " abandoned: the job is stopping");
+      }
+      if (MembershipChangedNow()) {
+        links_->EndRound(true);
+        throw MembershipChanged(where + " abandoned: a worker was lost");
       }
       if (Clock::now() > deadline) {
-        Cancel(requests);
-        throw CollectiveTimeout("ring allreduce on rank " + std::to_string(rank_) + ", " + phase +
-                                    " step " + std::to_string(step) + ": waited in vain for rank " +
-                                    std::to_string(peer) +
+        links_->EndRound(true);
+        throw CollectiveTimeout(where + ", " + phase + " step " + std::to_string(step) +
+                                    ": waited in vain for worker " +
+                                    std::to_string(links_->PeerId(peer)) +
                                     (peer == left ? " (left neighbour: its data did not arrive)"
                                                   : " (right neighbour: it did not take our data)"),
-                                peer);
+                                links_->PeerId(peer));
       }
     }
+    links_->EndRound(false);
   }
 
-  // Abandons a failed step's outstanding requests so that MPI writes no more into our buffers
-  // (the process ends with an error soon after).
-  static void Cancel(std::vector<MPI_Request>& requests) {
-    for (auto& r : requests) {
-      if (r == MPI_REQUEST_NULL) continue;
-      MPI_Cancel(&r);
-      MPI_Request_free(&r);
-    }
-  }
-
-  MPI_Comm comm_;
+  std::unique_ptr<RingLinks> links_;
   size_t segment_;  // floats
   int rank_ = 0, size_ = 1;
   std::vector<float> recv_;
@@ -167,8 +156,13 @@ class MpiAllreduce : public Allreduce {
 
 }  // namespace
 
+std::unique_ptr<Allreduce> MakeRingAllreduce(std::unique_ptr<RingLinks> links,
+                                             size_t segment_bytes) {
+  return std::make_unique<RingAllreduce>(std::move(links), segment_bytes);
+}
+
 std::unique_ptr<Allreduce> MakeRingAllreduce(MPI_Comm comm, size_t segment_bytes) {
-  return std::make_unique<RingAllreduce>(comm, segment_bytes);
+  return MakeRingAllreduce(MakeMpiLinks(comm), segment_bytes);
 }
 
 std::unique_ptr<Allreduce> MakeMpiAllreduce(MPI_Comm comm) {

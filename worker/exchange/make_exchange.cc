@@ -1,5 +1,7 @@
 #include "worker/exchange/make_exchange.h"
 
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -55,9 +57,42 @@ std::unique_ptr<WorkerGroup> MakeGroup(Mode mode, deeptte::DeepTTEImpl& model,
   for (const auto& w : c.map->workers) o.worker_names.push_back(w.Name());
   o.tracer = c.tracer;
   ControlChannel* control = c.control;
-  return std::make_unique<WorkerGroup>(
-      model, collectives::MakeAllreduce(c.config.exchange.allreduce, c.workers_comm), o,
-      [control] { return control->ShutdownRequested(); });
+  const auto shutdown = [control] { return control->ShutdownRequested(); };
+  const ExchangeConfig& x = c.config.exchange;
+  if (mode != Mode::kRing || x.allreduce != "ring" || x.ring_transport != "tcp") {
+    return std::make_unique<WorkerGroup>(
+        model, collectives::MakeAllreduce(x.allreduce, c.workers_comm), o, shutdown);
+  }
+  // Our ring over TCP: a lost worker's neighbours reconnect around it.
+  Require(c.tcp_ring && c.lost_workers && c.lost_worker_count, mode, "a ring socket");
+  const ClusterMap* map = c.map;
+  collectives::TcpRing* tcp = c.tcp_ring;
+  const int self = map->your_id;
+  auto built = std::make_shared<size_t>(0);  // losses the current ring leaves out
+  auto lost_workers = c.lost_workers;
+  auto lost_count = c.lost_worker_count;
+  o.membership_changed = [built, lost_count] { return lost_count() != *built; };
+  o.rebuild = [built, lost_workers, map, tcp, self] {
+    const std::vector<int> lost = lost_workers();
+    collectives::RingMembers members;
+    members.generation = static_cast<uint32_t>(lost.size());
+    for (const NodeInfo& w : map->workers) {
+      if (std::find(lost.begin(), lost.end(), w.id) != lost.end()) continue;
+      if (w.endpoint.empty()) throw std::runtime_error(w.Name() + " has no ring endpoint");
+      members.ids.push_back(w.id);
+      members.endpoints.push_back(w.endpoint);
+    }
+    *built = lost.size();
+    RingView ring;
+    ring.allreduce = collectives::MakeRingAllreduce(tcp->Links(members, self));
+    ring.ids = members.ids;
+    return ring;
+  };
+  RingView first = o.rebuild();
+  if (first.ids.size() != map->workers.size()) {
+    throw std::runtime_error("a worker was lost before the ring was built");
+  }
+  return std::make_unique<WorkerGroup>(model, std::move(first.allreduce), o, shutdown);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 #include <zmq.hpp>
 
 #include "common/cluster_map.h"
@@ -14,6 +15,7 @@
 #include "common/lost_servers.h"
 #include "common/mode.h"
 #include "common/trace.h"
+#include "worker/collectives/tcp_ring.h"
 #include "worker/deeptte/deeptte.h"
 #include "worker/exchange/exchange.h"
 
@@ -34,6 +36,11 @@ struct ExchangeContext {
   const LostServers* lost_servers = nullptr;
   // PS modes: true ends the exchange's waits with an exception (a rollback is coming).
   std::function<bool()> abort;
+  // Ring mode over --ring_transport tcp: this worker's ring socket, and the workers declared
+  // lost so far (in order) and their count; the ring is rebuilt without them.
+  collectives::TcpRing* tcp_ring = nullptr;
+  std::function<std::vector<int>()> lost_workers;
+  std::function<size_t()> lost_worker_count;
 };
 
 // The exchange of c.config.exchange.mode. Throws std::runtime_error when the context lacks what

@@ -3,6 +3,7 @@
 // Reducer does), divided by the total count, and every worker takes the same optimizer step.
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
@@ -27,14 +28,32 @@ class RingExchange : public Exchange {
   void Start(int64_t first_step) override;
   void BeforeLastBackward(int64_t step_trips, bool stop_vote) override;
   ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
+  void PushSlice(int slice, int64_t step, int64_t trips) override;
+  ExchangeResult Repull(int64_t step, bool planned_last) override;
   void Report(TrainReport* report, int64_t steps) override;
 
  private:
+  // Bucket b of the flat buffer is complete: kept (a survivable group), the adopted slices'
+  // gradients added, and submitted to the ring.
+  void OnBucket(int b);
+  // The summed buffer is complete: the optimizer step, then the identity check.
+  ExchangeResult Apply(int64_t step, bool planned_last, ExchangeResult res);
+  // A worker was lost during step `step` (`applied`: after this worker had taken it). Rebuilds
+  // the ring; the survivors agree on the last step any of them completed, and those one step
+  // behind take its sum from one that has it. Returns when this worker has completed `step`;
+  // throws ExchangeInterrupted when the step must be summed again over the survivors (the
+  // driver first computes the lost worker's slice where it was given).
+  ExchangeResult Recover(int64_t step, bool applied, bool planned_last);
+
   deeptte::DeepTTEImpl& model_;
   LocalOptimizer optimizer_;
   std::unique_ptr<WorkerGroup> group_;
   Tracer* tracer_;
   std::unique_ptr<GradientHooks> hooks_;  // each completed bucket is submitted to the ring
+  // Survivable groups only: this worker's own contribution to the step, before the ring summed
+  // it in place; the lost slices computed here this step; the last completed step's sum.
+  std::vector<float> own_, adopted_, last_sum_;
+  bool has_adopted_ = false;
 };
 
 RingExchange::RingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
@@ -43,13 +62,29 @@ RingExchange::RingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& o
   const ParamLayout& layout = group_->layout();
   auto buckets = PlanBuckets(layout, bucket_mb * (1 << 20));
   if (!buckets.empty()) buckets[0].end += 2;  // trip count and stop votes ride with bucket 0
-  hooks_ = std::make_unique<GradientHooks>(model, layout, std::move(buckets), [this](int b) {
-    const Bucket& bk = hooks_->buckets()[b];
-    group_->SubmitSum(group_->flat() + bk.begin, static_cast<size_t>(bk.end - bk.begin));
-  });
+  hooks_ = std::make_unique<GradientHooks>(model, layout, std::move(buckets),
+                                           [this](int b) { OnBucket(b); });
+  if (group_->can_rebuild()) {
+    const size_t n = static_cast<size_t>(layout.total()) + 2;
+    own_.assign(n, 0.0f);
+    adopted_.assign(n, 0.0f);
+    last_sum_.assign(n, 0.0f);
+  }
   if (group_->worker() == 0) {
     LOG(INFO) << hooks_->buckets().size() << " gradient bucket(s) of up to " << bucket_mb << " MB";
   }
+}
+
+void RingExchange::OnBucket(int b) {
+  const Bucket& bk = hooks_->buckets()[b];
+  float* flat = group_->flat();
+  if (!own_.empty()) {
+    std::copy(flat + bk.begin, flat + bk.end, own_.begin() + bk.begin);
+    if (has_adopted_) {
+      for (int64_t i = bk.begin; i < bk.end; ++i) flat[i] += adopted_[i];
+    }
+  }
+  group_->SubmitSum(flat + bk.begin, static_cast<size_t>(bk.end - bk.begin));
 }
 
 void RingExchange::Start(int64_t /*first_step*/) { group_->StartFromWorker0(); }
@@ -60,6 +95,20 @@ void RingExchange::BeforeLastBackward(int64_t step_trips, bool stop_vote) {
   hooks_->Arm(group_->flat());
 }
 
+void RingExchange::PushSlice(int slice, int64_t /*step*/, int64_t trips) {
+  if (adopted_.empty()) {
+    throw std::logic_error("slice " + std::to_string(slice) +
+                           " given to a ring that cannot lose workers");
+  }
+  // Gradients of several adopted slices add up here, as the step's own do in .grad.
+  const ParamLayout& layout = group_->layout();
+  std::vector<float> grads(static_cast<size_t>(layout.total()));
+  CopyGradsOut(model_, layout, grads.data());
+  for (size_t i = 0; i < grads.size(); ++i) adopted_[i] += grads[i];
+  adopted_[layout.total()] += static_cast<float>(trips);
+  has_adopted_ = true;
+}
+
 ExchangeResult RingExchange::Finish(int64_t step, int64_t /*trips*/, bool /*stop_vote*/,
                                     bool planned_last) {
   ExchangeResult res;
@@ -68,23 +117,100 @@ ExchangeResult RingExchange::Finish(int64_t step, int64_t /*trips*/, bool /*stop
   res.compute_s += SecondsSince(t);
 
   t = Clock::now();
-  group_->Drain(group_->timeout_s() * (hooks_->buckets().size() + 1));
+  try {
+    group_->Drain(group_->timeout_s() * (hooks_->buckets().size() + 1));
+  } catch (const collectives::MembershipChanged& e) {
+    LOG(WARNING) << e.what();
+    return Recover(step, /*applied=*/false, planned_last);
+  }
   res.wait_s += SecondsSince(t);
   TraceSince(tracer_, "wait", t);
+  return Apply(step, planned_last, res);
+}
+
+ExchangeResult RingExchange::Apply(int64_t step, bool planned_last, ExchangeResult res) {
   const float total = group_->trips_slot();
   res.stop = group_->stop_slot() > 0 && !planned_last;
   if (total <= 0) throw std::logic_error("a global batch without trips");
 
-  t = Clock::now();
+  auto t = Clock::now();
+  if (!last_sum_.empty()) {
+    std::copy(group_->flat(), group_->flat() + last_sum_.size(), last_sum_.begin());
+    std::fill(adopted_.begin(), adopted_.end(), 0.0f);
+    has_adopted_ = false;
+  }
   CopyGradsIn(model_, group_->layout(), group_->flat());
   optimizer_.Step(step, total);
   res.compute_s += SecondsSince(t);
   TraceSince(tracer_, "optimizer", t);
 
   t = Clock::now();
-  group_->MaybeCheck(step + 1, /*agreed=*/true, planned_last || res.stop);
+  try {
+    group_->MaybeCheck(step + 1, /*agreed=*/true, planned_last || res.stop);
+  } catch (const collectives::MembershipChanged& e) {
+    LOG(WARNING) << e.what();
+    Recover(step, /*applied=*/true, planned_last);
+  }
   res.wait_s += SecondsSince(t);
   return res;
+}
+
+ExchangeResult RingExchange::Recover(int64_t step, bool applied, bool planned_last) {
+  const size_t n = last_sum_.size();
+  for (;;) {
+    try {
+      group_->Rebuild();
+      const int64_t done = applied ? step + 1 : step;  // steps this worker completed
+      const std::vector<int64_t> steps = group_->Gather(done);
+      const int64_t behind = *std::min_element(steps.begin(), steps.end());
+      const int64_t ahead = *std::max_element(steps.begin(), steps.end());
+      if (ahead > behind + 1) throw std::logic_error("ring workers more than a step apart");
+      ExchangeResult res;
+      if (ahead > behind) {
+        // Step `behind` was completed by some: the first of them hands its sum to the others
+        // (everyone else adds zeros, so the bits are that worker's).
+        const int source =
+            static_cast<int>(std::find(steps.begin(), steps.end(), ahead) - steps.begin());
+        float* flat = group_->flat();
+        if (group_->position() == source) {
+          std::copy(last_sum_.begin(), last_sum_.end(), flat);
+        } else {
+          std::fill(flat, flat + n, 0.0f);
+        }
+        group_->SumNow(flat, n);
+        if (done == behind) {
+          LOG(WARNING) << "worker " << group_->worker() << " completes step " << step + 1
+                       << " with the sum worker " << group_->ids()[source] << " completed it with";
+          return Apply(step, planned_last, res);
+        }
+      }
+      if (applied) return res;  // every survivor completed this step
+      throw ExchangeInterrupted("step " + std::to_string(step + 1) +
+                                " is summed again over the surviving workers");
+    } catch (const collectives::MembershipChanged& e) {
+      LOG(WARNING) << e.what() << " (again, while recovering)";
+    }
+  }
+}
+
+ExchangeResult RingExchange::Repull(int64_t step, bool planned_last) {
+  // The step again, over the rebuilt ring: this worker's contribution and the lost slices it
+  // computed, summed bucket by bucket as every survivor does.
+  float* flat = group_->flat();
+  for (size_t i = 0; i < own_.size(); ++i) flat[i] = own_[i] + adopted_[i];
+  for (const Bucket& bk : hooks_->buckets()) {
+    group_->SubmitSum(flat + bk.begin, static_cast<size_t>(bk.end - bk.begin));
+  }
+  ExchangeResult res;
+  const auto t = Clock::now();
+  try {
+    group_->Drain(group_->timeout_s() * (hooks_->buckets().size() + 1));
+  } catch (const collectives::MembershipChanged& e) {
+    LOG(WARNING) << e.what();
+    return Recover(step, /*applied=*/false, planned_last);
+  }
+  res.wait_s += SecondsSince(t);
+  return Apply(step, planned_last, res);
 }
 
 void RingExchange::Report(TrainReport* report, int64_t steps) { group_->Report(report, steps); }

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -28,8 +29,36 @@ WorkerGroup::WorkerGroup(deeptte::DeepTTEImpl& model,
       layout_(LayoutOf(model)),
       flat_(layout_.total() + 2),
       comm_(std::make_unique<collectives::CommThread>()) {
-  allreduce_->set_abort_check(
-      [this, shutdown] { return stopping_.load() || (shutdown && shutdown()); });
+  shutdown_ = std::move(shutdown);
+  position_ = o_.worker;
+  for (int w = 0; w < o_.num_workers; ++w) ids_.push_back(w);
+  SetChecks();
+}
+
+void WorkerGroup::SetChecks() {
+  allreduce_->set_abort_check([this] { return stopping_.load() || (shutdown_ && shutdown_()); });
+  if (o_.membership_changed) allreduce_->set_membership_check(o_.membership_changed);
+}
+
+void WorkerGroup::Rebuild() {
+  comm_->Recover(o_.timeout_s);
+  RingView ring = o_.rebuild();
+  const auto me = std::find(ring.ids.begin(), ring.ids.end(), o_.worker);
+  if (me == ring.ids.end()) throw std::logic_error("this worker is not in its own ring");
+  position_ = static_cast<int>(me - ring.ids.begin());
+  allreduce_ = std::move(ring.allreduce);
+  ids_ = std::move(ring.ids);
+  SetChecks();
+  std::string who;
+  for (int id : ids_) who += (who.empty() ? "" : ", ") + std::to_string(id);
+  LOG(WARNING) << "worker " << o_.worker << ": the ring is rebuilt with workers " << who;
+}
+
+std::vector<int64_t> WorkerGroup::Gather(int64_t value) {
+  std::vector<float> slots(ids_.size(), 0.0f);
+  slots[position_] = static_cast<float>(value);
+  SumNow(slots.data(), slots.size());
+  return std::vector<int64_t>(slots.begin(), slots.end());
 }
 
 WorkerGroup::~WorkerGroup() {
@@ -73,7 +102,7 @@ void WorkerGroup::Report(TrainReport* report, int64_t steps) {
 
 void WorkerGroup::StartFromWorker0() {
   CopyParamsOut(model_, layout_, flat_.data());
-  if (o_.worker != 0) std::fill(flat_.begin(), flat_.end(), 0.0f);  // others contribute zeros
+  if (position_ != 0) std::fill(flat_.begin(), flat_.end(), 0.0f);  // others contribute zeros
   SumNow(flat_.data(), layout_.total());
   CopyParamsIn(model_, layout_, flat_.data());
 }
@@ -91,19 +120,23 @@ void WorkerGroup::CheckIdentical(int64_t steps) {
   const uint64_t mine = collectives::BitHash(flat_.data(), layout_.total());
   std::vector<uint64_t> hashes;
   comm_->Submit([&] {
-    hashes = collectives::GatherHashes(*allreduce_, o_.worker, o_.num_workers, mine, o_.timeout_s);
+    hashes = collectives::GatherHashes(*allreduce_, position_, static_cast<int>(ids_.size()), mine,
+                                       o_.timeout_s);
   });
   Drain(o_.timeout_s + 5);
   const auto bad = collectives::Disagreeing(hashes);
   if (bad.empty()) {
-    VLOG(o_.worker == 0 ? 0 : 1) << "step " << steps << ": parameters bitwise identical on all "
-                                 << o_.num_workers << " workers (hash " << Hex(mine) << ")";
+    VLOG(position_ == 0 ? 0 : 1) << "step " << steps << ": parameters bitwise identical on all "
+                                 << ids_.size() << " workers (hash " << Hex(mine) << ")";
     return;
   }
   std::string who;
-  for (int w : bad) who += (who.empty() ? "" : ", ") + PeerName(w) + " (" + Hex(hashes[w]) + ")";
+  for (int p : bad) {
+    who += (who.empty() ? "" : ", ") + PeerName(ids_[p]) + " (" + Hex(hashes[p]) + ")";
+  }
   throw std::runtime_error("the workers' parameters differ after step " + std::to_string(steps) +
-                           ": " + who + " disagree with worker 0 (" + Hex(hashes[0]) + ")");
+                           ": " + who + " disagree with " + PeerName(ids_[0]) + " (" +
+                           Hex(hashes[0]) + ")");
 }
 
 }  // namespace tteps

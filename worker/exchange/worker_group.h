@@ -19,12 +19,22 @@
 
 namespace tteps {
 
+// The ring of the group's current members (a group that survives a lost worker).
+struct RingView {
+  std::unique_ptr<collectives::Allreduce> allreduce;
+  std::vector<int> ids;  // worker ids in ring order
+};
+
 struct WorkerGroupOptions {
   int worker = 0, num_workers = 1;
   double timeout_s = 30;                  // bound of every collective
   int64_t check_every = 20;               // steps between identity checks
   std::vector<std::string> worker_names;  // by id, to name a stalled peer
   Tracer* tracer = nullptr;               // allreduce spans on the communication row
+  // Set where the group can lose a worker (the TCP ring): whether a worker was lost since the
+  // ring was built, and the ring of the survivors.
+  std::function<bool()> membership_changed;
+  std::function<RingView()> rebuild;
 };
 
 class WorkerGroup {
@@ -60,8 +70,21 @@ class WorkerGroup {
   double timeout_s() const { return o_.timeout_s; }
   int worker() const { return o_.worker; }
 
+  // Whether the group can lose a worker and go on (collectives then throw
+  // collectives::MembershipChanged when one is lost).
+  bool can_rebuild() const { return static_cast<bool>(o_.rebuild); }
+  // After a collective threw MembershipChanged: the group of the survivors (waits until the
+  // failed collectives have ended).
+  void Rebuild();
+  // Every member's `value` (exact up to 2^24), in ring order; throws like Drain.
+  std::vector<int64_t> Gather(int64_t value);
+  // This worker's position in the ring, and the worker ids in ring order.
+  int position() const { return position_; }
+  const std::vector<int>& ids() const { return ids_; }
+
  private:
   void CheckIdentical(int64_t steps);
+  void SetChecks();  // the current allreduce's abort and membership checks
   std::string PeerName(int peer) const;
 
   deeptte::DeepTTEImpl& model_;
@@ -70,8 +93,11 @@ class WorkerGroup {
   ParamLayout layout_;
   std::vector<float> flat_;
   bool check_due_ = false;
+  std::function<bool()> shutdown_;
   std::atomic<bool> stopping_{false};
   std::unique_ptr<collectives::CommThread> comm_;
+  int position_ = 0;
+  std::vector<int> ids_;  // worker ids in ring order
 };
 
 }  // namespace tteps
