@@ -113,11 +113,11 @@ void JobConfig::Validate() const {
   }
 
   const PolicyConfig& p = policy;
-  Check(p.name == "fixed" || p.name == "ppo",
-        "--accumulation_policy must be fixed or ppo, not '" + p.name + "'");
+  Check(p.name == "fixed" || p.name == "ppo" || p.name == "speed",
+        "--accumulation_policy must be fixed, speed or ppo, not '" + p.name + "'");
   // The agent's own settings are checked by the scheduler's CheckPpo (scheduler/make_policy.h);
   // here only what ties them to the rest of the job.
-  if (p.name == "ppo") {
+  if (p.name != "fixed") {
     Check(x.accumulation >= p.accumulation_min && x.accumulation <= p.accumulation_max,
           "--accumulation (the starting value) must lie in [--accumulation_min, "
           "--accumulation_max]");

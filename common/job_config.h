@@ -131,7 +131,7 @@ struct ExchangeConfig {
 
 // Who chooses each worker's accumulation while the job runs (the scheduler).
 struct PolicyConfig {
-  std::string name = "fixed";  // fixed | ppo
+  std::string name = "fixed";  // fixed | speed | ppo
   int64_t accumulation_min = 1, accumulation_max = 16;
   std::string policy_in, policy_out;  // ppo: start from / save to
   bool learn = true;                  // ppo: update the policy during the job

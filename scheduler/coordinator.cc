@@ -1078,7 +1078,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
                        .Add("non_finite", non_finite)
                        .Add("unauthenticated", unauthenticated));
   s.Add("curve", opts_.curve != nullptr);
-  s.Add("accumulation_policy", policy_ ? "ppo" : "fixed");
+  s.Add("accumulation_policy", opts_.config.policy.name);
   if (policy_) s.Add("accumulation_decisions", decisions_);
   if (!policy_error_.empty()) s.Add("policy_error", policy_error_);
   if (!final_eval.empty()) s.AddRaw("final_eval", final_eval);

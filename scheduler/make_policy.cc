@@ -3,6 +3,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "scheduler/speed_policy.h"
+
 namespace tteps::scheduler {
 
 ppo::LivePolicyOptions LivePolicyOptionsOf(const PolicyConfig& p) {
@@ -37,8 +39,12 @@ void CheckPpo(const PolicyConfig& p) {
   LivePolicyOptionsOf(p).ppo.Validate();
 }
 
-std::unique_ptr<AccumulationPolicy> MakePolicy(const PolicyConfig& p) {
+std::unique_ptr<AccumulationPolicy> MakePolicy(const PolicyConfig& p, int workers,
+                                               int64_t accumulation) {
   if (p.name == "fixed") return nullptr;
+  if (p.name == "speed") {
+    return MakeSpeedPolicy(workers, accumulation, p.accumulation_min, p.accumulation_max);
+  }
   CheckPpo(p);
   return ppo::MakePpoPolicy(LivePolicyOptionsOf(p));
 }

@@ -13,8 +13,10 @@ ppo::LivePolicyOptions LivePolicyOptionsOf(const PolicyConfig& p);
 // The agent's part: bounds, rollout, network and optimizer settings, --ppo_policy_in readable.
 // Throws std::invalid_argument.
 void CheckPpo(const PolicyConfig& p);
-// nullptr for the fixed policy. Throws std::invalid_argument or std::runtime_error (a policy
-// file that cannot be loaded).
-std::unique_ptr<AccumulationPolicy> MakePolicy(const PolicyConfig& p);
+// nullptr for the fixed policy. `workers` and `accumulation` (the starting one): the speed
+// policy keeps their product. Throws std::invalid_argument or std::runtime_error (a policy file
+// that cannot be loaded).
+std::unique_ptr<AccumulationPolicy> MakePolicy(const PolicyConfig& p, int workers,
+                                               int64_t accumulation);
 
 }  // namespace tteps::scheduler

@@ -3,10 +3,12 @@
 #include <gflags/gflags.h>
 
 DEFINE_string(accumulation_policy, "fixed",
-              "fixed: every worker keeps --accumulation; ppo: a PPO2 agent in the scheduler "
-              "sets each worker's accumulation from its training windows");
-DEFINE_int64(accumulation_min, 1, "ppo: the smallest accumulation the agent may set");
-DEFINE_int64(accumulation_max, 16, "ppo: the largest accumulation the agent may set");
+              "fixed: every worker keeps --accumulation; speed (LB-BSP): each worker's "
+              "accumulation in proportion to its measured speed, the sum over the workers kept; "
+              "ppo: a PPO2 agent in the scheduler sets each worker's accumulation from its "
+              "training windows");
+DEFINE_int64(accumulation_min, 1, "ppo, speed: the smallest accumulation the policy may set");
+DEFINE_int64(accumulation_max, 16, "ppo, speed: the largest accumulation the policy may set");
 DEFINE_string(ppo_policy_in, "", "ppo: start from this saved policy");
 DEFINE_string(ppo_policy_out, "", "ppo: save the policy here when training ends");
 DEFINE_bool(ppo_learn, true, "ppo: update the policy during the job (false: only act)");

@@ -63,6 +63,34 @@ TEST(PpoJob, SyncJobWithTheAgentChangesAlphaAndFinishes) {
   EXPECT_GT(JsonNumber(ReadFile(dir + "/ring/summary.json"), "accumulation_decisions"), 0);
 }
 
+// --accumulation_policy speed (LB-BSP): worker 1 slowed 3x gets the smaller accumulation, and
+// the sum over the workers stays 2 x 4.
+TEST(PpoJob, TheSpeedPolicyGivesASlowedWorkerTheSmallerAccumulation) {
+  const std::string dir = FreshDir("speed_policy");
+  const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                          "/run -- --train_data " + kData +
+                          " --max_steps 40 --batch_size 32 --log_every 2 --accumulation 4" +
+                          " --accumulation_policy speed --slowdown 200 --slowdown_worker 1";
+  ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_NE(summary.find("\"accumulation_policy\":\"speed\""), std::string::npos) << summary;
+  const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
+  const std::regex decision(
+      R"re("type":"decision","worker":(\d),"step":\d+,"wall_s":[^,]+,"action":"speed","old_accumulation":\d+,"new_accumulation":(\d+))re");
+  int64_t last[2] = {4, 4};
+  int decisions = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), decision);
+       it != std::sregex_iterator(); ++it, ++decisions) {
+    last[std::stoi((*it)[1])] = std::stoll((*it)[2]);
+  }
+  EXPECT_GT(decisions, 0) << metrics;
+  EXPECT_LT(last[1], last[0]) << metrics;
+  EXPECT_EQ(last[0] + last[1], 8) << metrics;
+  std::printf(
+      "speed policy, worker 1 slowed 3x: accumulation %lld (worker 0) and %lld (worker 1)\n",
+      static_cast<long long>(last[0]), static_cast<long long>(last[1]));
+}
+
 TEST(PpoJob, AMissingPolicyFileIsRefusedBeforeTheJobStarts) {
   const std::string dir = FreshDir("ppo_missing");
   const std::string cmd = Launcher() + " --mode sync --workers 1 --servers 1 --out_dir " + dir +

@@ -1,0 +1,139 @@
+#include "scheduler/speed_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <mutex>
+#include <numeric>
+#include <stdexcept>
+
+namespace tteps::scheduler {
+
+std::vector<int64_t> SpeedShares(const std::vector<double>& seconds_per_micro_batch, int64_t total,
+                                 int64_t lo, int64_t hi) {
+  const size_t n = seconds_per_micro_batch.size();
+  if (n == 0 || lo < 1 || hi < lo) throw std::invalid_argument("SpeedShares: bad arguments");
+  std::vector<double> speed(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double t = seconds_per_micro_batch[i];
+    speed[i] = t > 0 && std::isfinite(t) ? 1.0 / t : 0.0;
+  }
+  const double sum = std::accumulate(speed.begin(), speed.end(), 0.0);
+  std::vector<int64_t> share(n);
+  std::vector<double> remainder(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double exact = sum > 0 ? total * speed[i] / sum : static_cast<double>(total) / n;
+    share[i] = static_cast<int64_t>(std::floor(exact));
+    remainder[i] = exact - share[i];
+  }
+  // Largest remainders first; ties to the lower index, so the split is deterministic.
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return remainder[a] > remainder[b]; });
+  int64_t left = total - std::accumulate(share.begin(), share.end(), int64_t{0});
+  for (size_t k = 0; left > 0; k = (k + 1) % n, --left) ++share[order[k]];
+  // Into the bounds: what a clamp takes from (or gives to) one worker goes to (or comes from)
+  // the fastest workers that can still take it.
+  for (auto& s : share) s = std::clamp(s, lo, hi);
+  int64_t excess = std::accumulate(share.begin(), share.end(), int64_t{0}) - total;
+  std::vector<size_t> by_speed(n);
+  std::iota(by_speed.begin(), by_speed.end(), 0);
+  std::stable_sort(by_speed.begin(), by_speed.end(),
+                   [&](size_t a, size_t b) { return speed[a] > speed[b]; });
+  for (bool moved = true; excess != 0 && moved;) {
+    moved = false;
+    if (excess < 0) {  // the fastest that can take one more
+      for (size_t i : by_speed) {
+        if (share[i] < hi) {
+          ++share[i], ++excess, moved = true;
+          break;
+        }
+      }
+    } else {  // the slowest that can give one up
+      for (auto it = by_speed.rbegin(); it != by_speed.rend(); ++it) {
+        if (share[*it] > lo) {
+          --share[*it], --excess, moved = true;
+          break;
+        }
+      }
+    }
+  }
+  return share;
+}
+
+namespace {
+
+class SpeedPolicy : public AccumulationPolicy {
+ public:
+  SpeedPolicy(int workers, int64_t accumulation, int64_t lo, int64_t hi)
+      : lo_(lo),
+        hi_(hi),
+        total_(workers * accumulation),
+        alpha_(workers, accumulation),
+        seconds_(workers, 0.0) {}
+
+  void Observe(const ppo::WindowReport& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t w = static_cast<size_t>(r.worker);
+    if (w >= alpha_.size() || r.alpha <= 0 || r.compute_s <= 0) return;
+    // A window that ran (at least partly) at another accumulation says little about this one.
+    if (r.alpha != alpha_[w]) return;
+    const double t = r.compute_s / r.alpha;
+    seconds_[w] = seconds_[w] > 0 ? 0.5 * seconds_[w] + 0.5 * t : t;
+    if (std::find(seconds_.begin(), seconds_.end(), 0.0) != seconds_.end()) return;
+    const std::vector<int64_t> next = SpeedShares(seconds_, total_, lo_, hi_);
+    if (StepSeconds(next) > 0.95 * StepSeconds(alpha_)) return;
+    for (size_t i = 0; i < next.size(); ++i) {
+      if (next[i] == alpha_[i]) continue;
+      AlphaDecision d;
+      d.worker = static_cast<int>(i);
+      d.step = r.step;
+      d.old_alpha = alpha_[i];
+      d.new_alpha = next[i];
+      d.action = "speed";
+      d.observation.assign(seconds_.begin(), seconds_.end());  // seconds per micro-batch
+      decisions_.push_back(d);
+      alpha_[i] = next[i];
+      seconds_[i] = 0;  // measured again at the new accumulation before the next split
+    }
+  }
+
+  std::optional<AlphaDecision> Poll() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (decisions_.empty()) return std::nullopt;
+    AlphaDecision d = decisions_.front();
+    decisions_.pop_front();
+    return d;
+  }
+
+  std::string Finish() override { return ""; }
+
+ private:
+  // The step's predicted length: the slowest worker's.
+  double StepSeconds(const std::vector<int64_t>& alpha) const {
+    double slowest = 0;
+    for (size_t i = 0; i < alpha.size(); ++i) slowest = std::max(slowest, alpha[i] * seconds_[i]);
+    return slowest;
+  }
+
+  const int64_t lo_, hi_, total_;
+  std::mutex mu_;
+  std::vector<int64_t> alpha_;
+  std::vector<double> seconds_;  // per micro-batch, smoothed; 0: not measured at alpha_ yet
+  std::deque<AlphaDecision> decisions_;
+};
+
+}  // namespace
+
+std::unique_ptr<AccumulationPolicy> MakeSpeedPolicy(int workers, int64_t accumulation, int64_t lo,
+                                                    int64_t hi) {
+  if (workers < 1 || accumulation < lo || accumulation > hi || lo < 1) {
+    throw std::invalid_argument(
+        "--accumulation_policy speed: --accumulation must lie in [--accumulation_min, "
+        "--accumulation_max]");
+  }
+  return std::make_unique<SpeedPolicy>(workers, accumulation, lo, hi);
+}
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,26 @@
+// --accumulation_policy speed, after LB-BSP (SoCC 2020): each worker accumulates micro-batches
+// in proportion to its measured speed, so that the workers finish a step together, while the
+// sum over the workers (the global batch) stays W x --accumulation. Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "scheduler/accumulation_policy.h"
+
+namespace tteps::scheduler {
+
+// Integer accumulations in proportion to 1 / seconds_per_micro_batch[i] that sum to `total`
+// (largest remainders), each within [lo, hi] (the sum then as close to `total` as the bounds
+// allow).
+std::vector<int64_t> SpeedShares(const std::vector<double>& seconds_per_micro_batch, int64_t total,
+                                 int64_t lo, int64_t hi);
+
+// `accumulation`: every worker's at the start. A new split is sent once every worker has
+// reported a window at its current accumulation, and only where it shortens the predicted step
+// (the slowest worker's accumulation x seconds per micro-batch) by more than 5%.
+std::unique_ptr<AccumulationPolicy> MakeSpeedPolicy(int workers, int64_t accumulation, int64_t lo,
+                                                    int64_t hi);
+
+}  // namespace tteps::scheduler

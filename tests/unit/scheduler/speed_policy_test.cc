@@ -1,0 +1,84 @@
+#include "scheduler/speed_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+namespace tteps::scheduler {
+namespace {
+
+int64_t Sum(const std::vector<int64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), int64_t{0});
+}
+
+TEST(SpeedShares, ProportionalToSpeedAndSummingToTheTotal) {
+  // One worker 3x slower: it gets a quarter of 8.
+  EXPECT_EQ(SpeedShares({0.01, 0.03}, 8, 1, 16), (std::vector<int64_t>{6, 2}));
+  EXPECT_EQ(SpeedShares({0.02, 0.02, 0.02, 0.02}, 8, 1, 16), (std::vector<int64_t>(4, 2)));
+  // Speeds 1, 1, 2, 3 of a total of 14: exactly 2, 2, 4, 6.
+  EXPECT_EQ(SpeedShares({3.0, 3.0, 1.5, 1.0}, 14, 1, 16), (std::vector<int64_t>{2, 2, 4, 6}));
+  // Remainders go to the largest fractions, and the sum is kept.
+  const auto odd = SpeedShares({1.0, 1.1, 1.3}, 10, 1, 16);
+  EXPECT_EQ(Sum(odd), 10);
+  EXPECT_GE(odd[0], odd[1]);
+  EXPECT_GE(odd[1], odd[2]);
+}
+
+TEST(SpeedShares, BoundsHoldAndTheRestMovesToWhoCanTakeIt) {
+  // 10x slower would get 0.7 of 8: raised to 1, taken from the fast one.
+  EXPECT_EQ(SpeedShares({0.01, 0.1}, 8, 1, 16), (std::vector<int64_t>{7, 1}));
+  // The fast worker is capped at 5; the slow one takes what is left.
+  EXPECT_EQ(SpeedShares({0.01, 0.1}, 8, 1, 5), (std::vector<int64_t>{5, 3}));
+  // A worker not measured (0 s) counts as infinitely slow.
+  EXPECT_EQ(SpeedShares({0.0, 0.01}, 4, 1, 16), (std::vector<int64_t>{1, 3}));
+  EXPECT_THROW(SpeedShares({}, 4, 1, 16), std::invalid_argument);
+  EXPECT_THROW(SpeedShares({1.0}, 4, 2, 1), std::invalid_argument);
+}
+
+ppo::WindowReport Window(int worker, int64_t alpha, double seconds_per_micro_batch) {
+  ppo::WindowReport r;
+  r.worker = worker;
+  r.step = 10;
+  r.alpha = alpha;
+  r.compute_s = alpha * seconds_per_micro_batch;
+  return r;
+}
+
+TEST(SpeedPolicy, TheSlowerWorkerGetsTheSmallerAccumulationOnceBothAreMeasured) {
+  auto policy = MakeSpeedPolicy(2, 4, 1, 16);
+  policy->Observe(Window(0, 4, 0.01));
+  EXPECT_FALSE(policy->Poll());  // worker 1 not measured yet
+  policy->Observe(Window(1, 4, 0.03));
+  auto d0 = policy->Poll(), d1 = policy->Poll();
+  ASSERT_TRUE(d0 && d1);
+  EXPECT_EQ(d0->worker, 0);
+  EXPECT_EQ(d0->new_alpha, 6);
+  EXPECT_EQ(d1->worker, 1);
+  EXPECT_EQ(d1->old_alpha, 4);
+  EXPECT_EQ(d1->new_alpha, 2);
+  EXPECT_EQ(d1->action, "speed");
+  EXPECT_FALSE(policy->Poll());
+  // Windows of the old accumulation are ignored; at the new one nothing changes (balanced).
+  policy->Observe(Window(1, 4, 0.03));
+  policy->Observe(Window(0, 6, 0.01));
+  policy->Observe(Window(1, 2, 0.03));
+  EXPECT_FALSE(policy->Poll());
+  // The interference ends: worker 1 is as fast again, and gets its share back.
+  policy->Observe(Window(1, 2, 0.01));
+  policy->Observe(Window(1, 2, 0.01));
+  policy->Observe(Window(1, 2, 0.01));
+  policy->Observe(Window(0, 6, 0.01));
+  d0 = policy->Poll();
+  d1 = policy->Poll();
+  ASSERT_TRUE(d0 && d1);
+  EXPECT_EQ(d0->new_alpha + d1->new_alpha, 8);
+  EXPECT_LE(std::abs(d0->new_alpha - d1->new_alpha), 2);
+  EXPECT_EQ(policy->Finish(), "");
+}
+
+TEST(SpeedPolicy, AStartOutsideTheBoundsIsRefused) {
+  EXPECT_THROW(MakeSpeedPolicy(2, 20, 1, 16), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tteps::scheduler
