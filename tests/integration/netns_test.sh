@@ -90,7 +90,8 @@ for r in "mpi:[0, 584762) [584762, 710923)" "loop:[0, 553222) [553222, 710923)";
 done
 listen=$(grep -ho 'listening: tcp://[0-9.]*' "$out/mpi/logs/"*.log | sort | tr '\n' ' ')
 case "$listen" in
-  "listening: tcp://10.77.0.1 listening: tcp://10.77.0.1 listening: tcp://10.77.0.2 ") ;;
-  *) fail "mpirun job: expected the scheduler and a server on 10.77.0.1, a server on 10.77.0.2: $listen" ;;
+  # Every worker listens too, for its ring neighbour (ring mode over TCP).
+  "listening: tcp://10.77.0.1 listening: tcp://10.77.0.1 listening: tcp://10.77.0.1 listening: tcp://10.77.0.1 listening: tcp://10.77.0.2 listening: tcp://10.77.0.2 listening: tcp://10.77.0.3 ") ;;
+  *) fail "mpirun job: expected the scheduler, a server and 2 workers on 10.77.0.1, a server and a worker on 10.77.0.2, a worker on 10.77.0.3: $listen" ;;
 esac
 echo "PASS: across 3 hosts with mpirun as on loopback: $m3"

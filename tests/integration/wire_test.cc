@@ -39,7 +39,8 @@ TEST(Wire, AOneHostJobListensOnLoopbackOnly) {
                       out, out + ".log");
     ASSERT_TRUE(job.WaitForTraining(120)) << job.log();
     const std::vector<std::string> listening = ListeningAddresses(out);
-    const size_t zmq_sockets = mode == "sync" ? 3 : 1;  // the scheduler's and the servers'
+    // The scheduler's, the servers' and the workers' (for their ring neighbour).
+    const size_t zmq_sockets = mode == "sync" ? 5 : 3;
     EXPECT_EQ(listening.size(), zmq_sockets) << mode;
     for (const auto& a : listening) EXPECT_EQ(a.rfind("127.0.0.1:", 0), 0u) << mode << ": " << a;
     ASSERT_TRUE(job.Wait(120)) << job.log();
