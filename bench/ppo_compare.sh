@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# The PPO accumulation policy against fixed alphas, on the shipped sample in sync mode with 2
-# workers and 1 server, every run given the same wall-clock budget (--max_train_s):
+# Accumulation policies side by side: fixed alphas, speed (LB-BSP), goodput (Pollux) and the PPO
+# agent, on the shipped sample in sync mode with 1 server, every run given the same wall-clock
+# budget (--max_train_s):
 #
 #   bench/ppo_compare.sh [--out DIR] [--budget_s 45] [--seeds "1 2 3"] [--alphas "1 2 4 8"]
-#                        [--target_mape 0.28] [--cases "even slow"] [--quick]
+#                        [--policies "fixed speed goodput ppo ppo-shipped ppo-sim"]
+#                        [--target_mape 0.28]
+#                        [--cases "even slow comego hetero"] [--quick]
 #
-# Cases: "even" (two equal workers) and "slow" (worker 1 sleeps --slowdown 200 % of its compute
-# time: 3x slower). Policies: fixed alpha in --alphas; "ppo", learning online from scratch;
-# "ppo-sim", starting from a policy pre-trained offline on the simulated job
-# (tteps-ppo-pretrain) whose speeds are the ones measured here, and learning on. Writes
-# DIR/report.md, DIR/results.csv and DIR/*.png (bench/ppo_report.py). --quick: 1 seed, 30 s.
+# Cases: "even" (two equal workers), "slow" (worker 1 sleeps 200 % of its compute time: 3x
+# slower), "comego" (worker 1 3x slower for 10 s of every 20 s: --slowdown_schedule 10/20) and
+# "hetero" (4 workers of speeds 1, 1, 2, 3: --slowdowns 200,200,50,0). Policies: "fixed" (one run
+# per alpha in --alphas); "speed" and "goodput" (starting at alpha 4, goodput within [2, 16]);
+# "ppo", learning online from scratch; "ppo-shipped", starting from the shipped policy
+# (scheduler/ppo/shipped_policy.pt) and learning on; "ppo-sim", starting from a policy
+# pre-trained offline on the simulated job calibrated from a live probe of the case, learning on.
+# Writes DIR/report.md (medians over seeds), DIR/results.csv and DIR/*.png
+# (bench/ppo_report.py). --quick: 1 seed, 30 s.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TTEPS_BIN:-$root/build/bin}
 out="bench-out/ppo-$(date +%Y%m%d-%H%M%S)" budget=45 seeds="1 2 3" alphas="1 2 4 8"
-target=0.28 cases="even slow"
+target=0.28 cases="even slow comego hetero" kinds="fixed speed goodput ppo ppo-shipped ppo-sim"
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
@@ -23,8 +30,9 @@ while [ $# -gt 0 ]; do
     --alphas) alphas=$2; shift 2 ;;
     --target_mape) target=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
+    --policies) kinds=$2; shift 2 ;;
     --quick) seeds=1 budget=30; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ppo_compare: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -32,41 +40,61 @@ done
 "$root/bench/setup.sh"
 mkdir -p "$out/policies"
 
-# The simulated job behind "ppo-sim": seconds per micro-batch of 32 trips per worker and per
-# step of communication (push + pull + wait), as measured by sync runs on this 2-core machine
-# (summary.json step_time_s at alpha 1: compute 0.14, exchange 0.02); the slow worker is 3x.
-declare -A sim_compute=([even]="0.14,0.14" [slow]="0.14,0.42")
-declare -A case_flags=([even]="" [slow]="--slowdown 200 --slowdown_worker 1")
+declare -A case_flags=([even]="" [slow]="--slowdown 200 --slowdown_worker 1"
+                       [comego]="--slowdown 200 --slowdown_worker 1 --slowdown_schedule 10/20"
+                       [hetero]="--slowdowns 200,200,50,0")
+declare -A case_workers=([even]=2 [slow]=2 [comego]=2 [hetero]=4)
 for c in $cases; do
-  [ -n "${sim_compute[$c]:-}" ] || { echo "ppo_compare: unknown case '$c' (even, slow)" >&2; exit 2; }
+  [ -n "${case_workers[$c]:-}" ] ||
+    { echo "ppo_compare: unknown case '$c' (even, slow, comego, hetero)" >&2; exit 2; }
 done
-for c in $cases; do
-  echo "== pre-training the $c policy on the simulated job" >&2
+data="$root/data/chengdu/trajectories.jsonl"
+# "ppo-sim": the simulated job calibrated from a 20 s live probe of the case (fixed alpha 4;
+# bench/calibrate_sim.py: speeds, exchange time, gradient noise scale), then pre-trained on it.
+case " $kinds " in *" ppo-sim "*) pretrain=$cases ;; *) pretrain="" ;; esac
+for c in $pretrain; do
+  echo "== probing the $c case and pre-training its policy on the calibrated simulation" >&2
+  TTEPS_BIN=$bin "$root/launch/tteps" --mode sync --workers "${case_workers[$c]}" --servers 1 \
+    --out_dir "$out/policies/probe-$c" -- --train_data "$data" --split tail --eval_fraction 0 \
+    --epochs 100000 --max_train_s 20 --log_every 10 --accumulation 4 --progress_s 1000 \
+    ${case_flags[$c]} >"$out/policies/probe-$c.log" 2>&1
+  sim=$(/usr/bin/python3 "$root/bench/calibrate_sim.py" "$out/policies/probe-$c")
+  echo "   $sim" >&2
+  # shellcheck disable=SC2086
   "$bin/tteps-ppo-pretrain" --ppo_policy_out "$out/policies/$c.pt" --episodes 300 \
-    --ppo_lr 1e-3 --ppo_rollout 64 --report_every 50 --sim_compute_s "${sim_compute[$c]}" \
-    --sim_comm_s 0.02 2>&1 | tee "$out/policies/$c.log" | tail -1
+    --ppo_lr 1e-3 --ppo_rollout 64 --report_every 50 $sim 2>&1 | tee "$out/policies/$c.log" |
+    tail -1
 done
 
 policies=""
-for a in $alphas; do policies+=" fixed-$a"; done
-policies+=" ppo ppo-sim"
+for k in $kinds; do
+  case "$k" in
+    fixed) for a in $alphas; do policies+=" fixed-$a"; done ;;
+    speed|goodput|ppo|ppo-shipped|ppo-sim) policies+=" $k" ;;
+    *) echo "ppo_compare: unknown policy '$k' (fixed, speed, goodput, ppo, ppo-shipped," \
+         "ppo-sim)" >&2; exit 2 ;;
+  esac
+done
 # Seeds outermost: drift in the machine's speed touches every policy alike.
 for seed in $seeds; do
   for c in $cases; do
     for p in $policies; do
       dir="$out/runs/$c/$p/seed$seed"
       mkdir -p "$(dirname "$dir")"
-      flags=(--train_data "$root/data/chengdu/trajectories.jsonl" --split tail
+      flags=(--train_data "$data" --split tail
              --eval_fraction 0.1667 --epochs 100000 --max_train_s "$budget" --eval_every_s 3
              --log_every 10 --seed "$seed" --progress_s 1000 ${case_flags[$c]})
       case "$p" in
         fixed-*) flags+=(--accumulation "${p#fixed-}") ;;
-        ppo) flags+=(--accumulation_policy ppo --ppo_seed "$seed") ;;
+        speed) flags+=(--accumulation_policy speed --accumulation 4) ;;
+        goodput) flags+=(--accumulation_policy goodput --accumulation 4 --accumulation_min 2) ;;
+        ppo) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_policy_in none) ;;
+        ppo-shipped) flags+=(--accumulation_policy ppo --ppo_seed "$seed") ;;
         ppo-sim) flags+=(--accumulation_policy ppo --ppo_seed "$seed"
                          --ppo_policy_in "$out/policies/$c.pt") ;;
       esac
       printf '== %-5s %-8s seed %s: ' "$c" "$p" "$seed" >&2
-      if TTEPS_BIN=$bin "$root/launch/tteps" --mode sync --workers 2 --servers 1 \
+      if TTEPS_BIN=$bin "$root/launch/tteps" --mode sync --workers "${case_workers[$c]}" --servers 1 \
            --out_dir "$dir" -- "${flags[@]}" >"$dir.log" 2>&1; then
         python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print("%d steps, MAPE %.4f" % (s["steps"], s["final_eval"]["mape"]))' "$dir/summary.json" >&2
       else

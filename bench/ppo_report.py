@@ -46,12 +46,23 @@ def time_to(curve, target):
 
 
 def fmt(values, digits=4):
+    """Median (min-max) over seeds."""
     values = [v for v in values if v is not None]
     if not values:
         return "-"
     if len(values) == 1:
         return f"{values[0]:.{digits}f}"
-    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f}"
+    return (f"{statistics.median(values):.{digits}f} "
+            f"({min(values):.{digits}f}-{max(values):.{digits}f})")
+
+
+POLICY_RANK = {"speed": 1, "goodput": 2, "ppo": 3, "ppo-shipped": 4, "ppo-sim": 5}
+
+
+def policy_order(p):
+    if p.startswith("fixed-"):
+        return (0, int(p.split("-")[1]), p)
+    return (POLICY_RANK.get(p, 5), 0, p)
 
 
 def main():
@@ -83,8 +94,7 @@ def main():
                     "trips_per_s": round(summary["trips_per_s"], 1),
                     "mape": final["mape"], "rmse": final["rmse"], "mae": final["mae"],
                     "time_to_target_s": time_to(curve, args.target_mape),
-                    "alpha_w0": mean_alpha(alphas.get(0, [])),
-                    "alpha_w1": mean_alpha(alphas.get(1, [])),
+                    "alphas": " / ".join(f"{mean_alpha(alphas[w]):.2f}" for w in sorted(alphas)),
                     "decisions": decisions,
                     "_curve": curve, "_alphas": alphas,
                 })
@@ -94,16 +104,16 @@ def main():
         w.writeheader()
         w.writerows(rows)
 
-    policy_order = lambda p: (p.startswith("ppo"), int(p.split("-")[1]) if p.startswith("fixed-") else 0, p)
-    lines = [f"# Accumulation policies: fixed alpha against PPO\n",
-             f"Sync mode, 2 workers, 1 server, shipped sample (1,000 train / 200 eval trips, tail "
-             f"split), {args.budget_s:g} s training budget per run (`--max_train_s`), evaluation "
-             f"every 3 s. Mean ± sd over seeds. Time to target: training seconds until the eval "
-             f"MAPE first reached {args.target_mape} (runs that reached it / runs).\n"]
+    lines = [f"# Accumulation policies: fixed alpha, speed, goodput and PPO\n",
+             f"Sync mode, 1 server, shipped sample (1,000 train / 200 eval trips, tail split), "
+             f"{args.budget_s:g} s training budget per run (`--max_train_s`), evaluation every "
+             f"3 s. Median (min-max) over seeds. Time to target: training seconds until the eval "
+             f"MAPE first reached {args.target_mape} (runs that reached it / runs). Mean alpha: "
+             f"time-weighted, per worker (first seed).\n"]
     for case in sorted({r["case"] for r in rows}):
         lines.append(f"\n## Case `{case}`\n")
         lines.append("| policy | runs | final MAPE | RMSE (s) | MAE (s) | time to target (s) | "
-                     "trips/s | steps | mean alpha w0 / w1 |")
+                     "trips/s | steps | mean alpha per worker |")
         lines.append("|---|---|---|---|---|---|---|---|---|")
         for policy in sorted({r["policy"] for r in rows if r["case"] == case}, key=policy_order):
             rs = [r for r in rows if r["case"] == case and r["policy"] == policy]
@@ -113,7 +123,7 @@ def main():
                 f"{fmt([r['rmse'] for r in rs], 1)} | {fmt([r['mae'] for r in rs], 1)} | "
                 f"{fmt(reached, 1)} ({len(reached)}/{len(rs)}) | "
                 f"{fmt([r['trips_per_s'] for r in rs], 0)} | {fmt([r['steps'] for r in rs], 0)} | "
-                f"{fmt([r['alpha_w0'] for r in rs], 2)} / {fmt([r['alpha_w1'] for r in rs], 2)} |")
+                f"{rs[0]['alphas']} |")
         plot_case(args.out, case, [r for r in rows if r["case"] == case], policy_order)
         lines.append(f"\n![MAPE against time](mape_{case}.png) ![alphas](alpha_{case}.png)\n")
     with open(os.path.join(args.out, "report.md"), "w") as f:
@@ -141,10 +151,11 @@ def plot_case(out, case, rows, policy_order):
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(8, 4))
-    for p in (p for p in policies if p.startswith("ppo")):
+    for p in (p for p in policies if not p.startswith("fixed-")):
         r = next(r for r in rows if r["policy"] == p)  # the first seed
-        for w, style in ((0, "-"), (1, "--")):
-            pts = r["_alphas"].get(w, [])
+        for w in sorted(r["_alphas"]):
+            style = ("-", "--", ":", "-.")[w % 4]
+            pts = r["_alphas"][w]
             ax.step([x[0] for x in pts], [x[1] for x in pts], style, where="post",
                     color=colors[p], label=f"{p} worker {w}")
     ax.set_yscale("log", base=2)

@@ -90,6 +90,13 @@ void JobConfig::Validate() const {
   Check(std::regex_match(t.device, std::regex("cpu|cuda(:[0-9]+)?")),
         "--device must be cpu, cuda or cuda:N, not '" + t.device + "'");
   Check(t.slowdown_percent >= 0, "--slowdown must be >= 0");
+  Check(std::all_of(t.slowdowns.begin(), t.slowdowns.end(), [](int64_t p) { return p >= 0; }),
+        "--slowdowns must all be >= 0");
+  Check(t.slowdowns.empty() || t.slowdown_worker < 0,
+        "--slowdowns gives every worker its slowdown: leave out --slowdown_worker");
+  Check(t.slowdown_on_s == 0 ? t.slowdown_period_s == 0
+                             : t.slowdown_on_s > 0 && t.slowdown_period_s > t.slowdown_on_s,
+        "--slowdown_schedule ON/PERIOD needs 0 < ON < PERIOD (seconds)");
 
   const ExchangeConfig& x = exchange;
   Check(x.accumulation >= 1, "--accumulation must be >= 1");
@@ -113,8 +120,11 @@ void JobConfig::Validate() const {
   }
 
   const PolicyConfig& p = policy;
-  Check(p.name == "fixed" || p.name == "ppo" || p.name == "speed",
-        "--accumulation_policy must be fixed, speed or ppo, not '" + p.name + "'");
+  Check(p.name == "fixed" || p.name == "speed" || p.name == "goodput" || p.name == "ppo",
+        "--accumulation_policy must be fixed, speed, goodput or ppo, not '" + p.name + "'");
+  Check(p.name != "goodput" || p.accumulation_min >= 2,
+        "--accumulation_policy goodput: --accumulation_min must be >= 2 (a worker measures the "
+        "gradient noise from two micro-batches or more)");
   // The agent's own settings are checked by the scheduler's CheckPpo (scheduler/make_policy.h);
   // here only what ties them to the rest of the job.
   if (p.name != "fixed") {
@@ -150,6 +160,13 @@ int64_t JobConfig::MaxPushTrips() const {
                            ? exchange.accumulation
                            : std::max(exchange.accumulation, policy.accumulation_max);
   return train.batch_size * most;
+}
+
+int64_t TrainConfig::SlowdownOf(int worker) const {
+  if (!slowdowns.empty()) {
+    return worker >= 0 && static_cast<size_t>(worker) < slowdowns.size() ? slowdowns[worker] : 0;
+  }
+  return worker == slowdown_worker ? slowdown_percent : 0;
 }
 
 int64_t TotalSteps(const TrainConfig& c, size_t num_trips) {

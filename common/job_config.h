@@ -87,9 +87,16 @@ struct TrainConfig {
   int32_t threads = 1;         // LibTorch intra-op threads per process
   std::string device = "cpu";  // where a worker trains and evaluates: cpu | cuda | cuda:N
   bool deterministic = false;  // LibTorch's deterministic algorithms (and cuDNN's)
-  // Test knobs: worker `slowdown_worker` sleeps slowdown_percent of its compute time per step.
+  // Test knobs, emulated slower machines: worker `slowdown_worker` sleeps slowdown_percent of
+  // its compute time per step, or worker i sleeps slowdowns[i] % (each worker its own). With
+  // slowdown_on_s > 0 a slowdown holds only for the first slowdown_on_s of every
+  // slowdown_period_s training seconds (interference that comes and goes).
   int64_t slowdown_percent = 0;
   int32_t slowdown_worker = -1;
+  std::vector<int64_t> slowdowns;
+  double slowdown_on_s = 0, slowdown_period_s = 0;
+  // The percentage worker `worker` sleeps while slowed.
+  int64_t SlowdownOf(int worker) const;
 
   template <class A>
   void serialize(A& ar) {
@@ -97,7 +104,8 @@ struct TrainConfig {
        CEREAL_NVP(log_every), CEREAL_NVP(eval), CEREAL_NVP(max_train_s),
        CEREAL_NVP(eval_batch_size), CEREAL_NVP(progress_s), CEREAL_NVP(threads), CEREAL_NVP(device),
        CEREAL_NVP(deterministic), CEREAL_NVP(slowdown_percent), CEREAL_NVP(slowdown_worker),
-       CEREAL_NVP(patience));
+       CEREAL_NVP(patience), CEREAL_NVP(slowdowns), CEREAL_NVP(slowdown_on_s),
+       CEREAL_NVP(slowdown_period_s));
   }
 };
 

@@ -34,6 +34,8 @@ ppo::WindowReport ToWindowReport(const TrainReport& t) {
   r.wait_s = t.wait_s;
   r.staleness = t.Exchange("staleness");
   r.losses = t.step_losses;
+  r.noise_steps = t.noise_steps;
+  r.noise = t.noise;
   r.step_s = r.losses.empty() ? 0 : r.window_s / r.losses.size();
   return r;
 }

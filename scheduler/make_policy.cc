@@ -3,6 +3,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "scheduler/goodput_policy.h"
 #include "scheduler/speed_policy.h"
 
 namespace tteps::scheduler {
@@ -34,7 +35,8 @@ void CheckPpo(const PolicyConfig& p) {
   }
   if (p.rollout < 1) throw std::invalid_argument("--ppo_rollout must be >= 1");
   if (!p.policy_in.empty() && !std::ifstream(p.policy_in)) {
-    throw std::invalid_argument("cannot open --ppo_policy_in " + p.policy_in);
+    throw std::invalid_argument("cannot open --ppo_policy_in " + p.policy_in +
+                                " (--ppo_policy_in none starts from scratch)");
   }
   LivePolicyOptionsOf(p).ppo.Validate();
 }
@@ -44,6 +46,9 @@ std::unique_ptr<AccumulationPolicy> MakePolicy(const PolicyConfig& p, int worker
   if (p.name == "fixed") return nullptr;
   if (p.name == "speed") {
     return MakeSpeedPolicy(workers, accumulation, p.accumulation_min, p.accumulation_max);
+  }
+  if (p.name == "goodput") {
+    return MakeGoodputPolicy(workers, accumulation, p.accumulation_min, p.accumulation_max);
   }
   CheckPpo(p);
   return ppo::MakePpoPolicy(LivePolicyOptionsOf(p));

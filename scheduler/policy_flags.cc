@@ -5,11 +5,18 @@
 DEFINE_string(accumulation_policy, "fixed",
               "fixed: every worker keeps --accumulation; speed (LB-BSP): each worker's "
               "accumulation in proportion to its measured speed, the sum over the workers kept; "
+              "goodput (Pollux): the global batch of highest throughput x statistical "
+              "efficiency (from the measured gradient noise scale), split as speed splits it; "
               "ppo: a PPO2 agent in the scheduler sets each worker's accumulation from its "
               "training windows");
-DEFINE_int64(accumulation_min, 1, "ppo, speed: the smallest accumulation the policy may set");
-DEFINE_int64(accumulation_max, 16, "ppo, speed: the largest accumulation the policy may set");
-DEFINE_string(ppo_policy_in, "", "ppo: start from this saved policy");
+DEFINE_int64(accumulation_min, 1,
+             "ppo, speed, goodput: the smallest accumulation the policy may set");
+DEFINE_int64(accumulation_max, 16,
+             "ppo, speed, goodput: the largest accumulation the policy may set");
+DEFINE_string(ppo_policy_in, "shipped",
+              "ppo: start from this saved policy; shipped: the one in the repository "
+              "(scheduler/ppo/shipped_policy.pt, pre-trained on simulated jobs, see the README); "
+              "none: from scratch");
 DEFINE_string(ppo_policy_out, "", "ppo: save the policy here when training ends");
 DEFINE_bool(ppo_learn, true, "ppo: update the policy during the job (false: only act)");
 DEFINE_double(ppo_lr, 3e-4, "ppo: Adam learning rate of the actor-critic");
@@ -31,7 +38,9 @@ PolicyConfig PolicyConfigFromFlags() {
   p.name = FLAGS_accumulation_policy;
   p.accumulation_min = FLAGS_accumulation_min;
   p.accumulation_max = FLAGS_accumulation_max;
-  p.policy_in = FLAGS_ppo_policy_in;
+  p.policy_in = FLAGS_ppo_policy_in == "none"      ? ""
+                : FLAGS_ppo_policy_in == "shipped" ? kShippedPolicy
+                                                   : FLAGS_ppo_policy_in;
   p.policy_out = FLAGS_ppo_policy_out;
   p.learn = FLAGS_ppo_learn;
   p.rollout = FLAGS_ppo_rollout;

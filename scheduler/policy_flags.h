@@ -6,6 +6,9 @@
 
 namespace tteps::scheduler {
 
+// The policy --ppo_policy_in shipped (the default) loads.
+inline constexpr const char* kShippedPolicy = TTEPS_SOURCE_DIR "/scheduler/ppo/shipped_policy.pt";
+
 // Unvalidated: JobConfig::Validate and CheckPpo check it.
 PolicyConfig PolicyConfigFromFlags();
 

@@ -5,8 +5,11 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "common/init.h"
 #include "common/split_list.h"
@@ -19,8 +22,13 @@
 DEFINE_int32(episodes, 300, "simulated episodes to train on");
 DEFINE_int32(threads, 1, "LibTorch intra-op threads");
 DEFINE_string(sim_compute_s, "0.05,0.15",
-              "seconds per micro-batch of each simulated worker (comma-separated)");
+              "seconds per micro-batch of each simulated worker (comma-separated); several jobs "
+              "separated by ';' (e.g. '0.1,0.1;0.1,0.3'): the episodes take them in turn");
 DEFINE_double(sim_comm_s, 0.15, "communication seconds per simulated step");
+DEFINE_string(sim_noise_scale, "400",
+              "the simulated job's gradient noise scale in trips (the batch at which a trip's "
+              "value has halved); several, comma-separated: each job runs at every one");
+DEFINE_double(sim_trips, 32, "trips per simulated micro-batch");
 DEFINE_int32(report_every, 25, "episodes between greedy evaluations against the oracle");
 DEFINE_int32(eval_episodes, 5, "episodes (seeds) per evaluation");
 
@@ -33,61 +41,94 @@ double GreedyReturn(PpoAgent* agent, const SimConfig& config) {
 }
 
 int Pretrain() {
-  const PolicyConfig policy = scheduler::PolicyConfigFromFlags();
+  PolicyConfig policy = scheduler::PolicyConfigFromFlags();
+  // Pre-training starts from scratch unless told otherwise (the shipped policy is its output).
+  if (gflags::GetCommandLineFlagInfoOrDie("ppo_policy_in").is_default) policy.policy_in.clear();
   scheduler::CheckPpo(policy);
   const auto opts = scheduler::LivePolicyOptionsOf(policy);
   if (opts.policy_out.empty()) throw std::invalid_argument("--ppo_policy_out is required");
   if (FLAGS_episodes < 1 || FLAGS_report_every < 1 || FLAGS_eval_episodes < 1) {
     throw std::invalid_argument("--episodes, --report_every and --eval_episodes must be >= 1");
   }
-  SimConfig sc;
-  try {
-    sc.compute_s = SplitDoubles(FLAGS_sim_compute_s);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("--sim_compute_s: ") + e.what());
-  }
-  for (double v : sc.compute_s) {
-    if (!(v > 0)) throw std::invalid_argument("--sim_compute_s: every time must be > 0");
-  }
-  if (sc.compute_s.empty()) throw std::invalid_argument("--sim_compute_s names no worker");
   if (!(FLAGS_sim_comm_s >= 0)) throw std::invalid_argument("--sim_comm_s must be >= 0");
-  sc.comm_s = FLAGS_sim_comm_s;
-  sc.alpha_min = opts.alpha_min;
-  sc.alpha_max = opts.alpha_max;
-  sc.seed = opts.ppo.seed;
+  if (!(FLAGS_sim_trips > 0)) throw std::invalid_argument("--sim_trips must be > 0");
+  std::vector<double> noise_scales;
+  try {
+    noise_scales = SplitDoubles(FLAGS_sim_noise_scale);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--sim_noise_scale: ") + e.what());
+  }
+  if (noise_scales.empty()) throw std::invalid_argument("--sim_noise_scale names no value");
+  for (double v : noise_scales) {
+    if (!(v > 0)) throw std::invalid_argument("--sim_noise_scale: every scale must be > 0");
+  }
+  // One simulated job per ';'-separated list of speeds; episodes take them in turn.
+  std::vector<SimConfig> jobs;
+  std::string specs = FLAGS_sim_compute_s;
+  std::replace(specs.begin(), specs.end(), ';', '\n');
+  std::istringstream lines(specs);
+  for (std::string spec; std::getline(lines, spec);) {
+    SimConfig sc;
+    try {
+      sc.compute_s = SplitDoubles(spec);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--sim_compute_s: ") + e.what());
+    }
+    for (double v : sc.compute_s) {
+      if (!(v > 0)) throw std::invalid_argument("--sim_compute_s: every time must be > 0");
+    }
+    if (sc.compute_s.empty()) throw std::invalid_argument("--sim_compute_s: a job of no worker");
+    sc.comm_s = FLAGS_sim_comm_s;
+    sc.trips_per_microbatch = FLAGS_sim_trips;
+    sc.alpha_min = opts.alpha_min;
+    sc.alpha_max = opts.alpha_max;
+    for (double s0 : noise_scales) {
+      sc.s0 = s0;
+      sc.seed = opts.ppo.seed + jobs.size();
+      jobs.push_back(sc);
+    }
+  }
+  if (jobs.empty()) throw std::invalid_argument("--sim_compute_s names no worker");
 
   PpoAgent agent(opts.ppo);
   if (!opts.policy_in.empty()) agent.Load(opts.policy_in);
-  SimEnvironment train_env(sc);
-  std::string best;
-  for (auto a : train_env.best_alphas()) best += (best.empty() ? "" : ",") + std::to_string(a);
-  LOG(INFO) << "simulated job: " << sc.compute_s.size() << " workers, best alphas " << best;
+  std::vector<SimEnvironment> train_envs;
+  for (const SimConfig& sc : jobs) {
+    train_envs.emplace_back(sc);
+    std::string best;
+    for (auto a : train_envs.back().best_alphas()) {
+      best += (best.empty() ? "" : ",") + std::to_string(a);
+    }
+    LOG(INFO) << "simulated job: " << sc.compute_s.size() << " workers, noise scale " << sc.s0
+              << ", best alphas " << best;
+  }
   // Evaluation episodes use seeds the training never sees: one set to choose the policy to
-  // keep, another to report it without that choice's optimism.
-  auto eval_config = [&](int i) {
-    SimConfig e = sc;
-    e.seed = sc.seed + 1000 + i;
-    return e;
+  // keep, another to report it without that choice's optimism. Each covers every job.
+  const auto returns = [&](PpoAgent* a, uint64_t offset, double* oracle) {
+    double total = 0;
+    for (const SimConfig& sc : jobs) {
+      for (int i = 0; i < FLAGS_eval_episodes; ++i) {
+        SimConfig e = sc;
+        e.seed = sc.seed + offset + i;
+        if (a) total += GreedyReturn(a, e);
+        if (oracle) *oracle += OracleReturn(e);
+      }
+    }
+    return total;
   };
-  auto test_config = [&](int i) {
-    SimConfig e = sc;
-    e.seed = sc.seed + 2000 + i;
-    return e;
-  };
+  const double evals = static_cast<double>(FLAGS_eval_episodes * jobs.size());
   double oracle = 0;
-  for (int i = 0; i < FLAGS_eval_episodes; ++i) oracle += OracleReturn(eval_config(i));
+  returns(nullptr, 1000, &oracle);
   Runner runner(&agent, {/*learn=*/true, /*greedy=*/false, opts.rollout});
   // PPO's return is not monotone in training: the best evaluated policy is the one kept.
   double best_return = -1e300;
   int best_episode = 0;
   for (int ep = 1; ep <= FLAGS_episodes; ++ep) {
-    runner.RunEpisode(train_env);
+    runner.RunEpisode(train_envs[(ep - 1) % train_envs.size()]);
     if (ep % FLAGS_report_every != 0 && ep != FLAGS_episodes) continue;
-    double learned = 0;
-    for (int i = 0; i < FLAGS_eval_episodes; ++i) learned += GreedyReturn(&agent, eval_config(i));
+    const double learned = returns(&agent, 1000, nullptr);
     std::printf("episode %d: greedy return %.3f = %.1f%% of the oracle's %.3f (%d updates)\n", ep,
-                learned / FLAGS_eval_episodes, 100 * learned / oracle, oracle / FLAGS_eval_episodes,
-                runner.updates());
+                learned / evals, 100 * learned / oracle, oracle / evals, runner.updates());
     std::fflush(stdout);
     if (learned > best_return) {
       best_return = learned;
@@ -97,14 +138,11 @@ int Pretrain() {
   }
   PpoAgent kept(opts.ppo);
   kept.Load(opts.policy_out);
-  double test = 0, test_oracle = 0;
-  for (int i = 0; i < FLAGS_eval_episodes; ++i) {
-    test += GreedyReturn(&kept, test_config(i));
-    test_oracle += OracleReturn(test_config(i));
-  }
+  double test_oracle = 0;
+  const double test = returns(&kept, 2000, &test_oracle);
   std::printf(
       "saved %s: the policy of episode %d; on %d fresh episodes %.1f%% of the oracle's return\n",
-      opts.policy_out.c_str(), best_episode, FLAGS_eval_episodes, 100 * test / test_oracle);
+      opts.policy_out.c_str(), best_episode, static_cast<int>(evals), 100 * test / test_oracle);
   return 0;
 }
 

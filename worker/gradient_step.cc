@@ -37,6 +37,17 @@ std::string NonFiniteGradient(torch::nn::Module& model) {
   return "";
 }
 
+double GradientSquaredNorm(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor total;  // one device sync per call
+  for (const auto& p : model.parameters()) {
+    if (!p.grad().defined()) continue;
+    const auto sq = p.grad().to(torch::kDouble).square().sum();
+    total = total.defined() ? total + sq : sq;
+  }
+  return total.defined() ? total.item<double>() : 0.0;
+}
+
 void ScaleGradients(torch::nn::Module& model, double factor) {
   torch::NoGradGuard no_grad;
   for (auto& p : model.parameters()) {

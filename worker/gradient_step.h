@@ -28,6 +28,9 @@ MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model,
 // The name of the first parameter whose gradient holds a NaN or infinity; empty if none does.
 std::string NonFiniteGradient(torch::nn::Module& model);
 
+// The squared norm of all parameter gradients together (for the gradient noise estimate).
+double GradientSquaredNorm(torch::nn::Module& model);
+
 // Multiplies every parameter gradient by `factor` (1 / count turns a sum into a mean).
 void ScaleGradients(torch::nn::Module& model, double factor);
 

@@ -2,6 +2,9 @@
 
 #include <gflags/gflags.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "common/split_list.h"
 
 // Data
@@ -73,6 +76,13 @@ DEFINE_int64(slowdown, 0,
              "test knob: worker --slowdown_worker sleeps this percentage of its compute time "
              "after each step, to emulate a slower machine (the sleep counts as compute time)");
 DEFINE_int32(slowdown_worker, -1, "the worker slowed by --slowdown (-1: none)");
+DEFINE_string(slowdowns, "",
+              "test knob: every worker's slowdown percentage, comma-separated (0,0,100,200: "
+              "speeds 1, 1, 1/2, 1/3); instead of --slowdown and --slowdown_worker");
+DEFINE_string(slowdown_schedule, "",
+              "test knob, ON/PERIOD in seconds (e.g. 10/20): the slowdowns hold only for the "
+              "first ON seconds of every PERIOD seconds of training (interference that comes "
+              "and goes); empty: always");
 
 // Exchange
 DEFINE_int64(accumulation, 1, "micro-batches each worker accumulates per step");
@@ -180,6 +190,18 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(train.deterministic, deterministic);
   TTEPS_SET(train.slowdown_percent, slowdown);
   TTEPS_SET(train.slowdown_worker, slowdown_worker);
+  set("slowdowns", &c->train.slowdowns, SplitInts(FLAGS_slowdowns));
+  {
+    std::string schedule = FLAGS_slowdown_schedule;
+    std::replace(schedule.begin(), schedule.end(), '/', ',');
+    const std::vector<double> on_period = SplitDoubles(schedule);
+    if (!on_period.empty() && on_period.size() != 2) {
+      throw std::invalid_argument("--slowdown_schedule must be ON/PERIOD (seconds), not '" +
+                                  FLAGS_slowdown_schedule + "'");
+    }
+    set("slowdown_schedule", &c->train.slowdown_on_s, on_period.empty() ? 0.0 : on_period[0]);
+    set("slowdown_schedule", &c->train.slowdown_period_s, on_period.empty() ? 0.0 : on_period[1]);
+  }
   TTEPS_SET(exchange.accumulation, accumulation);
   TTEPS_SET(exchange.first_worker_batch, first_worker_batch);
   TTEPS_SET(exchange.staleness, staleness);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/gradient_noise.h"
 #include "worker/deeptte/embedding_rows.h"
 #include "worker/gradient_step.h"
 #include "worker/slice_stream.h"
@@ -211,17 +212,31 @@ DriverResult StepDriver::Run() {
     if (rows) exchange_->PushRows(data.rows);
     model_.zero_grad();
     MicroBatchStats sum;
+    double first_sq = 0;  // the first micro-batch's gradient, for the noise estimate
+    int64_t first_trips = 0;
     for (int64_t a = 0; a < accumulation; ++a) {
       if (a + 1 == accumulation) exchange_->BeforeLastBackward(data.trips, stop_vote());
       const auto s = AccumulateGradients(model_, train_, data.slices[a]);
       sum.loss_sum += s.loss_sum;
       sum.trips += s.trips;
+      if (a == 0 && accumulation > 1) {
+        first_sq = GradientSquaredNorm(model_);
+        first_trips = s.trips;
+      }
     }
     CheckFinite(model_, step, sum.loss_sum, data.slices);
+    // The first micro-batch against the step's own ones: two batch sizes on the same weights.
+    if (accumulation > 1) {
+      const auto noise =
+          EstimateNoise(first_sq, first_trips, GradientSquaredNorm(model_), sum.trips);
+      if (noise) window.AddNoise(*noise);
+    }
     TraceSince(o_.tracer, "compute", step_start);
     // Weights the forward waited for are communication (the exchange reports them as such).
     const double forward_wait = exchange_->TakeForwardWaitS();
-    if (o_.slowdown_percent > 0) {
+    if (o_.slowdown_percent > 0 &&
+        (o_.slowdown_period_s <= 0 ||
+         std::fmod(train_seconds(), o_.slowdown_period_s) < o_.slowdown_on_s)) {
       // An emulated slower machine: its extra time is compute time, as the agent must see it.
       const auto sleep_start = Clock::now();
       std::this_thread::sleep_for(std::chrono::duration<double>(

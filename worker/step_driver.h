@@ -25,7 +25,9 @@ struct DriverOptions {
   int64_t first_worker_batch = -1;  // slicing rule; -1: even split (or balanced)
   bool balanced_slices = false;     // slices of even estimated cost (worker/batch_slicer.h)
   int64_t slowdown_percent = 0;     // test knob: sleep this % of compute time after each step
-  int64_t start_step = 0;           // > 0 when resuming from a checkpoint
+  // ... only in the first slowdown_on_s of every slowdown_period_s training seconds (0: always)
+  double slowdown_on_s = 0, slowdown_period_s = 0;
+  int64_t start_step = 0;  // > 0 when resuming from a checkpoint
   // The driver's own clock ends training after this many training seconds (0: none; in a
   // distributed job the scheduler holds the budget and says so through `stop_requested`).
   double max_train_s = 0;

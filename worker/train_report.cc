@@ -1,5 +1,7 @@
 #include "worker/train_report.h"
 
+#include <limits>
+
 #include "common/peak_memory.h"
 
 namespace tteps {
@@ -25,6 +27,11 @@ JsonObject TrainReport::ToJson() const {
       .Add("compute_s", compute_s)
       .Add("wait_s", wait_s);
   for (const auto& [name, value] : exchange) o.Add(name, value);
+  // null where the window measured nothing (accumulation 1) or |G|^2 came out not positive.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  o.Add("gradient_noise_scale", noise_steps > 0 ? NoiseScale(noise) : nan)
+      .Add("gradient_sq", noise_steps > 0 ? noise.grad_sq : nan)
+      .Add("gradient_trace", noise_steps > 0 ? noise.trace : nan);
   o.Add("window_s", window_s).Add("peak_rss_mb", peak_rss_mb).Add("step_losses", step_losses);
   return o;
 }
@@ -56,6 +63,8 @@ TrainReport TrainWindow::Take(int worker, int64_t step, int64_t epoch, double wa
   r.window_s = wall_;
   r.peak_rss_mb = PeakRssMb();
   r.step_losses = std::move(step_losses_);
+  r.noise_steps = static_cast<int64_t>(noise_.weight());
+  r.noise = noise_.Mean();
   *this = TrainWindow{};
   return r;
 }

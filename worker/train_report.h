@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/gradient_noise.h"
 #include "common/json_writer.h"
 
 namespace tteps {
@@ -28,6 +29,11 @@ struct TrainReport {
   // Per-step means that only some exchanges have, by name: push_s, pull_s and staleness (the
   // parameter servers), allreduce_s (the ring modes).
   std::vector<std::pair<std::string, double>> exchange;
+  // The gradient noise (common/gradient_noise.h), averaged over the window's steps that could
+  // measure it (those of two or more micro-batches: the first one's gradient against the
+  // step's); noise_steps 0 when none could.
+  int64_t noise_steps = 0;
+  NoiseEstimate noise;
 
   // The named exchange value, 0 if this exchange has none.
   double Exchange(const std::string& name) const;
@@ -37,7 +43,7 @@ struct TrainReport {
   template <class Archive>
   void serialize(Archive& ar) {
     ar(worker, step, epoch, wall_s, loss, trips, trips_per_s, accumulation, compute_s, wait_s,
-       window_s, peak_rss_mb, step_losses, exchange);
+       window_s, peak_rss_mb, step_losses, exchange, noise_steps, noise.grad_sq, noise.trace);
   }
 };
 
@@ -45,6 +51,8 @@ struct TrainReport {
 class TrainWindow {
  public:
   void AddStep(double loss_sum, int64_t trips, double compute_s, double wait_s, double wall_s);
+  // A step's gradient noise estimate (not every step has one).
+  void AddNoise(const NoiseEstimate& e) { noise_.Add(e); }
   int64_t steps() const { return steps_; }
   double PerStep(double total) const { return steps_ > 0 ? total / steps_ : 0.0; }
   // The report of the window so far; the window starts over.
@@ -54,6 +62,7 @@ class TrainWindow {
   double loss_ = 0, compute_ = 0, wait_ = 0, wall_ = 0;
   int64_t trips_ = 0, steps_ = 0;
   std::vector<double> step_losses_;
+  NoiseSum noise_;
 };
 
 }  // namespace tteps

@@ -199,7 +199,9 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   o.accumulation = config.exchange.accumulation;
   o.first_worker_batch = config.exchange.first_worker_batch;
   o.balanced_slices = config.exchange.slicing == "balanced";
-  o.slowdown_percent = config.train.slowdown_worker == id ? config.train.slowdown_percent : 0;
+  o.slowdown_percent = config.train.SlowdownOf(id);
+  o.slowdown_on_s = config.train.slowdown_on_s;
+  o.slowdown_period_s = config.train.slowdown_period_s;
   o.tracer = tracer.get();
   DriverHooks hooks;
   // Every worker begins together, once all have loaded their data (the training clock's start).

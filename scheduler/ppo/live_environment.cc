@@ -10,30 +10,50 @@ namespace tteps::ppo {
 LiveEnvironment::LiveEnvironment(int64_t alpha_min, int64_t alpha_max)
     : alpha_min_(alpha_min), alpha_max_(alpha_max), builder_(alpha_min, alpha_max) {}
 
-double LiveEnvironment::Reward(const WindowReport& r, bool* has_reward) {
-  if (r.losses.empty()) {
-    *has_reward = false;
-    return 0;
+namespace {
+// As the goodput policy averages the noise (scheduler/goodput_policy.cc).
+constexpr double kNoiseDecay = 0.9;
+constexpr double kMinNoiseSteps = 8;
+}  // namespace
+
+void LiveEnvironment::Account(Report* out) {
+  const WindowReport& r = out->window;
+  if (r.noise_steps > 0) {
+    noise_.Decay(kNoiseDecay);
+    noise_.Add(r.noise, static_cast<double>(r.noise_steps));
   }
-  const double mean = std::accumulate(r.losses.begin(), r.losses.end(), 0.0) / r.losses.size();
-  trips_.Add(static_cast<double>(r.trips));
-  const double weight =
-      trips_.mean() > 0 ? std::min(1.0, 0.3 * static_cast<double>(r.trips) / trips_.mean()) : 0.3;
-  smoothed_loss_ = have_loss_ ? smoothed_loss_ + weight * (mean - smoothed_loss_) : mean;
-  have_loss_ = true;
-  const double now = std::chrono::duration<double>(Clock::now() - start_).count();
-  auto it = last_.find(r.worker);
-  *has_reward = it != last_.end() && now > it->second.second;
-  double reward = 0;
-  if (*has_reward) {
-    const double raw = (it->second.first - smoothed_loss_) / (now - it->second.second);
-    reward_square_sum_ += raw * raw;
-    ++rewards_;
-    const double rms = std::sqrt(reward_square_sum_ / rewards_);
-    reward = rms > 0 ? std::clamp(raw / rms, -5.0, 5.0) : 0.0;
+  if (r.losses.empty() || r.alpha <= 0 || r.step_s <= 0) return;
+  const bool seen = workers_.count(r.worker) > 0;
+  WorkerState& w = workers_[r.worker];
+  w.alpha = r.alpha;
+  w.compute_per_micro = r.compute_s / r.alpha;
+  w.trips_per_step = static_cast<double>(r.trips) / r.losses.size();
+  w.step_s = r.step_s;
+
+  double batch = 0, base = 0, throughput = 0, mean_compute = 0, slowest = 0, slowest_base = 0,
+         step_s = 0;
+  for (const auto& [id, s] : workers_) {
+    batch += s.trips_per_step;
+    base += s.trips_per_step / s.alpha * alpha_min_;
+    throughput += s.trips_per_step / s.step_s;
+    mean_compute += s.compute_per_micro / workers_.size();
+    slowest = std::max(slowest, s.compute_per_micro * s.alpha);
+    slowest_base = std::max(slowest_base, s.compute_per_micro * alpha_min_);
+    step_s = std::max(step_s, s.step_s);
   }
-  last_[r.worker] = {smoothed_loss_, now};
-  return reward;
+  const double phi = noise_.weight() >= kMinNoiseSteps ? NoiseScale(noise_.Mean()) : NAN;
+  out->view.relative_compute = mean_compute > 0 ? w.compute_per_micro / mean_compute : 1.0;
+  out->view.relative_step = slowest > 0 ? w.compute_per_micro * w.alpha / slowest : 1.0;
+  out->view.batch_over_noise = std::isfinite(phi) ? batch / std::max(phi, 1.0) : 0.0;
+  const double efficiency =
+      std::isfinite(phi) ? (std::max(phi, 0.0) + base) / (std::max(phi, 0.0) + batch) : 1.0;
+  // The reference: every worker at alpha_min, its step the slowest one's compute there plus
+  // the exchange's own time now (the slowest worker's step beyond its compute).
+  const double exchange_s = std::max(0.0, step_s - slowest);
+  const double reference = base / std::max(slowest_base + exchange_s, 1e-9);
+  last_goodput_ = throughput * efficiency / reference;
+  out->reward = last_goodput_;
+  out->has_reward = seen;  // its previous window carried a decision
 }
 
 void LiveEnvironment::Push(const WindowReport& report) {
@@ -41,7 +61,7 @@ void LiveEnvironment::Push(const WindowReport& report) {
   if (finished_) return;
   Report r;
   r.window = report;
-  r.reward = Reward(report, &r.has_reward);
+  Account(&r);
   reports_.push_back(std::move(r));
   cv_.notify_all();
 }
@@ -69,15 +89,10 @@ bool LiveEnvironment::Next(std::unique_lock<std::mutex>& lock, Report* out) {
 }
 
 AgentObservation LiveEnvironment::Observe(const Report& r) {
-  const WindowReport& w = r.window;
-  compute_per_microbatch_[w.worker] = w.compute_s / std::max<int64_t>(1, w.alpha);
-  double mean = 0;
-  for (const auto& [worker, c] : compute_per_microbatch_) mean += c;
-  mean /= compute_per_microbatch_.size();
   AgentObservation o;
-  o.worker = w.worker;
-  o.alpha = w.alpha;
-  o.features = builder_.Build(w, mean > 0 ? compute_per_microbatch_[w.worker] / mean : 1.0);
+  o.worker = r.window.worker;
+  o.alpha = r.window.alpha;
+  o.features = builder_.Build(r.window, r.view);
   return o;
 }
 
@@ -125,7 +140,7 @@ std::string LiveEnvironment::Render() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::ostringstream os;
   os << "worker " << current_obs_.worker << " at alpha " << current_obs_.alpha << ", "
-     << reports_.size() << " reports queued, smoothed loss " << smoothed_loss_;
+     << reports_.size() << " reports queued, goodput " << last_goodput_ << " x alpha_min's";
   return os.str();
 }
 

@@ -3,22 +3,25 @@
 // loop drains and sends to the worker, then waits for the next report. The loop never waits
 // for the agent.
 //
-// Reward: training progress per wall second. Every report updates a smoothed job-wide
-// training loss, an exponential average of the windows' mean losses in which a window weighs
-// in proportion to its trip count (weight 0.3 x trips / mean trips, at most 1). A worker's
-// decision is rewarded, when that worker reports again, with the fall of the smoothed loss
-// between its two reports divided by the seconds between them, scaled by the running RMS of
-// such rewards (so the agent sees a unitless quantity around +-1). Per wall second, not per
-// step: a larger alpha makes steps longer, and only progress per second is worth having.
+// Reward: goodput, as Pollux (OSDI 2021) defines it and the simulation (sim_environment.h)
+// rewards it. A worker's decision is rewarded, when that worker reports again, with the job's
+// throughput (the sum over workers of trips per step over seconds per step, each worker's
+// latest window) times the statistical efficiency (B_noise + M0) / (B_noise + M) of the global
+// batch M (M0: every worker at alpha_min; B_noise: the gradient noise scale the workers
+// measure, averaged over windows; efficiency 1 while it is unknown), over the throughput the
+// same workers would have at alpha_min (their measured compute per micro-batch, the exchange's
+// measured time): 1 at alpha_min, as in the simulation, so that a policy pre-trained there
+// meets rewards of the scale it learned. Progress per second, not per step, and not the raw
+// change of a noisy training loss: a larger batch takes longer and helps less per trip.
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 
+#include "common/gradient_noise.h"
 #include "scheduler/accumulation_policy.h"
 #include "scheduler/ppo/environment.h"
 #include "scheduler/ppo/observation.h"
@@ -42,13 +45,20 @@ class LiveEnvironment : public Environment {
  private:
   struct Report {
     WindowReport window;
+    JobView view;  // the job as it stood when the window arrived
     double reward = 0;
     bool has_reward = false;
+  };
+  // A worker's latest window, as the job view and the goodput need it.
+  struct WorkerState {
+    int64_t alpha = 1;
+    double compute_per_micro = 0, trips_per_step = 0, step_s = 0;
   };
   // Waits for the next report; false when the job ended first.
   bool Next(std::unique_lock<std::mutex>& lock, Report* out);
   AgentObservation Observe(const Report& r);
-  double Reward(const WindowReport& r, bool* has_reward);
+  // Updates the job's state with `r`; its view and reward (mu_ held).
+  void Account(Report* r);
 
   const int64_t alpha_min_, alpha_max_;
   mutable std::mutex mu_;
@@ -59,19 +69,13 @@ class LiveEnvironment : public Environment {
 
   // Agent side state.
   ObservationBuilder builder_;
-  std::map<int, double> compute_per_microbatch_;  // latest, per worker
   Report current_;
   AgentObservation current_obs_;
 
-  // Reward state (updated on Push).
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point start_ = Clock::now();
-  double smoothed_loss_ = 0;
-  bool have_loss_ = false;
-  RunningStat trips_;
-  double reward_square_sum_ = 0;
-  int64_t rewards_ = 0;
-  std::map<int, std::pair<double, double>> last_;  // worker -> (smoothed loss, time)
+  // The job as the reports tell it (updated on Push).
+  std::map<int, WorkerState> workers_;
+  NoiseSum noise_;  // decaying average over the windows
+  double last_goodput_ = 0;
 };
 
 }  // namespace tteps::ppo

@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "scheduler/ppo/ppo.h"
+
 namespace tteps::ppo {
+
+static_assert(PpoConfig{}.observation_size == kObservationSize,
+              "the agent's default input is the observation built here");
 
 LossStats SummariseLosses(const std::vector<double>& losses) {
   LossStats s;
@@ -29,7 +34,8 @@ const char* ActionName(int action) {
   return action >= 0 && action < kNumActions ? kNames[action] : "unknown";
 }
 
-std::vector<float> ObservationBuilder::Build(const WindowReport& r, double relative_compute) {
+std::vector<float> ObservationBuilder::Build(const WindowReport& r, const JobView& job) {
+  const double relative_compute = job.relative_compute;
   const LossStats s = SummariseLosses(r.losses);
   const double stats[5] = {s.initial, s.minimum, s.maximum, s.last, s.max_change};
   std::vector<float> obs(kObservationSize, 0.0f);
@@ -46,6 +52,12 @@ std::vector<float> ObservationBuilder::Build(const WindowReport& r, double relat
                : 0.0f;
   obs[7] = r.step_s > 0 ? static_cast<float>(std::clamp(r.wait_s / r.step_s, 0.0, 1.0)) : 0.0f;
   obs[8] = static_cast<float>(r.staleness / (1.0 + std::max(0.0, r.staleness)));
+  obs[9] = job.batch_over_noise > 0
+               ? static_cast<float>(std::clamp(std::log2(job.batch_over_noise) / 4, -1.0, 1.0))
+               : 0.0f;
+  obs[10] = job.relative_step > 0
+                ? static_cast<float>(std::clamp(std::log2(job.relative_step) / 4, -1.0, 0.0))
+                : 0.0f;
   return obs;
 }
 

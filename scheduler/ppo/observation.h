@@ -8,7 +8,11 @@
 //   6     the worker's pure compute time per micro-batch relative to the mean over workers
 //         (log2, clipped to +-2: > 0 means slower than average);
 //   7     the share of its step spent waiting (for the slowest worker, a pull, an allreduce);
-//   8     staleness s as s / (1 + s) (async and SSP; 0 in sync and ring modes).
+//   8     staleness s as s / (1 + s) (async and SSP; 0 in sync and ring modes);
+//   9     the global batch M against the gradient noise scale B_noise: log2(M / B_noise) / 4,
+//         clipped to +-1 (0 while the noise is unknown): above 0 a larger batch buys little;
+//   10    this worker's compute per step relative to the slowest worker's, log2 / 4, clipped to
+//         -1 .. 0 (0: it is the slowest, the one every other worker waits for).
 // Actions: 0 halves alpha, 1 keeps it, 2 doubles it, within [alpha_min, alpha_max].
 #pragma once
 
@@ -16,11 +20,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/gradient_noise.h"
 #include "scheduler/ppo/gae.h"
 
 namespace tteps::ppo {
 
-inline constexpr int kObservationSize = 9;
+inline constexpr int kObservationSize = 11;
 inline constexpr int kNumActions = 3;
 
 // One worker's window as its metrics line reports it.
@@ -30,11 +35,13 @@ struct WindowReport {
   int64_t alpha = 1;
   std::vector<double> losses;  // per step, in order
   int64_t trips = 0;
-  double window_s = 0;   // wall seconds of the window
-  double compute_s = 0;  // pure compute per step (all micro-batches)
-  double wait_s = 0;     // waiting per step
-  double step_s = 0;     // wall time per step
-  double staleness = 0;  // mean staleness of its pushes (async / SSP)
+  double window_s = 0;      // wall seconds of the window
+  double compute_s = 0;     // pure compute per step (all micro-batches)
+  double wait_s = 0;        // waiting per step
+  double step_s = 0;        // wall time per step
+  double staleness = 0;     // mean staleness of its pushes (async / SSP)
+  int64_t noise_steps = 0;  // steps that measured the gradient noise (accumulation > 1)
+  NoiseEstimate noise;      // their mean
 };
 
 struct LossStats {
@@ -46,12 +53,18 @@ LossStats SummariseLosses(const std::vector<double>& losses);
 int64_t ApplyAction(int64_t alpha, int action, int64_t lo, int64_t hi);
 const char* ActionName(int action);
 
+// What the environment knows of the whole job when a worker's window arrives.
+struct JobView {
+  double relative_compute = 1;  // this worker's compute per micro-batch over the workers' mean
+  double relative_step = 1;     // its compute per step over the slowest worker's
+  double batch_over_noise = 0;  // M / B_noise; 0: the noise is not known
+};
+
 class ObservationBuilder {
  public:
   ObservationBuilder(int64_t alpha_min, int64_t alpha_max)
       : alpha_min_(alpha_min), alpha_max_(alpha_max) {}
-  // `relative_compute`: this worker's compute per micro-batch over the workers' mean.
-  std::vector<float> Build(const WindowReport& r, double relative_compute);
+  std::vector<float> Build(const WindowReport& r, const JobView& job);
 
  private:
   int64_t alpha_min_, alpha_max_;

@@ -12,7 +12,7 @@
 namespace tteps::ppo {
 
 struct PpoConfig {
-  int observation_size = 9;
+  int observation_size = 11;  // kObservationSize (observation.h), asserted there
   int num_actions = 3;
   int hidden = 64;
   double lr = 3e-4;

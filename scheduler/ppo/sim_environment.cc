@@ -81,10 +81,16 @@ AgentObservation SimEnvironment::Observe(int worker) {
   r.wait_s = slowest_plus - c_.comm_s - r.compute_s;
   const double mean =
       std::accumulate(c_.compute_s.begin(), c_.compute_s.end(), 0.0) / c_.compute_s.size();
+  JobView view;
+  view.relative_compute = c_.compute_s[worker] / mean;
+  view.relative_step = r.compute_s / (slowest_plus - c_.comm_s);
+  double batch = 0;
+  for (auto a : alphas_) batch += a * c_.trips_per_microbatch;
+  view.batch_over_noise = batch / c_.s0;  // s0 plays the noise scale's part
   AgentObservation o;
   o.worker = worker;
   o.alpha = alphas_[worker];
-  o.features = builder_.Build(r, c_.compute_s[worker] / mean);
+  o.features = builder_.Build(r, view);
   return o;
 }
 

@@ -24,7 +24,7 @@ TEST(PpoJob, SyncJobWithTheAgentChangesAlphaAndFinishes) {
                           "/run -- --train_data " + kData +
                           " --max_steps 80 --batch_size 32 --log_every 2 --accumulation 2" +
                           " --accumulation_policy ppo --accumulation_max 8 --ppo_rollout 8" +
-                          " --ppo_minibatch 8 --ppo_policy_out " + policy;
+                          " --ppo_minibatch 8 --ppo_policy_in none --ppo_policy_out " + policy;
   ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
   const std::string summary = ReadFile(dir + "/run/summary.json");
   EXPECT_NE(summary.find("\"accumulation_policy\":\"ppo\""), std::string::npos) << summary;
@@ -63,6 +63,22 @@ TEST(PpoJob, SyncJobWithTheAgentChangesAlphaAndFinishes) {
   EXPECT_GT(JsonNumber(ReadFile(dir + "/ring/summary.json"), "accumulation_decisions"), 0);
 }
 
+// Without --ppo_policy_in the agent starts from the policy shipped in the repository.
+TEST(PpoJob, TheShippedPolicyIsTheDefault) {
+  const std::string dir = FreshDir("ppo_shipped");
+  const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                          "/run -- --train_data " + kData +
+                          " --max_steps 20 --batch_size 32 --log_every 2 --accumulation 2" +
+                          " --accumulation_policy ppo";
+  ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
+  EXPECT_NE(
+      JobLogs(dir + "/run")
+          .find("PPO policy loaded from " TTEPS_SOURCE_DIR "/scheduler/ppo/shipped_policy.pt"),
+      std::string::npos)
+      << JobLogs(dir + "/run");
+  EXPECT_GT(JsonNumber(ReadFile(dir + "/run/summary.json"), "accumulation_decisions"), 0);
+}
+
 // --accumulation_policy speed (LB-BSP): worker 1 slowed 3x gets the smaller accumulation, and
 // the sum over the workers stays 2 x 4.
 TEST(PpoJob, TheSpeedPolicyGivesASlowedWorkerTheSmallerAccumulation) {
@@ -89,6 +105,56 @@ TEST(PpoJob, TheSpeedPolicyGivesASlowedWorkerTheSmallerAccumulation) {
   std::printf(
       "speed policy, worker 1 slowed 3x: accumulation %lld (worker 0) and %lld (worker 1)\n",
       static_cast<long long>(last[0]), static_cast<long long>(last[1]));
+}
+
+// --accumulation_policy goodput (Pollux): every train line carries the gradient noise the
+// workers measured (two micro-batches or more per step; the scale itself is null in a window
+// whose |G|^2 estimate came out not positive), and the policy moves the global batch within the
+// bounds once it has measured it.
+TEST(PpoJob, TheGoodputPolicyMeasuresTheNoiseScaleAndChoosesTheBatch) {
+  const std::string dir = FreshDir("goodput_policy");
+  const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                          "/run -- --train_data " + kData +
+                          " --max_steps 60 --batch_size 32 --log_every 4 --accumulation 4" +
+                          " --accumulation_policy goodput --accumulation_min 2" +
+                          " --accumulation_max 8";
+  ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_NE(summary.find("\"accumulation_policy\":\"goodput\""), std::string::npos) << summary;
+  const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
+  const std::regex train(
+      R"re("type":"train".*"gradient_noise_scale":([^,]+),"gradient_sq":([^,]+),"gradient_trace":([^,]+),)re");
+  int lines = 0, scales = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), train);
+       it != std::sregex_iterator(); ++it, ++lines) {
+    EXPECT_NE((*it)[2], "null") << it->str();
+    EXPECT_NE((*it)[3], "null") << it->str();
+    if ((*it)[1] != "null") ++scales;
+  }
+  EXPECT_EQ(lines, 2 * 15) << metrics;
+  EXPECT_GT(scales, lines / 2) << metrics;
+  const std::regex decision(
+      R"re("type":"decision","worker":(\d),"step":\d+,"wall_s":[^,]+,"action":"goodput","old_accumulation":\d+,"new_accumulation":(\d+))re");
+  int decisions = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), decision);
+       it != std::sregex_iterator(); ++it, ++decisions) {
+    const int64_t a = std::stoll((*it)[2]);
+    EXPECT_GE(a, 2);
+    EXPECT_LE(a, 8);
+  }
+  EXPECT_GT(decisions, 0) << metrics;
+}
+
+// Accumulation 1 measures no noise: the train lines say so with null, not with a number.
+TEST(PpoJob, AnAccumulationOfOneReportsNoNoiseScale) {
+  const std::string dir = FreshDir("noise_none");
+  const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                          "/run -- --train_data " + kData +
+                          " --max_steps 8 --batch_size 32 --log_every 4";
+  ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
+  const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
+  EXPECT_NE(metrics.find("\"gradient_noise_scale\":null"), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("\"gradient_noise_scale\":0"), std::string::npos) << metrics;
 }
 
 TEST(PpoJob, AMissingPolicyFileIsRefusedBeforeTheJobStarts) {

@@ -69,6 +69,38 @@ TEST(JobConfig, ValidateNamesTheBadFlag) {
       },
       "--accumulation_max");
   ExpectRefused([](JobConfig& c) { c.cluster.timeout_s = 0; }, "--timeout_s");
+  ExpectRefused([](JobConfig& c) { c.train.slowdowns = {0, -1}; }, "--slowdowns");
+  ExpectRefused(
+      [](JobConfig& c) {
+        c.train.slowdowns = {0, 100};
+        c.train.slowdown_worker = 1;
+      },
+      "--slowdown_worker");
+  ExpectRefused(
+      [](JobConfig& c) {
+        c.train.slowdown_on_s = 10;
+        c.train.slowdown_period_s = 10;
+      },
+      "--slowdown_schedule");
+  ExpectRefused(
+      [](JobConfig& c) {
+        c.policy.name = "goodput";
+        c.policy.accumulation_min = 1;
+      },
+      "--accumulation_min must be >= 2");
+}
+
+TEST(JobConfig, SlowdownsPerWorkerOrForOne) {
+  TrainConfig t;
+  t.slowdown_percent = 200;
+  t.slowdown_worker = 1;
+  EXPECT_EQ(t.SlowdownOf(0), 0);
+  EXPECT_EQ(t.SlowdownOf(1), 200);
+  t.slowdown_worker = -1;
+  t.slowdowns = {0, 0, 100, 200};
+  EXPECT_EQ(t.SlowdownOf(2), 100);
+  EXPECT_EQ(t.SlowdownOf(3), 200);
+  EXPECT_EQ(t.SlowdownOf(4), 0);  // beyond the list: not slowed
 }
 
 TEST(JobConfig, CerealCarriesEveryPart) {

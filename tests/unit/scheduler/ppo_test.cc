@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "scheduler/ppo/gae.h"
+#include "scheduler/ppo/live_environment.h"
 #include "scheduler/ppo/observation.h"
 #include "scheduler/ppo/ppo_loss.h"
 #include "scheduler/ppo/runner.h"
@@ -69,12 +70,59 @@ TEST(Observation, LossStatsAndActions) {
   r.step_s = 1;
   r.wait_s = 0.25;
   r.staleness = 1;
-  const auto obs = b.Build(r, 2.0);
+  JobView view;
+  view.relative_compute = 2.0;
+  view.relative_step = 0.25;
+  view.batch_over_noise = 4.0;
+  const auto obs = b.Build(r, view);
   ASSERT_EQ(obs.size(), static_cast<size_t>(kObservationSize));
   EXPECT_FLOAT_EQ(obs[5], 0.5f);   // log2(4) / log2(16)
   EXPECT_FLOAT_EQ(obs[6], 1.0f);   // twice as slow as the mean
   EXPECT_FLOAT_EQ(obs[7], 0.25f);  // a quarter of the step waiting
   EXPECT_FLOAT_EQ(obs[8], 0.5f);
+  EXPECT_FLOAT_EQ(obs[9], 0.5f);    // log2(4) / 4: the batch four times the noise scale
+  EXPECT_FLOAT_EQ(obs[10], -0.5f);  // a quarter of the slowest worker's step: log2(1/4) / 4
+  EXPECT_FLOAT_EQ(b.Build(r, JobView{})[9], 0.0f);  // the noise not known yet
+}
+
+// A window of `worker` at `alpha`: 16 trips and `per_micro` compute seconds per micro-batch,
+// steps of `step_s` (the slowest worker's compute plus 0.02 s of exchange).
+WindowReport Window(int worker, int64_t alpha, double per_micro, double step_s) {
+  WindowReport r;
+  r.worker = worker;
+  r.alpha = alpha;
+  r.losses = {1.0, 1.0};
+  r.trips = 2 * 16 * alpha;
+  r.compute_s = per_micro * alpha;
+  r.step_s = step_s;
+  return r;
+}
+
+// Worker 0 computes a micro-batch in 0.1 s, worker 1 in 0.2 s: at alpha 1 worker 0 waits,
+// and doubling its alpha adds half the trips to a step of the same length. The reward is
+// goodput over alpha_min's: 1 there, 1.5 for the doubled alpha while the noise is unknown, and
+// (16 + 32) / (16 + 48) of that once the workers measure a noise scale of 16 trips.
+TEST(LiveEnvironment, RewardsGoodputRelativeToEveryWorkerAtAlphaMin) {
+  for (const bool noisy : {false, true}) {
+    LiveEnvironment env(1, 16);
+    env.Push(Window(0, 1, 0.1, 0.22));
+    env.Push(Window(1, 1, 0.2, 0.22));
+    WindowReport again = Window(1, 1, 0.2, 0.22);
+    again.noise_steps = noisy ? 8 : 0;
+    again.noise = {/*grad_sq=*/1.0, /*trace=*/16.0};
+    env.Push(again);
+    env.Push(Window(0, 2, 0.1, 0.22));
+    env.Finish();                          // the queued reports still reach the agent
+    env.Reset();                           // worker 0's first window: nothing to reward
+    EXPECT_FALSE(env.Step(1).has_reward);  // worker 1's first window
+    const EnvStep at_min = env.Step(1);    // worker 1 again: both at alpha 1
+    ASSERT_TRUE(at_min.has_reward);
+    EXPECT_NEAR(at_min.reward, 1.0, 1e-9);
+    const EnvStep doubled = env.Step(2);
+    ASSERT_TRUE(doubled.has_reward);
+    EXPECT_NEAR(doubled.reward, noisy ? 1.5 * 48.0 / 64.0 : 1.5, 1e-9) << "noisy " << noisy;
+    EXPECT_TRUE(env.Step(1).done);
+  }
 }
 
 TEST(PpoAgent, SaveAndLoadGiveTheSameDecisions) {
@@ -90,7 +138,8 @@ TEST(PpoAgent, SaveAndLoadGiveTheSameDecisions) {
   c.seed = 99;  // other initial weights
   PpoAgent b(c);
   b.Load(path);
-  const std::vector<float> obs = {0.1f, -0.2f, 0.3f, 0.0f, 1.0f, 0.25f, -1.0f, 0.5f, 0.0f};
+  const std::vector<float> obs = {0.1f,  -0.2f, 0.3f, 0.0f, 1.0f, 0.25f,
+                                  -1.0f, 0.5f,  0.0f, 0.3f, -0.5f};
   const auto da = a.Act(obs, true), db = b.Act(obs, true);
   EXPECT_EQ(da.action, db.action);
   EXPECT_DOUBLE_EQ(da.log_prob, db.log_prob);

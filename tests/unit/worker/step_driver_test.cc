@@ -185,6 +185,45 @@ TEST(StepDriver, AccumulationTakesThatManySlicesPerStepAndFollowsThePolicy) {
   EXPECT_EQ(run.reports.back().accumulation, 1);
 }
 
+TEST(StepDriver, StepsOfTwoMicroBatchesOrMoreMeasureTheGradientNoise) {
+  DriverOptions o;
+  o.accumulation = 2;
+  const Outcome two = Drive(Config(), o);
+  ASSERT_FALSE(two.reports.empty());
+  // The last step of each epoch is one 8-trip slice plus a 32-trip one: every step measures.
+  EXPECT_EQ(two.reports[0].noise_steps, 5);
+  // Five steps' estimates are noisy (either may come out negative), but they are measured.
+  EXPECT_TRUE(std::isfinite(two.reports[0].noise.trace));
+  EXPECT_NE(two.reports[0].noise.grad_sq, 0);
+  EXPECT_EQ(Drive(Config()).reports[0].noise_steps, 0);  // one micro-batch: nothing to compare
+}
+
+// The number of slowdown spans in a run with `schedule` (on, period) seconds.
+int SlowdownSpans(double on_s, double period_s) {
+  std::string events;
+  Tracer tracer(1, "worker", [&](std::string e) { events += e; });
+  DriverOptions o;
+  o.slowdown_percent = 10;
+  o.slowdown_on_s = on_s;
+  o.slowdown_period_s = period_s;
+  o.tracer = &tracer;
+  TrainConfig c = Config();
+  c.epochs = 1;  // 7 steps
+  Drive(c, o);
+  tracer.Flush();
+  int spans = 0;
+  for (size_t at = 0; (at = events.find("\"name\":\"slowdown\"", at)) != std::string::npos; ++at) {
+    ++spans;
+  }
+  return spans;
+}
+
+TEST(StepDriver, ASlowdownScheduleSlowsOnlyInItsOnPhase) {
+  EXPECT_EQ(SlowdownSpans(0, 0), 7);       // no schedule: every step
+  EXPECT_EQ(SlowdownSpans(1e8, 1e9), 7);   // always in the on phase
+  EXPECT_EQ(SlowdownSpans(1e-9, 1e9), 0);  // the on phase over before the first step ends
+}
+
 TEST(StepDriver, ResumingSkipsTheDataOfTheStepsDone) {
   const Outcome full = Drive(Config());
   DriverOptions o;

@@ -1,0 +1,44 @@
+#include "common/gradient_noise.h"
+
+#include <cmath>
+#include <limits>
+
+namespace tteps {
+
+std::optional<NoiseEstimate> EstimateNoise(double small_sq, int64_t small, double big_sq,
+                                           int64_t big) {
+  if (small <= 0 || big <= small || !std::isfinite(small_sq) || !std::isfinite(big_sq)) {
+    return std::nullopt;
+  }
+  const double bs = static_cast<double>(small), bb = static_cast<double>(big);
+  // Squared norms of the mean gradients.
+  const double gs = small_sq / (bs * bs), gb = big_sq / (bb * bb);
+  NoiseEstimate e;
+  e.grad_sq = (bb * gb - bs * gs) / (bb - bs);
+  e.trace = (gs - gb) / (1.0 / bs - 1.0 / bb);
+  return e;
+}
+
+double NoiseScale(const NoiseEstimate& mean) {
+  if (!(mean.grad_sq > 0)) return std::numeric_limits<double>::quiet_NaN();
+  return mean.trace / mean.grad_sq;
+}
+
+void NoiseSum::Add(const NoiseEstimate& e, double weight) {
+  grad_sq_ += weight * e.grad_sq;
+  trace_ += weight * e.trace;
+  weight_ += weight;
+}
+
+void NoiseSum::Decay(double factor) {
+  grad_sq_ *= factor;
+  trace_ *= factor;
+  weight_ *= factor;
+}
+
+NoiseEstimate NoiseSum::Mean() const {
+  if (weight_ <= 0) return {};
+  return {grad_sq_ / weight_, trace_ / weight_};
+}
+
+}  // namespace tteps

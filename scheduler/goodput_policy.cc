@@ -1,0 +1,151 @@
+#include "scheduler/goodput_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+
+#include "common/gradient_noise.h"
+#include "scheduler/speed_policy.h"
+
+namespace tteps::scheduler {
+
+double StatisticalEfficiency(double noise_scale, double base_batch, double batch) {
+  if (std::isnan(noise_scale) || batch <= 0) return 1.0;
+  // A negative estimate: the noise is too small to measure, so a larger batch gains nothing.
+  const double phi = std::max(0.0, noise_scale);
+  return (phi + base_batch) / (phi + batch);
+}
+
+double Goodput(const GoodputModel& m, const std::vector<int64_t>& alpha) {
+  double slowest = 0, batch = 0;
+  for (size_t i = 0; i < alpha.size(); ++i) {
+    slowest = std::max(slowest, alpha[i] * m.seconds[i]);
+    batch += alpha[i] * m.trips[i];
+  }
+  const double step_s = slowest + m.overhead_s;
+  if (step_s <= 0) return 0;
+  return batch / step_s * StatisticalEfficiency(m.noise_scale, m.base_batch, batch);
+}
+
+std::vector<int64_t> BestSplit(const GoodputModel& m, int64_t lo, int64_t hi) {
+  const auto w = static_cast<int64_t>(m.seconds.size());
+  std::vector<int64_t> best;
+  double best_goodput = -1;
+  for (int64_t total = w * lo; total <= w * hi; ++total) {
+    std::vector<int64_t> split = SpeedShares(m.seconds, total, lo, hi);
+    const double g = Goodput(m, split);
+    if (g > best_goodput) best_goodput = g, best = std::move(split);
+  }
+  return best;
+}
+
+namespace {
+
+// How much of the noise average one more window replaces: the noise scale grows as training
+// goes on, and old windows were measured on other weights.
+constexpr double kNoiseDecay = 0.9;
+constexpr double kMinNoiseSteps = 8;
+
+class GoodputPolicy : public AccumulationPolicy {
+ public:
+  GoodputPolicy(int workers, int64_t accumulation, int64_t lo, int64_t hi)
+      : lo_(lo),
+        hi_(hi),
+        start_(accumulation),
+        alpha_(workers, accumulation),
+        overhead_(workers, -1.0) {
+    m_.seconds.assign(workers, 0.0);
+    m_.trips.assign(workers, 0.0);
+  }
+
+  void Observe(const ppo::WindowReport& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t w = static_cast<size_t>(r.worker);
+    if (w >= alpha_.size() || r.alpha <= 0 || r.losses.empty()) return;
+    if (r.noise_steps > 0) {
+      noise_.Decay(kNoiseDecay);
+      noise_.Add(r.noise, static_cast<double>(r.noise_steps));
+    }
+    // A window that ran (at least partly) at another accumulation says little about this one.
+    if (r.alpha != alpha_[w] || r.compute_s <= 0) return;
+    const double steps = static_cast<double>(r.losses.size());
+    const double t = r.compute_s / r.alpha;
+    m_.seconds[w] = m_.seconds[w] > 0 ? 0.5 * m_.seconds[w] + 0.5 * t : t;
+    m_.trips[w] = r.trips / (steps * r.alpha);
+    overhead_[w] = std::max(0.0, r.step_s - r.compute_s);
+    if (std::find(m_.seconds.begin(), m_.seconds.end(), 0.0) != m_.seconds.end()) return;
+    if (m_.base_batch <= 0) {
+      for (double b : m_.trips) m_.base_batch += start_ * b;
+    }
+    // The slowest worker waits least: its step beyond its compute is the exchange's own time.
+    m_.overhead_s = *std::min_element(overhead_.begin(), overhead_.end());
+    if (m_.overhead_s < 0) return;  // not every worker measured at this accumulation yet
+    // Until the noise is known, only the split may change (the speed policy's move).
+    const bool noise_known = noise_.weight() >= kMinNoiseSteps;
+    m_.noise_scale = noise_known ? NoiseScale(noise_.Mean()) : std::nan("");
+    std::vector<int64_t> next;
+    if (noise_known && std::isfinite(m_.noise_scale)) {
+      next = BestSplit(m_, lo_, hi_);
+    } else {
+      int64_t total = 0;
+      for (int64_t a : alpha_) total += a;
+      next = SpeedShares(m_.seconds, total, lo_, hi_);
+    }
+    if (Goodput(m_, next) < 1.05 * Goodput(m_, alpha_)) return;
+    for (size_t i = 0; i < next.size(); ++i) {
+      if (next[i] == alpha_[i]) continue;
+      AlphaDecision d;
+      d.worker = static_cast<int>(i);
+      d.step = r.step;
+      d.old_alpha = alpha_[i];
+      d.new_alpha = next[i];
+      d.action = "goodput";
+      d.observation = {static_cast<float>(m_.noise_scale), static_cast<float>(Goodput(m_, next)),
+                       static_cast<float>(m_.seconds[i])};
+      decisions_.push_back(d);
+      alpha_[i] = next[i];
+      m_.seconds[i] = 0;  // measured again at the new accumulation before the next decision
+      overhead_[i] = -1;
+    }
+  }
+
+  std::optional<AlphaDecision> Poll() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (decisions_.empty()) return std::nullopt;
+    AlphaDecision d = decisions_.front();
+    decisions_.pop_front();
+    return d;
+  }
+
+  std::string Finish() override { return ""; }
+
+ private:
+  const int64_t lo_, hi_, start_;
+  std::mutex mu_;
+  std::vector<int64_t> alpha_;
+  std::vector<double> overhead_;  // per worker: step beyond compute; -1: not measured at alpha_
+  GoodputModel m_;
+  NoiseSum noise_;  // decaying average over the windows
+  std::deque<AlphaDecision> decisions_;
+};
+
+}  // namespace
+
+std::unique_ptr<AccumulationPolicy> MakeGoodputPolicy(int workers, int64_t accumulation, int64_t lo,
+                                                      int64_t hi) {
+  if (lo < 2) {
+    throw std::invalid_argument(
+        "--accumulation_policy goodput: --accumulation_min must be >= 2 (a worker measures the "
+        "gradient noise from two micro-batches or more)");
+  }
+  if (workers < 1 || accumulation < lo || accumulation > hi) {
+    throw std::invalid_argument(
+        "--accumulation_policy goodput: --accumulation must lie in [--accumulation_min, "
+        "--accumulation_max]");
+  }
+  return std::make_unique<GoodputPolicy>(workers, accumulation, lo, hi);
+}
+
+}  // namespace tteps::scheduler

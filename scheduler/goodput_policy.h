@@ -1,0 +1,40 @@
+// --accumulation_policy goodput, after Pollux (OSDI 2021): the global batch that maximises
+// goodput, throughput x statistical efficiency, split across the workers as `speed` splits it.
+// The efficiency of a batch of M trips relative to the job's starting batch M0 is
+// (B_noise + M0) / (B_noise + M), with B_noise the gradient noise scale measured by the workers
+// (common/gradient_noise.h). Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "scheduler/accumulation_policy.h"
+
+namespace tteps::scheduler {
+
+// What the policy knows of the job, as measured.
+struct GoodputModel {
+  std::vector<double> seconds;  // per worker: compute seconds per micro-batch
+  std::vector<double> trips;    // per worker: trips per micro-batch
+  double overhead_s = 0;        // per step, beyond the slowest worker's compute
+  double noise_scale = 0;       // B_noise in trips
+  double base_batch = 0;        // M0: the starting global batch in trips
+};
+
+// 1 where the noise scale is unknown (NaN); a negative one counts as 0.
+double StatisticalEfficiency(double noise_scale, double base_batch, double batch);
+// Trips per second of progress (as if at the base batch) of the split `alpha`.
+double Goodput(const GoodputModel& m, const std::vector<int64_t>& alpha);
+// The split of highest goodput among the speed splits (SpeedShares) of every total in
+// [W x lo, W x hi].
+std::vector<int64_t> BestSplit(const GoodputModel& m, int64_t lo, int64_t hi);
+
+// `accumulation`: every worker's at the start (it sets M0). lo must be >= 2: a worker measures
+// the noise from two micro-batches or more. Decisions come once every worker has reported a
+// window at its current accumulation and the noise has been measured over 8 steps, and only
+// where they raise the predicted goodput by more than 5%.
+std::unique_ptr<AccumulationPolicy> MakeGoodputPolicy(int workers, int64_t accumulation, int64_t lo,
+                                                      int64_t hi);
+
+}  // namespace tteps::scheduler

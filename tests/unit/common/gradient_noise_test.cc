@@ -1,0 +1,59 @@
+#include "common/gradient_noise.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace tteps {
+namespace {
+
+// Per-trip gradients G + noise: the estimates average to |G|^2 and tr(Sigma).
+TEST(GradientNoise, EstimatesAverageToTheTrueGradientAndVariance) {
+  constexpr int kDim = 40, kSmall = 8, kBig = 32, kTrials = 4000;
+  const double g = 0.1, sigma = 0.5;  // |G|^2 = 0.4, tr(Sigma) = 10, B_noise = 25 trips
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0.0, sigma);
+  NoiseSum sum;
+  for (int t = 0; t < kTrials; ++t) {
+    std::vector<double> acc(kDim, 0.0);
+    double small_sq = 0;
+    for (int trip = 0; trip < kBig; ++trip) {
+      for (double& a : acc) a += g + noise(rng);
+      if (trip + 1 == kSmall) {
+        for (double a : acc) small_sq += a * a;
+      }
+    }
+    double big_sq = 0;
+    for (double a : acc) big_sq += a * a;
+    const auto e = EstimateNoise(small_sq, kSmall, big_sq, kBig);
+    ASSERT_TRUE(e.has_value());
+    sum.Add(*e);
+  }
+  const NoiseEstimate mean = sum.Mean();
+  EXPECT_NEAR(mean.grad_sq, kDim * g * g, 0.05 * kDim * g * g);
+  EXPECT_NEAR(mean.trace, kDim * sigma * sigma, 0.05 * kDim * sigma * sigma);
+  EXPECT_NEAR(NoiseScale(mean), 25.0, 2.5);
+}
+
+TEST(GradientNoise, WithoutNoiseTheTraceIsZero) {
+  // Every trip's gradient is (3, 4): |G|^2 = 25, and the sum over n trips has norm^2 25 n^2.
+  const auto e = EstimateNoise(25.0 * 4 * 4, 4, 25.0 * 12 * 12, 12);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_NEAR(e->grad_sq, 25.0, 1e-9);
+  EXPECT_NEAR(e->trace, 0.0, 1e-9);
+  EXPECT_NEAR(NoiseScale(*e), 0.0, 1e-9);
+}
+
+TEST(GradientNoise, NothingFromOneBatchSizeOrNonFiniteNorms) {
+  EXPECT_FALSE(EstimateNoise(1.0, 8, 1.0, 8).has_value());
+  EXPECT_FALSE(EstimateNoise(1.0, 0, 1.0, 8).has_value());
+  EXPECT_FALSE(EstimateNoise(NAN, 4, 1.0, 8).has_value());
+  EXPECT_TRUE(std::isnan(NoiseScale({0.0, 1.0})));
+  EXPECT_TRUE(std::isnan(NoiseScale({-0.5, 1.0})));
+  EXPECT_EQ(NoiseSum().Mean().grad_sq, 0.0);
+}
+
+}  // namespace
+}  // namespace tteps

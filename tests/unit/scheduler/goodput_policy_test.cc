@@ -1,0 +1,97 @@
+#include "scheduler/goodput_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+namespace tteps::scheduler {
+namespace {
+
+int64_t Sum(const std::vector<int64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), int64_t{0});
+}
+
+GoodputModel Model(double noise_scale) {
+  GoodputModel m;
+  m.seconds = {0.01, 0.01};
+  m.trips = {16, 16};
+  m.overhead_s = 0.05;  // an exchange that costs five micro-batches
+  m.noise_scale = noise_scale;
+  m.base_batch = 2 * 2 * 16;
+  return m;
+}
+
+TEST(Goodput, EfficiencyIsOneAtTheBaseBatchAndFallsAboveTheNoiseScale) {
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(100, 64, 64), 1.0);
+  EXPECT_NEAR(StatisticalEfficiency(100, 64, 1000), 164.0 / 1100.0, 1e-12);
+  EXPECT_GT(StatisticalEfficiency(1e6, 64, 1000), 0.99);      // noise dominates: batch is free
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(-5, 64, 128), 0.5);  // too quiet to measure: as 0
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(std::nan(""), 64, 128), 1.0);
+}
+
+TEST(Goodput, ANoisyGradientBuysTheLargestBatchAQuietOneTheSmallest) {
+  // A large noise scale: statistical efficiency stays near 1, so the largest batch (which
+  // amortises the exchange) wins.
+  EXPECT_EQ(BestSplit(Model(1e6), 2, 8), (std::vector<int64_t>{8, 8}));
+  // No noise at all: every extra trip is wasted, the smallest batch wins.
+  EXPECT_EQ(BestSplit(Model(0), 2, 8), (std::vector<int64_t>{2, 2}));
+  // In between, something in between.
+  const auto mid = BestSplit(Model(300), 2, 8);
+  EXPECT_GT(Sum(mid), 4);
+  EXPECT_LT(Sum(mid), 16);
+}
+
+TEST(Goodput, TheSplitFollowsSpeed) {
+  GoodputModel m = Model(1e6);
+  m.seconds = {0.01, 0.03};
+  const auto split = BestSplit(m, 2, 8);
+  EXPECT_GT(split[0], split[1]);
+}
+
+ppo::WindowReport Window(int worker, int64_t alpha, double noise_scale) {
+  ppo::WindowReport r;
+  r.worker = worker;
+  r.step = 10;
+  r.alpha = alpha;
+  r.losses.assign(4, 1.0);
+  r.trips = 4 * alpha * 16;
+  r.compute_s = alpha * 0.01;
+  r.step_s = r.compute_s + 0.05;
+  r.noise_steps = 8;
+  r.noise = {1.0, noise_scale};
+  return r;
+}
+
+TEST(GoodputPolicy, RaisesTheBatchOnceTheNoiseIsMeasured) {
+  auto policy = MakeGoodputPolicy(2, 2, 2, 8);
+  policy->Observe(Window(0, 2, 1e6));
+  EXPECT_FALSE(policy->Poll());  // worker 1 not measured yet
+  policy->Observe(Window(1, 2, 1e6));
+  auto d0 = policy->Poll(), d1 = policy->Poll();
+  ASSERT_TRUE(d0 && d1);
+  EXPECT_EQ(d0->action, "goodput");
+  EXPECT_EQ(d0->new_alpha, 8);
+  EXPECT_EQ(d1->new_alpha, 8);
+  EXPECT_FALSE(policy->Poll());
+  // Windows still at the old accumulation change nothing.
+  policy->Observe(Window(0, 2, 1e6));
+  EXPECT_FALSE(policy->Poll());
+}
+
+TEST(GoodputPolicy, KeepsTheBatchWhereTheGradientIsQuiet) {
+  auto policy = MakeGoodputPolicy(2, 2, 2, 8);
+  for (int i = 0; i < 3; ++i) {
+    policy->Observe(Window(0, 2, 0.0));
+    policy->Observe(Window(1, 2, 0.0));
+  }
+  EXPECT_FALSE(policy->Poll());
+}
+
+TEST(GoodputPolicy, RefusesAccumulationsThatCannotMeasureTheNoise) {
+  EXPECT_THROW(MakeGoodputPolicy(2, 2, 1, 8), std::invalid_argument);
+  EXPECT_THROW(MakeGoodputPolicy(2, 9, 2, 8), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tteps::scheduler
