@@ -171,7 +171,7 @@ void Coordinator::OnReady(const Node& node) {
 }
 
 void Coordinator::Command(Role role, const char* topic, int64_t step, int64_t samples, double norm,
-                          int only_id) {
+                          int only_id, const std::string& text) {
   Header h;
   h.type = MsgType::kCommand;
   h.sender_role = Role::kScheduler;
@@ -179,6 +179,7 @@ void Coordinator::Command(Role role, const char* topic, int64_t step, int64_t sa
   h.step = step;
   h.samples = samples;
   h.norm = norm;
+  h.text = text;
   for (const auto& n : nodes_) {
     if (n.info.role != role || n.done || (only_id >= 0 && n.info.id != only_id)) continue;
     SendMessage(socket_, h, {}, n.peer);
@@ -367,6 +368,30 @@ void Coordinator::HandleMessage(const Message& m) {
   }
 }
 
+void Coordinator::OnAccumulationChanged(const Node& node, const Header& h) {
+  const int slice = node.info.id;
+  const double acc = h.norm;
+  if (slice < 0 || slice >= opts_.num_workers || joined_slice_.count(slice) || !(acc >= 1) ||
+      acc != std::floor(acc) || acc > 1e9) {
+    LOG(ERROR) << "accumulation change " << acc << " from " << node.info.Name() << " ignored";
+    return;
+  }
+  const auto it = schedules_.try_emplace(slice, opts_.config.exchange.accumulation).first;
+  try {
+    it->second.Add({h.step, h.samples, static_cast<int64_t>(acc)});
+    LOG(INFO) << node.info.Name() << " draws " << static_cast<int64_t>(acc)
+              << " micro-batches a step from step " << h.step + 1;
+  } catch (const std::invalid_argument& e) {
+    LOG(ERROR) << "accumulation change from " << node.info.Name() << " ignored: " << e.what();
+  }
+}
+
+std::string Coordinator::ScheduleText(int slice) const {
+  const auto it = schedules_.find(slice);
+  return it != schedules_.end() ? it->second.Encode()
+                                : SliceSchedule(opts_.config.exchange.accumulation).Encode();
+}
+
 void Coordinator::OnWorkerReport(Node& node, const Message& m) {
   const std::string& topic = m.header.topic;
   if (topic == topics::kReady) {
@@ -378,6 +403,8 @@ void Coordinator::OnWorkerReport(Node& node, const Message& m) {
     OnSnapshot(node, m);
   } else if (topic == topics::kReleased) {
     OnReleased(node, m.header);
+  } else if (topic == topics::kAccumulationChanged) {
+    OnAccumulationChanged(node, m.header);
   } else if (topic == topics::kDone) {
     if (m.header.samples != map_.epoch) {  // sent before a rollback it had not heard of yet
       LOG(WARNING) << node.info.Name() << " finished epoch " << m.header.samples
@@ -432,10 +459,10 @@ bool Coordinator::CanLose(const Node& n) const {
     return false;
   }
   if (n.info.role != Role::kWorker || !phase_.is(Phase::kTraining)) return false;
-  // Sync and ring: an adopted slice is computed with the adopter's accumulation, the same only
-  // when it is fixed. The ring goes on only over links it can rebuild (TCP).
+  // Sync: an adopted slice is drawn on by its schedule (the accumulations its worker reported).
+  // The ring goes on only over links it can rebuild (TCP), and with a fixed accumulation.
   const ExchangeConfig& x = opts_.config.exchange;
-  const bool sync_can = mode_ == Mode::kSync && policy_ == nullptr;
+  const bool sync_can = mode_ == Mode::kSync;
   const bool ring_can = mode_ == Mode::kRing && policy_ == nullptr && x.allreduce == "ring" &&
                         x.ring_transport == "tcp";
   if (mode_ != Mode::kAsync && mode_ != Mode::kSsp && !sync_can && !ring_can) return false;
@@ -481,7 +508,7 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
       if (best < 0) continue;  // every other worker is done: no step is left to compute
       slice_owner_[slice] = best;
       adopters.push_back(best);
-      Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, best);
+      Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, best, ScheduleText(slice));
       // A joiner waits for this slice: the new adopter leaves it at once (the step it is in
       // done, it says from which step the joiner computes it).
       const auto waiting = pending_release_.find(slice);
@@ -661,7 +688,7 @@ void Coordinator::OnReleased(const Node& node, const Header& h) {
     if (it != pending_release_.end()) pending_release_.erase(it);
     LOG(WARNING) << "the worker joining for slice " << slice << " is gone; " << node.info.Name()
                  << " computes it again";
-    Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, node.info.id);
+    Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, node.info.id, ScheduleText(slice));
     return;
   }
   const int joiner = it->second;

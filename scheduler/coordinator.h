@@ -20,6 +20,7 @@
 #include "common/patience.h"
 #include "common/progress.h"
 #include "common/run_output.h"
+#include "common/slice_schedule.h"
 #include "common/trace.h"
 #include "common/transport.h"
 #include "scheduler/accumulation_policy.h"
@@ -81,8 +82,12 @@ class Coordinator {
   void HandleMessage(const Message& m);
   // Sends command `topic` to every node of `role` (or only to id `only_id`) still running.
   void Command(Role role, const char* topic, int64_t step = 0, int64_t samples = 0,
-               double norm = -1, int only_id = -1);
+               double norm = -1, int only_id = -1, const std::string& text = "");
   void OnWorkerReport(Node& node, const Message& m);
+  // An accumulation policy's change as the worker applied it: its slice's schedule grows.
+  void OnAccumulationChanged(const Node& node, const Header& h);
+  // What an adopter of `slice` is sent: its schedule (SliceSchedule::Encode).
+  std::string ScheduleText(int slice) const;
   void OnServerReport(const Node& node, const Header& h);
   void OnReady(const Node& node);
   // Throws CodecError on a garbled report.
@@ -175,7 +180,8 @@ class Coordinator {
   Patience patience_{0};          // --patience over the evaluations (set in the constructor)
   std::string early_stop_;        // {"evaluation_step", "patience", "best_mape"}; empty: none
   std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)
-  std::vector<std::string> membership_;  // JSON of every loss, in order (summary.json)
+  std::map<int, SliceSchedule> schedules_;  // slice -> its accumulations, once one changed
+  std::vector<std::string> membership_;     // JSON of every loss, in order (summary.json)
   TraceFile* trace_ = nullptr;
 };
 

@@ -40,6 +40,7 @@ void SchedulerCommands::Listen(ControlChannel* control) {
   control->OnCommand(topics::kAdoptSlice, [this](const Header& h) {
     std::lock_guard<std::mutex> lock(mu_);
     holds_[static_cast<int>(h.step)] = true;
+    schedules_[static_cast<int>(h.step)] = h.text;
     adopted_.push_back(static_cast<int>(h.step));
     adopted_given_ = adopted_.size();
   });
@@ -68,6 +69,12 @@ std::vector<int> SchedulerCommands::TakeAdopted() {
                adopted_.end());
   adopted_taken_ = adopted_.size();
   return fresh;
+}
+
+std::string SchedulerCommands::ScheduleOf(int slice) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = schedules_.find(slice);
+  return it == schedules_.end() ? std::string() : it->second;
 }
 
 std::vector<int> SchedulerCommands::TakeReleased() {

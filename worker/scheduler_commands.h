@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "common/cluster_map.h"
@@ -34,6 +35,9 @@ class SchedulerCommands {
   // Sync: lost workers' slices given to this worker and not taken yet.
   bool AdoptionPending() const;
   std::vector<int> TakeAdopted();
+  // The schedule of the accumulation of a slice given to this worker, as the scheduler sent it
+  // (SliceSchedule::Encode); empty if it sent none.
+  std::string ScheduleOf(int slice) const;
   // Adopted slices a joining worker takes over, not taken yet. The driver takes adoptions
   // before releases at each step, the order the scheduler sends them in.
   std::vector<int> TakeReleased();
@@ -54,9 +58,10 @@ class SchedulerCommands {
   std::atomic<size_t> adopted_given_{0};
   std::vector<int> released_;  // in the order given
   size_t released_taken_ = 0;
-  std::map<int, bool> holds_;  // slice -> adopted (true) or released (false) last
-  std::vector<int> replay_;    // ReplayAdoptions: the slices held, given by TakeAdopted next
-  LostServers lost_servers_;   // --replicas: servers declared lost
+  std::map<int, bool> holds_;             // slice -> adopted (true) or released (false) last
+  std::map<int, std::string> schedules_;  // slice -> its accumulation schedule, encoded
+  std::vector<int> replay_;   // ReplayAdoptions: the slices held, given by TakeAdopted next
+  LostServers lost_servers_;  // --replicas: servers declared lost
   std::vector<int> lost_workers_;
   std::atomic<size_t> lost_worker_count_{0};
   std::atomic<bool> rollback_pending_{false};

@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/gradient_noise.h"
+#include "common/slice_schedule.h"
 #include "worker/deeptte/embedding_rows.h"
 #include "worker/gradient_step.h"
 #include "worker/slice_stream.h"
@@ -88,10 +89,14 @@ StepData Draw(SliceStream& stream, int64_t accumulation, const std::vector<data:
 
 // A lost worker's slice that this worker computes too: its own stream of that worker's slices
 // (the data order never depends on who computes a slice), and its data for the next step.
+// Its schedule says how many micro-batches each step draws (an accumulation policy may have
+// changed its owner's), so that it draws what its owner would have.
 struct AdoptedSlice {
-  AdoptedSlice(int s, SliceStream st) : slice(s), stream(std::move(st)) {}
+  AdoptedSlice(int s, SliceStream st, SliceSchedule sc)
+      : slice(s), stream(std::move(st)), schedule(std::move(sc)) {}
   int slice;
   SliceStream stream;
+  SliceSchedule schedule;
   StepData next;
 };
 
@@ -103,7 +108,8 @@ DriverResult StepDriver::Run() {
                      o_.balanced_slices);
   int64_t accumulation = o_.accumulation;
   // Resuming: skip the data the first start_step steps consumed (same accumulation assumed).
-  for (int64_t i = 0; i < o_.start_step * accumulation; ++i) stream.Next();
+  int64_t drawn = o_.start_step * accumulation;  // micro-batches taken from the own stream
+  for (int64_t i = 0; i < drawn; ++i) stream.Next();
   EvalSchedule evals(opts_.eval);
   evals.StartAt(o_.start_step, stream.EpochsDone());
   // A step's data is drawn before the previous step's exchange, which may fetch only the
@@ -114,6 +120,17 @@ DriverResult StepDriver::Run() {
   };
   const bool rows = exchange_->WantsRows();
   const std::vector<data::Trip>* rows_from = rows ? &train_ : nullptr;
+  // The own slice's data for `step`, at the accumulation chosen last; a change is reported
+  // before the step's push, so that whoever computes this slice after a loss draws the same.
+  const auto draw_own = [&](int64_t step) {
+    const int64_t chosen = next_accumulation();
+    if (chosen != accumulation && hooks_.accumulation_changed) {
+      hooks_.accumulation_changed({step, drawn, chosen});
+    }
+    accumulation = chosen;
+    drawn += accumulation;
+    return Draw(stream, accumulation, rows_from);
+  };
 
   exchange_->Prepare(o_.start_step);
   if (hooks_.ready) hooks_.ready();
@@ -144,12 +161,16 @@ DriverResult StepDriver::Run() {
         continue;  // computed here already
       }
       auto a = std::make_unique<AdoptedSlice>(
-          slice, SliceStream(train_, opts_, o_.num_workers, slice, o_.first_worker_batch,
-                             o_.balanced_slices));
-      for (int64_t i = 0; i < step * accumulation; ++i) a->stream.Next();
-      a->next = Draw(a->stream, accumulation, nullptr);
+          slice,
+          SliceStream(train_, opts_, o_.num_workers, slice, o_.first_worker_batch,
+                      o_.balanced_slices),
+          hooks_.schedule_of ? hooks_.schedule_of(slice) : SliceSchedule(o_.accumulation));
+      for (int64_t i = 0, n = a->schedule.PositionAt(step); i < n; ++i) a->stream.Next();
+      a->next = Draw(a->stream, a->schedule.AccumulationAt(step), nullptr);
       LOG(WARNING) << "worker " << o_.worker << " computes the slice of lost worker " << slice
-                   << " from step " << step + 1 << " on";
+                   << " from step " << step + 1 << " on (" << a->schedule.AccumulationAt(step)
+                   << " micro-batches a step, " << a->schedule.AccumulationAt(step + 1)
+                   << " from the next)";
       adopted.push_back(std::move(a));
     }
   };
@@ -179,7 +200,7 @@ DriverResult StepDriver::Run() {
     exchange_->PushSlice(a.slice, step, sum.trips);
     adopted_sum.loss_sum += sum.loss_sum;
     adopted_sum.trips += sum.trips;
-    a.next = Draw(a.stream, accumulation, nullptr);
+    a.next = Draw(a.stream, a.schedule.AccumulationAt(step + 1), nullptr);
   };
   // The rows the next step reads: this worker's next slices' and its adopted slices'.
   const auto pull_rows = [&](const StepData& own) {
@@ -193,10 +214,7 @@ DriverResult StepDriver::Run() {
   DriverResult res;
   res.steps = total_steps;
   StepData data;
-  if (o_.start_step < total_steps) {
-    accumulation = next_accumulation();
-    data = Draw(stream, accumulation, rows_from);
-  }
+  if (o_.start_step < total_steps) data = draw_own(o_.start_step);
   if (rows && o_.start_step < total_steps) exchange_->PullRows(data.rows);
   exchange_->Start(o_.start_step);
   TrainWindow window;
@@ -248,10 +266,7 @@ DriverResult StepDriver::Run() {
     const bool planned_last = step + 1 == total_steps;
     const int64_t step_accumulation = accumulation;
     StepData next;
-    if (!planned_last) {
-      accumulation = next_accumulation();
-      next = Draw(stream, accumulation, rows_from);
-    }
+    if (!planned_last) next = draw_own(step + 1);
     if (rows && !planned_last) pull_rows(next);
     ExchangeResult ex;
     try {

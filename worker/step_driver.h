@@ -11,6 +11,7 @@
 
 #include "common/eval_schedule.h"
 #include "common/job_config.h"
+#include "common/slice_schedule.h"
 #include "common/trace.h"
 #include "worker/data/trip.h"
 #include "worker/deeptte/deeptte.h"
@@ -42,10 +43,15 @@ struct DriverHooks {
   std::function<bool()> stop_requested;
   // The accumulation the policy chose last (<= 0: keep the current one).
   std::function<int64_t()> accumulation;
+  // Called when this worker's own slice draws a new accumulation, before that step's push.
+  std::function<void(const AccumulationChange&)> accumulation_changed;
   std::function<void(const TrainReport&)> report;
   // Sync: the lost workers' slices given to this worker since the last call (their ids); it
   // computes and pushes each of them beside its own from the step it is in.
   std::function<std::vector<int>()> take_adopted;
+  // The schedule of an adopted slice's accumulation (empty hook: this worker's own
+  // --accumulation throughout).
+  std::function<SliceSchedule(int slice)> schedule_of;
   // Sync: adopted slices that a joining worker takes over since the last call; the driver stops
   // computing each from the step it is at, and says so through `released(slice, step)`.
   std::function<std::vector<int>()> take_released;

@@ -13,14 +13,19 @@ inline constexpr char kDone[] = "done";  // step: the steps taken; samples: the 
 // Sync: samples = a slice this worker no longer computes (kReleaseSlice), step = the first step
 // it left out (it pushed the slice for every step before).
 inline constexpr char kReleased[] = "released";
+// An accumulation policy changed this worker's own accumulation (sent before that step's push):
+// step = the first step drawn with it, samples = the micro-batches its slice's stream had drawn
+// before, norm = the new accumulation (common/slice_schedule.h).
+inline constexpr char kAccumulationChanged[] = "accumulation-changed";
 
 // Scheduler -> worker.
 // every worker is ready: start training (a worker that joined: step = its first step)
 inline constexpr char kGo[] = "go";
 inline constexpr char kStop[] = "stop";  // the time budget is spent: stop where all agree
 inline constexpr char kSetAccumulation[] = "set-accumulation";  // samples: micro-batches/step
-// Sync mode: step = the id of a lost worker whose slice of every step this worker now computes
-// and pushes too, from the step it is in (or waits to complete).
+// Sync and ring: step = the id of a lost worker whose slice of every step this worker now
+// computes and pushes too, from the step it is in (or waits to complete); text = the slice's
+// accumulation schedule (SliceSchedule::Encode): how many micro-batches each step draws.
 inline constexpr char kAdoptSlice[] = "adopt-slice";
 // Sync: step = an adopted slice that a joining worker takes over; stop computing it from the
 // next step (and say from which: kReleased).

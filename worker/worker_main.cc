@@ -22,6 +22,7 @@
 #include "common/node_flags.h"
 #include "common/peak_memory.h"
 #include "common/run_output.h"
+#include "common/slice_schedule.h"
 #include "worker/best_weights.h"
 #include "worker/data/norm_stats.h"
 #include "worker/dataset.h"
@@ -220,7 +221,24 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   }
   hooks.stop_requested = [&] { return commands.stop(); };
   hooks.accumulation = [&] { return commands.accumulation(); };
+  // Before the step's push, and flushed: once the scheduler declares this worker lost, it has
+  // every change whose step a server may have counted.
+  hooks.accumulation_changed = [control](const AccumulationChange& c) {
+    control->Report(topics::kAccumulationChanged, c.step, "", {}, c.position,
+                    static_cast<double>(c.accumulation));
+    control->Flush();
+  };
   hooks.take_adopted = [&] { return commands.TakeAdopted(); };
+  hooks.schedule_of = [&](int adopted) {
+    const std::string text = commands.ScheduleOf(adopted);
+    if (text.empty()) return SliceSchedule(o.accumulation);
+    try {
+      return SliceSchedule::Decode(text);
+    } catch (const CodecError& e) {
+      throw std::runtime_error("the scheduler's schedule of slice " + std::to_string(adopted) +
+                               ": " + e.what());
+    }
+  };
   hooks.take_released = [&] { return commands.TakeReleased(); };
   hooks.released = [control](int released, int64_t step) {
     control->Report(topics::kReleased, step, "", {}, released);

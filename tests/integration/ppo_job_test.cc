@@ -107,6 +107,52 @@ TEST(PpoJob, TheSpeedPolicyGivesASlowedWorkerTheSmallerAccumulation) {
       static_cast<long long>(last[0]), static_cast<long long>(last[1]));
 }
 
+// A worker lost after the speed policy changed its accumulation: its slice is computed on by
+// a survivor at the accumulation the lost worker last drew (its schedule, which the worker
+// reported before the step's push), and the job ends well with every planned step.
+TEST(PpoJob, ASyncJobWithTheSpeedPolicyOutlivesAKilledWorker) {
+  const std::string dir = FreshDir("speed_lose");
+  BackgroundJob job(Launcher() + " --mode sync --workers 3 --servers 1 --out_dir " + dir +
+                        "/run -- --train_data " + kData +
+                        " --max_steps 70 --batch_size 48 --log_every 2 --accumulation 4" +
+                        " --accumulation_policy speed --slowdown 200 --slowdown_worker 2" +
+                        " --heartbeat_s 0.5 --timeout_s 20",
+                    dir + "/run", dir + "/log");
+  const std::string scheduler_log = dir + "/run/logs/scheduler-0.log";
+  ASSERT_TRUE(WaitForText(scheduler_log, "worker 2", 120)) << job.log();
+  const std::regex changed(R"(worker 2 \(rank \d+, host [^,]+, pid \d+\) draws (\d+) micro)");
+  std::smatch m;
+  std::string text;
+  for (int i = 0; i < 600 && !std::regex_search(text, m, changed); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    text = ReadFile(scheduler_log);
+  }
+  ASSERT_FALSE(m.empty()) << "the speed policy never changed worker 2's accumulation\n" << text;
+  const std::string drawn = m[1];
+  const pid_t pid = WorkerPid(dir + "/run", 2);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  ASSERT_TRUE(job.Wait(180)) << job.log();
+  EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == 0) << job.log();
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"membership\":[{\"event\":\"lost\",\"worker\":2,"), std::string::npos)
+      << summary;
+  EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
+  std::string logs;
+  for (const auto& f : std::filesystem::directory_iterator(dir + "/run/logs")) {
+    logs += ReadFile(f.path().string());
+  }
+  const std::regex adopted(
+      R"(computes the slice of lost worker 2 from step \d+ on \((\d+) micro-batches a step, (\d+) from the next\))");
+  ASSERT_TRUE(std::regex_search(logs, m, adopted)) << logs;
+  EXPECT_EQ(m[2].str(), drawn) << logs;
+  std::printf(
+      "speed policy, worker 2 lost while drawing %s micro-batches a step: its adopter "
+      "drew %s, then %s\n",
+      drawn.c_str(), m[1].str().c_str(), m[2].str().c_str());
+}
+
 // --accumulation_policy goodput (Pollux): every train line carries the gradient noise the
 // workers measured (two micro-batches or more per step; the scale itself is null in a window
 // whose |G|^2 estimate came out not positive), and the policy moves the global batch within the

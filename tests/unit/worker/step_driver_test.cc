@@ -43,6 +43,9 @@ class RecordingExchange : public Exchange {
     r.stop = (step == stop_at || vote) && !planned_last;
     return r;
   }
+  void PushSlice(int slice, int64_t step, int64_t trips) override {
+    slice_pushes.push_back({slice, step, trips});
+  }
   bool Agreed(int64_t steps) const override { return steps % agree_every == 0; }
   void Report(TrainReport* r, int64_t steps) override { r->exchange = {{"steps", double(steps)}}; }
 
@@ -50,6 +53,11 @@ class RecordingExchange : public Exchange {
   torch::nn::Module* model = nullptr;
   std::vector<int64_t> starts, backward_trips;
   std::vector<Call> calls;
+  struct SlicePush {
+    int slice;
+    int64_t step, trips;
+  };
+  std::vector<SlicePush> slice_pushes;  // lost workers' slices computed here
 };
 
 struct Outcome {
@@ -183,6 +191,56 @@ TEST(StepDriver, AccumulationTakesThatManySlicesPerStepAndFollowsThePolicy) {
   EXPECT_EQ(run.ex.calls[4].trips, 64);
   EXPECT_EQ(run.ex.calls[5].trips, 32);
   EXPECT_EQ(run.reports.back().accumulation, 1);
+}
+
+// A lost worker's slice, computed by another worker, draws what its worker would have drawn,
+// also after an accumulation policy changed that worker's accumulation, and from the step the
+// worker was lost in: here the step before the change, drawn still at the old accumulation.
+TEST(StepDriver, AnAdoptedSliceFollowsItsWorkersAccumulationSchedule) {
+  TrainConfig c = Config();
+  c.epochs = 6;  // 42 steps; every 7th micro-batch is an epoch's short one
+  DriverOptions o;
+  o.num_workers = 2;
+  o.accumulation = 2;
+  // Worker 1 on its own: its policy asks for 3 micro-batches a step once 4 steps are done.
+  o.worker = 1;
+  std::vector<AccumulationChange> changes;
+  const Outcome own = Drive(c, o, [&](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+    h.accumulation = [&ex] { return ex.calls.size() < 4 ? 0 : 3; };
+    h.accumulation_changed = [&](const AccumulationChange& ch) { changes.push_back(ch); };
+  });
+  ASSERT_EQ(changes.size(), 1u);
+  const int64_t changed = changes[0].step;
+  EXPECT_EQ(changed, 5);  // drawn before the fifth exchange
+  EXPECT_EQ(changes[0].position, 10);
+  EXPECT_EQ(changes[0].accumulation, 3);
+  SliceSchedule schedule(2);
+  schedule.Add(changes[0]);
+
+  // Worker 0, at its own accumulation of 2, is given slice 1 in step 4.
+  o.worker = 0;
+  const Outcome adopter = Drive(c, o, [&](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+    h.take_adopted = [&ex, changed] {
+      return static_cast<int64_t>(ex.calls.size()) == changed - 1 ? std::vector<int>{1}
+                                                                  : std::vector<int>{};
+    };
+    h.schedule_of = [&](int slice) {
+      EXPECT_EQ(slice, 1);
+      return schedule;
+    };
+  });
+  const auto& pushes = adopter.ex.slice_pushes;
+  ASSERT_EQ(pushes.size(), own.ex.calls.size() - (changed - 1));
+  for (const auto& p : pushes) {
+    EXPECT_EQ(p.slice, 1);
+    EXPECT_EQ(p.trips, own.ex.calls[p.step].trips) << "step " << p.step;
+  }
+  EXPECT_EQ(pushes[0].step, changed - 1);
+  EXPECT_EQ(pushes[0].trips, 32);  // the old accumulation
+  EXPECT_EQ(pushes[1].trips, 48);  // the new one
+  for (const auto& call : adopter.ex.calls) {
+    EXPECT_LE(call.trips, 32);  // its own slice stays at 2 micro-batches a step
+  }
 }
 
 TEST(StepDriver, StepsOfTwoMicroBatchesOrMoreMeasureTheGradientNoise) {
