@@ -459,12 +459,11 @@ bool Coordinator::CanLose(const Node& n) const {
     return false;
   }
   if (n.info.role != Role::kWorker || !phase_.is(Phase::kTraining)) return false;
-  // Sync: an adopted slice is drawn on by its schedule (the accumulations its worker reported).
-  // The ring goes on only over links it can rebuild (TCP), and with a fixed accumulation.
+  // Sync and ring: an adopted slice is drawn on by its schedule (the accumulations its worker
+  // reported). The ring goes on only over links it can rebuild (TCP).
   const ExchangeConfig& x = opts_.config.exchange;
   const bool sync_can = mode_ == Mode::kSync;
-  const bool ring_can = mode_ == Mode::kRing && policy_ == nullptr && x.allreduce == "ring" &&
-                        x.ring_transport == "tcp";
+  const bool ring_can = mode_ == Mode::kRing && x.allreduce == "ring" && x.ring_transport == "tcp";
   if (mode_ != Mode::kAsync && mode_ != Mode::kSsp && !sync_can && !ring_can) return false;
   // Never the last one: someone must finish the job (or has: a worker lost after the others
   // finished left nothing undone, its last slice being part of their last step).

@@ -109,11 +109,13 @@ TEST(PpoJob, TheSpeedPolicyGivesASlowedWorkerTheSmallerAccumulation) {
 
 // A worker lost after the speed policy changed its accumulation: its slice is computed on by
 // a survivor at the accumulation the lost worker last drew (its schedule, which the worker
-// reported before the step's push), and the job ends well with every planned step.
-TEST(PpoJob, ASyncJobWithTheSpeedPolicyOutlivesAKilledWorker) {
-  const std::string dir = FreshDir("speed_lose");
-  BackgroundJob job(Launcher() + " --mode sync --workers 3 --servers 1 --out_dir " + dir +
-                        "/run -- --train_data " + kData +
+// reported before the step's push), and the job ends well with every planned step. In sync
+// mode and in ring mode (over TCP, the default).
+void LoseASpeedPolicyWorker(const std::string& mode) {
+  const std::string dir = FreshDir("speed_lose_" + mode);
+  const std::string servers = mode == "sync" ? " --servers 1" : "";
+  BackgroundJob job(Launcher() + " --mode " + mode + " --workers 3" + servers + " --out_dir " +
+                        dir + "/run -- --train_data " + kData +
                         " --max_steps 70 --batch_size 48 --log_every 2 --accumulation 4" +
                         " --accumulation_policy speed --slowdown 200 --slowdown_worker 2" +
                         " --heartbeat_s 0.5 --timeout_s 20",
@@ -148,9 +150,16 @@ TEST(PpoJob, ASyncJobWithTheSpeedPolicyOutlivesAKilledWorker) {
   ASSERT_TRUE(std::regex_search(logs, m, adopted)) << logs;
   EXPECT_EQ(m[2].str(), drawn) << logs;
   std::printf(
-      "speed policy, worker 2 lost while drawing %s micro-batches a step: its adopter "
-      "drew %s, then %s\n",
-      drawn.c_str(), m[1].str().c_str(), m[2].str().c_str());
+      "%s, speed policy, worker 2 lost while drawing %s micro-batches a step: its "
+      "adopter drew %s, then %s\n",
+      mode.c_str(), drawn.c_str(), m[1].str().c_str(), m[2].str().c_str());
+}
+
+TEST(PpoJob, AJobWithTheSpeedPolicyOutlivesAKilledWorker) {
+  for (const std::string mode : {"sync", "ring"}) {
+    SCOPED_TRACE(mode);
+    LoseASpeedPolicyWorker(mode);
+  }
 }
 
 // --accumulation_policy goodput (Pollux): every train line carries the gradient noise the
