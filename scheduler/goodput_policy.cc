@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "common/gradient_noise.h"
+#include "scheduler/decision_queue.h"
 #include "scheduler/speed_policy.h"
 
 namespace tteps::scheduler {
@@ -104,20 +105,14 @@ class GoodputPolicy : public AccumulationPolicy {
       d.action = "goodput";
       d.observation = {static_cast<float>(m_.noise_scale), static_cast<float>(Goodput(m_, next)),
                        static_cast<float>(m_.seconds[i])};
-      decisions_.push_back(d);
+      decisions_.Push(std::move(d));
       alpha_[i] = next[i];
       m_.seconds[i] = 0;  // measured again at the new accumulation before the next decision
       overhead_[i] = -1;
     }
   }
 
-  std::optional<AlphaDecision> Poll() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (decisions_.empty()) return std::nullopt;
-    AlphaDecision d = decisions_.front();
-    decisions_.pop_front();
-    return d;
-  }
+  std::optional<AlphaDecision> Poll() override { return decisions_.Pop(); }
 
   std::string Finish() override { return ""; }
 
@@ -128,7 +123,7 @@ class GoodputPolicy : public AccumulationPolicy {
   std::vector<double> overhead_;  // per worker: step beyond compute; -1: not measured at alpha_
   GoodputModel m_;
   NoiseSum noise_;  // decaying average over the windows
-  std::deque<AlphaDecision> decisions_;
+  DecisionQueue decisions_;
 };
 
 }  // namespace

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
+
+#include "scheduler/decision_queue.h"
 
 namespace tteps::scheduler {
 
@@ -93,19 +95,13 @@ class SpeedPolicy : public AccumulationPolicy {
       d.new_alpha = next[i];
       d.action = "speed";
       d.observation.assign(seconds_.begin(), seconds_.end());  // seconds per micro-batch
-      decisions_.push_back(d);
+      decisions_.Push(std::move(d));
       alpha_[i] = next[i];
       seconds_[i] = 0;  // measured again at the new accumulation before the next split
     }
   }
 
-  std::optional<AlphaDecision> Poll() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (decisions_.empty()) return std::nullopt;
-    AlphaDecision d = decisions_.front();
-    decisions_.pop_front();
-    return d;
-  }
+  std::optional<AlphaDecision> Poll() override { return decisions_.Pop(); }
 
   std::string Finish() override { return ""; }
 
@@ -121,7 +117,7 @@ class SpeedPolicy : public AccumulationPolicy {
   std::mutex mu_;
   std::vector<int64_t> alpha_;
   std::vector<double> seconds_;  // per micro-batch, smoothed; 0: not measured at alpha_ yet
-  std::deque<AlphaDecision> decisions_;
+  DecisionQueue decisions_;
 };
 
 }  // namespace
