@@ -47,8 +47,8 @@ SliceSchedule SliceSchedule::Decode(const std::string& text) {
   }
   for (size_t i = 0; i < changes.size(); ++i) {
     const AccumulationChange& c = changes[i];
-    if (c.position < 0 || c.accumulation < 1 ||
-        (i > 0 && (c.step <= changes[i - 1].step || c.position < changes[i - 1].position))) {
+    // Positions need not grow: a rollback restarts a stream where its checkpoint says.
+    if (c.position < 0 || c.accumulation < 1 || (i > 0 && c.step <= changes[i - 1].step)) {
       throw CodecError("a slice schedule's changes must follow each other (change " +
                        std::to_string(i) + ")");
     }

@@ -122,9 +122,11 @@ DriverResult StepDriver::Run() {
   const std::vector<data::Trip>* rows_from = rows ? &train_ : nullptr;
   // The own slice's data for `step`, at the accumulation chosen last; a change is reported
   // before the step's push, so that whoever computes this slice after a loss draws the same.
+  // So is the start of a resumed or rolled-back run, which draws its steps anew.
   const auto draw_own = [&](int64_t step) {
     const int64_t chosen = next_accumulation();
-    if (chosen != accumulation && hooks_.accumulation_changed) {
+    const bool restart = step == o_.start_step && step > 0;
+    if ((chosen != accumulation || restart) && hooks_.accumulation_changed) {
       hooks_.accumulation_changed({step, drawn, chosen});
     }
     accumulation = chosen;

@@ -286,8 +286,17 @@ TEST(StepDriver, ResumingSkipsTheDataOfTheStepsDone) {
   const Outcome full = Drive(Config());
   DriverOptions o;
   o.start_step = 9;
-  const Outcome resumed = Drive(Config(), o);
+  std::vector<AccumulationChange> changes;
+  const Outcome resumed =
+      Drive(Config(), o, [&](RecordingExchange&, DriverHooks& h, DriverOptions&) {
+        h.accumulation_changed = [&](const AccumulationChange& c) { changes.push_back(c); };
+      });
   EXPECT_EQ(resumed.ex.starts, std::vector<int64_t>{9});
+  // Where its stream starts again, for the schedule of its slice (the one before may differ).
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].step, 9);
+  EXPECT_EQ(changes[0].position, 9);
+  EXPECT_EQ(changes[0].accumulation, 1);
   ASSERT_EQ(resumed.ex.calls.size(), 5u);
   for (size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(resumed.ex.calls[i].step, full.ex.calls[9 + i].step);
