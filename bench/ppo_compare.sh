@@ -6,7 +6,8 @@
 #   bench/ppo_compare.sh [--out DIR] [--budget_s 45] [--seeds "1 2 3"] [--alphas "1 2 4 8"]
 #                        [--policies "fixed speed goodput ppo ppo-shipped ppo-sim"]
 #                        [--target_mape 0.28]
-#                        [--cases "even slow comego hetero"] [--quick]
+#                        [--cases "even slow comego hetero"] [--scalings "none adascale"]
+#                        [--quick]
 #
 # Cases: "even" (two equal workers), "slow" (worker 1 sleeps 200 % of its compute time: 3x
 # slower), "comego" (worker 1 3x slower for 10 s of every 20 s: --slowdown_schedule 10/20) and
@@ -16,12 +17,14 @@
 # (scheduler/ppo/shipped_policy.pt) and learning on; "ppo-sim", starting from a policy
 # pre-trained offline on the simulated job calibrated from a live probe of the case, learning on.
 # Writes DIR/report.md (medians over seeds), DIR/results.csv and DIR/*.png
-# (bench/ppo_report.py). --quick: 1 seed, 30 s.
+# (bench/ppo_report.py). --quick: 1 seed, 30 s. --scalings: each policy once per learning-rate
+# scaling ("none", and "adascale": --lr_scaling adascale, the policy named with "+ada").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TTEPS_BIN:-$root/build/bin}
 out="bench-out/ppo-$(date +%Y%m%d-%H%M%S)" budget=45 seeds="1 2 3" alphas="1 2 4 8"
 target=0.28 cases="even slow comego hetero" kinds="fixed speed goodput ppo ppo-shipped ppo-sim"
+scalings="none"
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
@@ -31,8 +34,9 @@ while [ $# -gt 0 ]; do
     --target_mape) target=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
     --policies) kinds=$2; shift 2 ;;
+    --scalings) scalings=$2; shift 2 ;;
     --quick) seeds=1 budget=30; shift ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ppo_compare: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -75,6 +79,15 @@ for k in $kinds; do
          "ppo-sim)" >&2; exit 2 ;;
   esac
 done
+scaled=""
+for s in $scalings; do
+  case "$s" in
+    none) scaled+="$policies" ;;
+    adascale) for p in $policies; do scaled+=" $p+ada"; done ;;
+    *) echo "ppo_compare: unknown scaling '$s' (none, adascale)" >&2; exit 2 ;;
+  esac
+done
+policies=$scaled
 # Seeds outermost: drift in the machine's speed touches every policy alike.
 for seed in $seeds; do
   for c in $cases; do
@@ -84,8 +97,9 @@ for seed in $seeds; do
       flags=(--train_data "$data" --split tail
              --eval_fraction 0.1667 --epochs 100000 --max_train_s "$budget" --eval_every_s 3
              --log_every 10 --seed "$seed" --progress_s 1000 ${case_flags[$c]})
-      case "$p" in
-        fixed-*) flags+=(--accumulation "${p#fixed-}") ;;
+      case "$p" in *+ada) flags+=(--lr_scaling adascale) ;; esac
+      case "${p%+ada}" in
+        fixed-*) a=${p#fixed-}; flags+=(--accumulation "${a%+ada}") ;;
         speed) flags+=(--accumulation_policy speed --accumulation 4) ;;
         goodput) flags+=(--accumulation_policy goodput --accumulation 4 --accumulation_min 2) ;;
         ppo) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_policy_in none) ;;

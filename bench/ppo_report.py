@@ -60,9 +60,10 @@ POLICY_RANK = {"speed": 1, "goodput": 2, "ppo": 3, "ppo-shipped": 4, "ppo-sim": 
 
 
 def policy_order(p):
-    if p.startswith("fixed-"):
-        return (0, int(p.split("-")[1]), p)
-    return (POLICY_RANK.get(p, 5), 0, p)
+    base, scaled = (p[:-4], 1) if p.endswith("+ada") else (p, 0)  # "+ada": --lr_scaling adascale
+    if base.startswith("fixed-"):
+        return (0, int(base.split("-")[1]), scaled, p)
+    return (POLICY_RANK.get(base, 5), 0, scaled, p)
 
 
 def main():

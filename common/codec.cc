@@ -77,7 +77,7 @@ template <class Archive>
 void Header::save(Archive& ar) const {
   ar(magic, version, static_cast<uint8_t>(type), static_cast<uint8_t>(sender_role), sender_id,
      request_id, step, samples, fingerprint, held_s, norm, stop, static_cast<uint8_t>(wire), more,
-     slice, exact, epoch);
+     slice, exact, epoch, noise_sq, noise_n2);
   SaveString(ar, topic);
   SaveVector(ar, ranges);
   SaveVector(ar, payload_bytes);
@@ -94,7 +94,7 @@ void Header::load(Archive& ar) {
                      std::to_string(kProtocolVersion));
   }
   ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm, stop, w, more, slice,
-     exact, epoch);
+     exact, epoch, noise_sq, noise_n2);
   if (w > static_cast<uint8_t>(WireType::kBf16)) {
     throw CodecError("unknown value type " + std::to_string(w));
   }

@@ -19,6 +19,19 @@ std::optional<NoiseEstimate> EstimateNoise(double small_sq, int64_t small, doubl
   return e;
 }
 
+std::optional<NoiseEstimate> EstimateNoiseFromPieces(double total_sq, int64_t trips,
+                                                     const PieceNoise& pieces) {
+  const double n = static_cast<double>(trips);
+  const double spread = n * n - pieces.n2;  // 0 when one piece holds every trip
+  if (trips <= 0 || !(spread > 0.5) || !std::isfinite(total_sq) || !std::isfinite(pieces.sq)) {
+    return std::nullopt;
+  }
+  NoiseEstimate e;
+  e.grad_sq = (total_sq - pieces.sq) / spread;
+  e.trace = (total_sq - n * n * e.grad_sq) / n;
+  return e;
+}
+
 double NoiseScale(const NoiseEstimate& mean) {
   if (!(mean.grad_sq > 0)) return std::numeric_limits<double>::quiet_NaN();
   return mean.trace / mean.grad_sq;

@@ -21,6 +21,22 @@ struct NoiseEstimate {
 std::optional<NoiseEstimate> EstimateNoise(double small_sq, int64_t small, double big_sq,
                                            int64_t big);
 
+// The gradient of one step cut into pieces (a slice's micro-batch each): Σ over the pieces of
+// the squared norm of each piece's gradient SUM (sq) and of each piece's trips squared (n2).
+struct PieceNoise {
+  double sq = 0, n2 = 0;
+  void Add(double piece_sq, int64_t trips) {
+    sq += piece_sq;
+    n2 += static_cast<double>(trips) * static_cast<double>(trips);
+  }
+};
+
+// From one step's pieces: E|g_p|^2 = n_p^2 |G|^2 + n_p S for a piece of n_p trips, and the
+// same for the whole step's sum g over N = Σ n_p trips, so Σ|g_p|^2 and |g|^2 (`total_sq`)
+// give both unknowns. Nothing unless at least two pieces have trips (N^2 > Σ n_p^2).
+std::optional<NoiseEstimate> EstimateNoiseFromPieces(double total_sq, int64_t trips,
+                                                     const PieceNoise& pieces);
+
 // B_noise = trace / grad_sq of averaged estimates; NaN while grad_sq is not positive.
 double NoiseScale(const NoiseEstimate& mean);
 
@@ -32,6 +48,13 @@ class NoiseSum {
   void Decay(double factor);
   double weight() const { return weight_; }
   NoiseEstimate Mean() const;
+  // The raw sums, for a checkpoint (Restore takes them back).
+  NoiseEstimate sums() const { return {grad_sq_, trace_}; }
+  void Restore(const NoiseEstimate& sums, double weight) {
+    grad_sq_ = sums.grad_sq;
+    trace_ = sums.trace;
+    weight_ = weight;
+  }
 
  private:
   double grad_sq_ = 0, trace_ = 0, weight_ = 0;

@@ -65,6 +65,10 @@ void OptimizerConfig::Validate() const {
   Check(lr_schedule != "step" || lr_decay_every > 0,
         "--lr_schedule step needs --lr_decay_every > 0");
   Check(std::isfinite(lr_decay) && lr_decay > 0 && lr_decay <= 1, "--lr_decay must be in (0, 1]");
+  Check(lr_scaling == "none" || lr_scaling == "adascale",
+        "--lr_scaling must be none or adascale, not '" + lr_scaling + "'");
+  Check(lr_scaling_base >= 0, "--lr_scaling_base must be >= 0");
+  Check(lr_scaling_workers >= 1, "--lr_scaling_workers must be >= 1");
 }
 
 void JobConfig::Validate() const {
@@ -112,6 +116,11 @@ void JobConfig::Validate() const {
         "--wire_dtype must be fp32 or bf16, not '" + x.wire_dtype + "'");
   Check(x.check_every >= 1, "--check_every must be >= 1");
   Check(x.average_every >= 1, "--average_every must be >= 1");
+  // AdaScale needs every slice's pieces where the step is taken: the servers of a sync job, or
+  // the one process of a local one (ring and averaging workers step on their own, async and
+  // SSP have no step of every slice).
+  Check(optimizer.lr_scaling == "none" || x.mode == Mode::kSync || x.mode == Mode::kLocal,
+        std::string("--lr_scaling adascale: sync and local modes only, not ") + ModeName(x.mode));
   if (!UsesServers(x.mode)) {
     Check(output.resume.empty() && output.checkpoint_every == 0,
           std::string("--resume and --checkpoint_every: checkpoints are kept by the parameter "

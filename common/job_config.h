@@ -61,6 +61,13 @@ struct OptimizerConfig {
   int64_t lr_steps = 0;                  // cosine: steps to reach 0 (0: the job's planned steps)
   int64_t lr_decay_every = 0;            // step: steps between decays
   double lr_decay = 0.1;                 // step: factor of each decay
+  // The rate's gain with the step's batch (common/adascale.h): none | adascale.
+  std::string lr_scaling = "none";
+  int64_t lr_scaling_base = 0;  // adascale: the batch (trips) --lr is tuned for; 0: --batch_size
+  // adascale in local mode: each micro-batch is cut into the slices of this many workers, the
+  // pieces whose spread measures the noise (a sync job's pieces are its workers' slices), so
+  // that local training equals a sync job of that many workers.
+  int64_t lr_scaling_workers = 2;
 
   // Throws std::invalid_argument naming the bad field. Every field is checked, also those the
   // named optimizer does not use: lr finite > 0, momentum/beta1/beta2 in [0, 1), eps finite >= 0.
@@ -69,7 +76,8 @@ struct OptimizerConfig {
   void serialize(A& ar) {
     ar(CEREAL_NVP(name), CEREAL_NVP(lr), CEREAL_NVP(momentum), CEREAL_NVP(beta1), CEREAL_NVP(beta2),
        CEREAL_NVP(eps), CEREAL_NVP(clip_norm), CEREAL_NVP(lr_schedule), CEREAL_NVP(warmup_steps),
-       CEREAL_NVP(lr_steps), CEREAL_NVP(lr_decay_every), CEREAL_NVP(lr_decay));
+       CEREAL_NVP(lr_steps), CEREAL_NVP(lr_decay_every), CEREAL_NVP(lr_decay),
+       CEREAL_NVP(lr_scaling), CEREAL_NVP(lr_scaling_base), CEREAL_NVP(lr_scaling_workers));
   }
 };
 

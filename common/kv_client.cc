@@ -106,6 +106,8 @@ void KVClient::Send(const Request& q, uint64_t id, size_t s) {
   h.step = q.step;
   h.samples = q.samples;
   h.norm = q.norm;
+  h.noise_sq = q.noise_sq;
+  h.noise_n2 = q.noise_n2;
   h.stop = q.stop;
   h.wire = q.wire;
   h.more = q.more;
@@ -337,6 +339,8 @@ KVClient::Request KVClient::PushRequest(std::shared_ptr<const std::vector<float>
   q.step = version;
   q.samples = samples;
   q.norm = norm;
+  q.noise_sq = push_noise_sq_;
+  q.noise_n2 = push_noise_n2_;
   q.stop = stop_;
   return q;
 }

@@ -92,6 +92,14 @@ class KVClient {
   // A worker that joined (ClusterMap::own_slice): every push of its own carries that slice.
   void set_own_slice(int slice) { own_slice_ = slice; }
 
+  // --lr_scaling adascale: what the pushes that complete a slice carry from now on, the
+  // slice's pieces (Σ of their squared gradient-sum norms, Σ of their trips squared). The
+  // exchange sets them before each such push.
+  void set_push_noise(double sq, double n2) {
+    push_noise_sq_ = sq;
+    push_noise_n2_ = n2;
+  }
+
   // The job's time budget is spent: every later push carries the stop flag, from which the
   // servers tell all workers, through their pull replies, at which version to stop.
   void RequestStop() { stop_ = true; }
@@ -109,6 +117,7 @@ class KVClient {
     MsgType type = MsgType::kPull;
     int64_t step = 0, samples = 0;
     double norm = -1;
+    double noise_sq = 0, noise_n2 = 0;
     bool stop = false;
     // Per server: the keys named, and (init, push) their values back to back from `data`,
     // kept alive by `owner`.
@@ -165,6 +174,7 @@ class KVClient {
   uint64_t next_request_ = 1;
   bool stop_ = false;
   int own_slice_ = -1;
+  double push_noise_sq_ = 0, push_noise_n2_ = 0;
   int64_t bytes_pushed_ = 0, bytes_pulled_ = 0;
   WireType wire_ = WireType::kF32;
   std::map<uint64_t, size_t> parts_;    // parts not acknowledged yet: request id -> server

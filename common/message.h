@@ -13,7 +13,7 @@
 namespace tteps {
 
 inline constexpr uint32_t kMagic = 0x54544550;  // "TTEP"
-inline constexpr uint16_t kProtocolVersion = 12;
+inline constexpr uint16_t kProtocolVersion = 13;
 
 enum class Role : uint8_t { kScheduler = 0, kServer = 1, kWorker = 2 };
 const char* RoleName(Role role);
@@ -73,6 +73,9 @@ struct Header {
   // Data messages: the cluster map's epoch. A rollback (a lost server without a replica)
   // starts a new one; a server refuses requests of another.
   int32_t epoch = 0;
+  // sync push with --lr_scaling adascale, its last part: the slice's pieces (common/
+  // gradient_noise.h PieceNoise), Σ of each piece's squared gradient-sum norm and trips^2.
+  double noise_sq = 0, noise_n2 = 0;
   std::vector<KeyRange> ranges;
   std::vector<uint64_t> payload_bytes;  // one per payload frame
   std::string text;                     // error text, or a control message's encoded body

@@ -35,10 +35,12 @@ struct Blob {
   std::vector<int64_t> clocks;
   std::vector<float> values;
   std::vector<std::pair<std::string, std::vector<float>>> optimizer_state;
+  AdaScale::State adascale;  // zero without --lr_scaling adascale (the same on every server)
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(magic, server_id, version, begin, end, optimizer_steps, clocks, values, optimizer_state);
+    ar(magic, server_id, version, begin, end, optimizer_steps, clocks, values, optimizer_state,
+       adascale);
   }
 };
 
@@ -73,6 +75,7 @@ void Restore(Blob b, const std::string& name, Shard* shard) {
   try {
     shard->optimizer().Restore(b.optimizer_state, b.optimizer_steps);
     shard->Restore(std::move(b.values), b.version, std::move(b.clocks));
+    shard->RestoreAdaScale(b.adascale);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(name + " does not fit this job: " + e.what());
   }
@@ -91,6 +94,7 @@ void SaveCheckpoint(const std::string& dir, int server_id, Shard& shard) {
   b.values = *shard.values();
   b.optimizer_state = shard.optimizer().State();
   b.optimizer_steps = shard.optimizer().steps();
+  if (shard.adascale()) b.adascale = shard.adascale()->state();
   const std::string path = dir + "/" + FileName(server_id, b.version);
   const std::string tmp = path + ".tmp";
   {
@@ -125,6 +129,7 @@ void LoadCheckpointRange(const std::string& dir, const std::vector<int>& sources
   std::vector<float> values(static_cast<size_t>(want.size()));
   std::vector<std::pair<std::string, std::vector<float>>> state;
   std::vector<int64_t> clocks;
+  AdaScale::State adascale;               // every server's is the same
   int64_t steps = -1, next = want.begin;  // keys [want.begin, next) are filled
   for (int id : sources) {
     const std::string path = dir + "/" + FileName(id, version);
@@ -145,6 +150,7 @@ void LoadCheckpointRange(const std::string& dir, const std::vector<int>& sources
       }
       clocks = b.clocks;
       steps = b.optimizer_steps;
+      adascale = b.adascale;
     }
     if (b.optimizer_state.size() != state.size() || b.optimizer_steps != steps ||
         b.clocks.size() != clocks.size()) {
@@ -169,6 +175,7 @@ void LoadCheckpointRange(const std::string& dir, const std::vector<int>& sources
   try {
     shard->optimizer().Restore(state, steps);
     shard->Restore(std::move(values), version, std::move(clocks));
+    shard->RestoreAdaScale(adascale);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error("the checkpoints of version " + std::to_string(version) +
                              " do not fit this job: " + e.what());

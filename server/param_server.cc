@@ -148,6 +148,10 @@ void ParamServer::Handle(Message& m) {
                                       std::to_string(max_push_trips_) + ")");
         }
         if (!std::isfinite(h.norm)) throw std::invalid_argument("push with a non-finite norm");
+        if (!(h.noise_sq >= 0 && h.noise_n2 >= 0 && std::isfinite(h.noise_sq) &&
+              std::isfinite(h.noise_n2))) {
+          throw std::invalid_argument("push with a negative or non-finite gradient noise");
+        }
         CheckFinite(m, "gradient");
         // --replicas with clipping: the worker pulled the next version from a replica that
         // had its global norm before this one had.
@@ -171,7 +175,8 @@ void ParamServer::Handle(Message& m) {
         int64_t stale = 0;
         {
           ScopedSpan span(tracer_, "apply push");
-          stale = shard_->Push(slice, h.step, h.samples, h.ranges, Values(m), h.norm, h.more);
+          stale = shard_->Push(slice, h.step, h.samples, h.ranges, Values(m), h.norm, h.more,
+                               {h.noise_sq, h.noise_n2});
         }
         if (h.stop) shard_->RequestStop(h.step);
         if (!h.more) {  // a push counts once, however many parts it came in
@@ -337,6 +342,14 @@ ServerStats ParamServer::Stats() const {
   st.peak_rss_mb = PeakRssMb();
   st.staleness = staleness_;
   st.state_hash = shard_->StateHash();
+  const Shard::GainStats& g = shard_->gain_stats();
+  if (g.steps > 0) {
+    st.gain_steps = g.steps;
+    st.gain_mean = g.sum / static_cast<double>(g.steps);
+    st.gain_min = g.min;
+    st.gain_max = g.max;
+    st.gain_last = shard_->lr_gain();
+  }
   return st;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/adascale.h"
 #include "common/bootstrap.h"
 #include "common/cereal_body.h"
 #include "common/control_channel.h"
@@ -89,6 +90,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
                 config.exchange.staleness, MakeOptimizer(config.optimizer, range.size()));
     shard.set_lr_schedule(
         [optimizer = config.optimizer](int64_t step) { return LearningRate(optimizer, step); });
+    shard.set_adascale(MakeAdaScale(config.optimizer, config.train.batch_size));
     if (!map.resume_sources.empty()) {
       const std::vector<int> sources(map.resume_sources.begin(), map.resume_sources.end());
       LoadCheckpointRange(output.checkpoint_dir, sources, map.resume_version, &shard);

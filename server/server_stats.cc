@@ -39,8 +39,8 @@ JsonObject ServerStats::ToJson() const {
       .Add("p99", percentile(0.99))
       .Add("max", max)
       .Add("histogram", hist);
-  return JsonObject()
-      .Add("server", server)
+  JsonObject out;
+  out.Add("server", server)
       .Add("pushes", pushes)
       .Add("pulls", pulls)
       .Add("errors", errors)
@@ -50,6 +50,15 @@ JsonObject ServerStats::ToJson() const {
       .Add("peak_rss_mb", peak_rss_mb)
       .Add("staleness", summary)
       .Add("state_hash", HexHash(state_hash));
+  if (gain_steps > 0) {
+    out.Add("lr_gain", JsonObject()
+                           .Add("steps", gain_steps)
+                           .Add("mean", gain_mean)
+                           .Add("min", gain_min)
+                           .Add("max", gain_max)
+                           .Add("last", gain_last));
+  }
+  return out;
 }
 
 }  // namespace tteps::server

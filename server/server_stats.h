@@ -22,15 +22,19 @@ struct ServerStats {
   // A hash of the shard's range, version, values and optimizer state: replicas of a range
   // (--replicas) end with equal hashes when they are bit-identical.
   uint64_t state_hash = 0;
+  // --lr_scaling adascale: the gains of the rate over the steps (gain_steps 0: none).
+  int64_t gain_steps = 0;
+  double gain_mean = 0, gain_min = 0, gain_max = 0, gain_last = 0;
 
   // {"server", "pushes", "pulls", "errors", "non_finite", "version", "peak_rss_mb", "staleness":
-  // {"mean", "p50", "p90", "p99", "max", "histogram"}, "state_hash": 16 hex digits}
+  // {"mean", "p50", "p90", "p99", "max", "histogram"}, "state_hash": 16 hex digits, and with
+  // AdaScale "lr_gain": {"steps", "mean", "min", "max", "last"}}
   JsonObject ToJson() const;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(server, pushes, pulls, errors, version, non_finite, unauthenticated, peak_rss_mb, staleness,
-       state_hash);
+       state_hash, gain_steps, gain_mean, gain_min, gain_max, gain_last);
   }
 };
 

@@ -27,12 +27,21 @@ Shard::Shard(KeyRange range, Consistency mode, int num_workers, int64_t stalenes
       dropped_(num_workers, false),
       grad_(range.size()),
       pushed_(num_workers, false),
-      held_(num_workers) {
+      held_(num_workers),
+      noise_(num_workers),
+      base_lr_(optimizer_->lr()) {
   if (num_workers < 1) throw std::invalid_argument("a shard needs at least one worker");
   if (optimizer_->size() != static_cast<size_t>(range.size())) {
     throw std::invalid_argument("optimizer sized for another range");
   }
   if (mode_ == Consistency::kSync) sum_.assign(range.size(), 0.f);
+}
+
+void Shard::set_adascale(std::unique_ptr<AdaScale> adascale) {
+  if (adascale && mode_ != Consistency::kSync) {
+    throw std::invalid_argument("AdaScale needs sync mode: a step of every slice");
+  }
+  adascale_ = std::move(adascale);
 }
 
 void Shard::Init(const float* values) {
@@ -70,7 +79,7 @@ std::shared_ptr<const std::vector<float>> Shard::ValuesAt(int64_t version) const
 void Shard::StepWith(const float* grad, float scale) {
   if (mode_ == Consistency::kSync) previous_ = values_;  // so the step below copies first
   if (values_.use_count() > 1) values_ = std::make_shared<std::vector<float>>(*values_);
-  if (lr_at_) optimizer_->set_lr(lr_at_(ScheduleStep()));
+  if (lr_at_ || adascale_) optimizer_->set_lr((lr_at_ ? lr_at_(ScheduleStep()) : base_lr_) * gain_);
   optimizer_->Step(values_->data(), grad, scale);
   ++version_;
 }
@@ -78,7 +87,7 @@ void Shard::StepWith(const float* grad, float scale) {
 // Apply sum / samples. Without clipping the optimizer scales as it reads (one pass over the
 // gradient); with clipping the mean is needed first, for its norm.
 void Shard::ApplySum(const float* grad_sum, int64_t samples, double mean_grad_norm) {
-  if (clip_norm_ <= 0) return StepWith(grad_sum, MeanScale(samples));
+  if (clip_norm_ <= 0 && !adascale_) return StepWith(grad_sum, MeanScale(samples));
   Mean(grad_sum, samples);
   if (mode_ == Consistency::kSync) {
     awaiting_norm_ = true;  // the server fetches the global norm, then CompleteStep
@@ -91,6 +100,16 @@ void Shard::ApplySum(const float* grad_sum, int64_t samples, double mean_grad_no
 void Shard::CompleteStep(double global_norm) {
   if (!awaiting_norm_) throw std::invalid_argument("no step is waiting for a gradient norm");
   awaiting_norm_ = false;
+  if (adascale_) {
+    // The norm is of the mean gradient: the estimator wants the sum's.
+    const double n = static_cast<double>(step_trips_);
+    gain_ = adascale_->Step(global_norm * global_norm * n * n, step_trips_, step_noise_);
+    GainStats& g = gain_stats_;
+    g.min = g.steps == 0 ? gain_ : std::min(g.min, gain_);
+    g.max = g.steps == 0 ? gain_ : std::max(g.max, gain_);
+    g.sum += gain_;
+    ++g.steps;
+  }
   Step(global_norm);
 }
 
@@ -115,7 +134,7 @@ void Shard::SumHeld() {
 
 int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
                     const std::vector<KeyRange>& spans, const float* grad_sum,
-                    double mean_grad_norm, bool more) {
+                    double mean_grad_norm, bool more, PieceNoise noise) {
   if (worker < 0 || worker >= num_workers_) {
     throw std::invalid_argument("push from unknown worker " + std::to_string(worker));
   }
@@ -165,6 +184,7 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
   if (more) return 0;
   ++pushes_;
   pushed_[worker] = true;
+  noise_[worker] = noise;
   ++clocks_[worker];
   sum_samples_ += samples;
   SumHeld();
@@ -175,6 +195,14 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
     pushes_ = 0;
     next_summed_ = 0;
     if (samples_total > 0) {
+      if (adascale_) {
+        step_noise_ = {};
+        for (const PieceNoise& p : noise_) {  // in worker order: replicas add alike
+          step_noise_.sq += p.sq;
+          step_noise_.n2 += p.n2;
+        }
+        step_trips_ = samples_total;
+      }
       ApplySum(sum_.data(), samples_total, -1);
     } else {
       previous_ = values_;
@@ -264,6 +292,11 @@ uint64_t Shard::StateHash() const {
   for (const auto& [name, buffer] : optimizer_->State()) {
     mix(name.data(), name.size());
     mix(buffer.data(), buffer.size() * sizeof(float));
+  }
+  if (adascale_) {
+    const AdaScale::State a = adascale_->state();
+    const double scale[] = {a.grad_sq, a.trace, a.weight};
+    mix(scale, sizeof(scale));
   }
   return h;
 }

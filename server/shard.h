@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/adascale.h"
 #include "common/key_range.h"
 #include "common/mode.h"
 #include "server/optimizer.h"
@@ -49,14 +50,32 @@ class Shard {
   // sync only: `more` marks a part of a push sent while backward still runs (its buckets);
   // parts add to the worker's push, and the push with more = false (its samples, the rest of
   // its keys) completes it. The sum is the same as one push of it all.
+  // `noise` (a push's last part, with AdaScale on): the pieces of the worker's slice.
   int64_t Push(int worker, int64_t grad_version, int64_t samples,
                const std::vector<KeyRange>& spans, const float* grad_sum,
-               double mean_grad_norm = -1, bool more = false);
+               double mean_grad_norm = -1, bool more = false, PieceNoise noise = {});
   // A dense push: grad_sum holds every key of range().
   int64_t Push(int worker, int64_t grad_version, int64_t samples, const float* grad_sum,
                double mean_grad_norm = -1) {
     return Push(worker, grad_version, samples, {range_}, grad_sum, mean_grad_norm);
   }
+
+  // Sync, --lr_scaling adascale: every step's rate times the gain of its batch. The gain needs
+  // the step's global gradient norm, so a step waits for it as with clipping (awaiting_norm(),
+  // then CompleteStep); the slices' pieces come with their pushes, folded in worker order.
+  void set_adascale(std::unique_ptr<AdaScale> adascale);
+  const AdaScale* adascale() const { return adascale_.get(); }
+  // A checkpoint's AdaScale state (ignored without AdaScale).
+  void RestoreAdaScale(const AdaScale::State& s) {
+    if (adascale_) adascale_->Restore(s);
+  }
+  // The gain of the last step (1 without AdaScale), and over every step of this shard.
+  double lr_gain() const { return gain_; }
+  struct GainStats {
+    int64_t steps = 0;
+    double sum = 0, min = 0, max = 0;
+  };
+  const GainStats& gain_stats() const { return gain_stats_; }
 
   // Clipping by global norm (0: off).
   void set_clip_norm(double max_norm) { clip_norm_ = max_norm; }
@@ -106,7 +125,7 @@ class Shard {
   // FNV-1a over range, version, values and optimizer state (steps and buffers): equal for two
   // shards that are bit-identical.
   uint64_t StateHash() const;
-  // Restores values, version and clocks (checkpoint resume).
+  // Restores values, version and clocks (checkpoint resume); the AdaScale state apart.
   void Restore(std::vector<float> values, int64_t version, std::vector<int64_t> clocks);
 
  private:
@@ -155,6 +174,13 @@ class Shard {
   int pushes_ = 0;
   int next_summed_ = 0;  // the worker whose push is summed next
   double clip_norm_ = 0;
+  std::unique_ptr<AdaScale> adascale_;
+  std::vector<PieceNoise> noise_;  // sync, AdaScale: the pieces of each worker's slice
+  PieceNoise step_noise_;          // ... summed over the slices of the step awaiting its norm
+  int64_t step_trips_ = 0;         // ... and its trips
+  double gain_ = 1;
+  GainStats gain_stats_;
+  double base_lr_ = 0;  // the optimizer's rate without a schedule
   bool awaiting_norm_ = false;
   double partial_sq_ = 0;
   int64_t stop_version_ = -1;  // -1: no stop requested

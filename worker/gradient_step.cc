@@ -48,6 +48,32 @@ double GradientSquaredNorm(torch::nn::Module& model) {
   return total.defined() ? total.item<double>() : 0.0;
 }
 
+MicroBatchStats AccumulateMeasured(deeptte::DeepTTEImpl& model,
+                                   const std::vector<data::Trip>& trips,
+                                   const std::vector<size_t>& indices, PieceNoise* noise) {
+  // The gradients before, to subtract: the piece's own gradient is what backward adds.
+  std::vector<torch::Tensor> before;
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : model.parameters()) {
+      before.push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
+    }
+  }
+  const MicroBatchStats s = AccumulateGradients(model, trips, indices);
+  torch::NoGradGuard no_grad;
+  torch::Tensor total;
+  size_t i = 0;
+  for (const auto& p : model.parameters()) {
+    const torch::Tensor& b = before[i++];
+    if (!p.grad().defined()) continue;
+    const torch::Tensor piece = b.defined() ? p.grad() - b : p.grad();
+    const auto sq = piece.to(torch::kDouble).square().sum();
+    total = total.defined() ? total + sq : sq;
+  }
+  noise->Add(total.defined() ? total.item<double>() : 0.0, s.trips);
+  return s;
+}
+
 void ScaleGradients(torch::nn::Module& model, double factor) {
   torch::NoGradGuard no_grad;
   for (auto& p : model.parameters()) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gradient_noise.h"
 #include "common/job_config.h"
 #include "worker/data/trip.h"
 #include "worker/deeptte/deeptte.h"
@@ -30,6 +31,13 @@ std::string NonFiniteGradient(torch::nn::Module& model);
 
 // The squared norm of all parameter gradients together (for the gradient noise estimate).
 double GradientSquaredNorm(torch::nn::Module& model);
+
+// Adds the gradient of `indices` like AccumulateGradients and the squared norm of that gradient
+// alone (what it added to the gradients) to `noise`: a piece of the step (--lr_scaling
+// adascale, common/gradient_noise.h).
+MicroBatchStats AccumulateMeasured(deeptte::DeepTTEImpl& model,
+                                   const std::vector<data::Trip>& trips,
+                                   const std::vector<size_t>& indices, PieceNoise* noise);
 
 // Multiplies every parameter gradient by `factor` (1 / count turns a sum into a mean).
 void ScaleGradients(torch::nn::Module& model, double factor);

@@ -43,6 +43,15 @@ DEFINE_int64(warmup_steps, 0, "steps of linear learning-rate warm-up from lr / N
 DEFINE_int64(lr_steps, 0, "--lr_schedule cosine: steps to reach 0 (0: the job's planned steps)");
 DEFINE_int64(lr_decay_every, 0, "--lr_schedule step: steps between decays");
 DEFINE_double(lr_decay, 0.1, "--lr_schedule step: factor of each decay");
+DEFINE_string(lr_scaling, "none",
+              "none | adascale: each step's rate times AdaScale's gain for its batch against "
+              "--lr_scaling_base, from the gradient noise measured between the step's slices and "
+              "micro-batches (square root of it with adam); sync and local modes");
+DEFINE_int64(lr_scaling_base, 0,
+             "--lr_scaling adascale: the batch --lr is tuned for (0: --batch_size)");
+DEFINE_int64(lr_scaling_workers, 2,
+             "--lr_scaling adascale, local mode: measure the noise between the slices of this many "
+             "workers (to equal a sync job of that many)");
 DEFINE_double(clip_norm, 0,
               "clip the gradient of each step to this global L2 norm (0: off). sync: the norm "
               "of the aggregate, gathered from every shard through the scheduler; async / ssp: "
@@ -174,6 +183,9 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(optimizer.lr_steps, lr_steps);
   TTEPS_SET(optimizer.lr_decay_every, lr_decay_every);
   TTEPS_SET(optimizer.lr_decay, lr_decay);
+  TTEPS_SET(optimizer.lr_scaling, lr_scaling);
+  TTEPS_SET(optimizer.lr_scaling_base, lr_scaling_base);
+  TTEPS_SET(optimizer.lr_scaling_workers, lr_scaling_workers);
   TTEPS_SET(train.batch_size, batch_size);
   TTEPS_SET(train.epochs, epochs);
   TTEPS_SET(train.max_steps, max_steps);

@@ -37,7 +37,8 @@ TrainResult LocalTrainer::Run() {
   const TrainConfig& opts = config_.train;
   OptimizerConfig optimizer = config_.optimizer;
   if (optimizer.lr_steps == 0) optimizer.lr_steps = TotalSteps(opts, train_.size());
-  auto exchange = MakeLocalExchange(*model_, optimizer, tracer_);
+  auto exchange =
+      MakeLocalExchange(*model_, optimizer, tracer_, MakeAdaScale(optimizer, opts.batch_size));
   ProgressLine progress("local", TotalSteps(opts, train_.size()), opts.progress_s);
   TrainResult res;
 
@@ -45,6 +46,11 @@ TrainResult LocalTrainer::Run() {
   o.accumulation = config_.exchange.accumulation;
   o.max_train_s = opts.max_train_s;
   o.tracer = tracer_;
+  if (optimizer.lr_scaling != "none") {
+    o.noise_pieces = optimizer.lr_scaling_workers;
+    o.pieces_first_worker_batch = config_.exchange.first_worker_batch;
+    o.pieces_balanced = config_.exchange.slicing == "balanced";
+  }
   DriverHooks hooks;
   hooks.report = [&](const TrainReport& r) {
     if (out_) out_->AppendMetrics(r.ToJson());

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/gradient_noise.h"
 #include "common/slice_schedule.h"
+#include "worker/batch_slicer.h"
 #include "worker/deeptte/embedding_rows.h"
 #include "worker/gradient_step.h"
 #include "worker/slice_stream.h"
@@ -188,17 +189,39 @@ DriverResult StepDriver::Run() {
       if (hooks_.released) hooks_.released(slice, step);
     }
   };
+  // A micro-batch's gradient, added to the model's; with AdaScale measured piece by piece.
+  std::vector<size_t> lengths;  // of every trip, for balanced pieces
+  if (o_.noise_pieces > 1 && o_.pieces_balanced) {
+    for (const auto& t : train_) lengths.push_back(static_cast<size_t>(t.length()));
+  }
+  const auto accumulate = [&](const std::vector<size_t>& slice, PieceNoise* pieces) {
+    if (o_.noise_pieces <= 0) return AccumulateGradients(model_, train_, slice);
+    if (o_.noise_pieces == 1) return AccumulateMeasured(model_, train_, slice, pieces);
+    MicroBatchStats sum;
+    for (int p = 0; p < o_.noise_pieces; ++p) {
+      const auto piece =
+          SliceFor(slice, static_cast<int>(o_.noise_pieces), p, o_.pieces_first_worker_batch,
+                   o_.pieces_balanced ? &lengths : nullptr);
+      if (piece.empty()) continue;
+      const auto s = AccumulateMeasured(model_, train_, piece, pieces);
+      sum.loss_sum += s.loss_sum;
+      sum.trips += s.trips;
+    }
+    return sum;
+  };
   // Its gradient for `step` on the current weights, pushed as that slice's; then its next data.
   MicroBatchStats adopted_sum;  // this step's adopted slices, counted in its report
   const auto push_adopted = [&](AdoptedSlice& a, int64_t step) {
     model_.zero_grad();
     MicroBatchStats sum;
+    PieceNoise pieces;
     for (const auto& slice : a.next.slices) {
-      const auto s = AccumulateGradients(model_, train_, slice);
+      const auto s = accumulate(slice, &pieces);
       sum.loss_sum += s.loss_sum;
       sum.trips += s.trips;
     }
     CheckFinite(model_, step, sum.loss_sum, a.next.slices);
+    if (o_.noise_pieces > 0) exchange_->SetPushNoise(pieces);
     exchange_->PushSlice(a.slice, step, sum.trips);
     adopted_sum.loss_sum += sum.loss_sum;
     adopted_sum.trips += sum.trips;
@@ -234,9 +257,10 @@ DriverResult StepDriver::Run() {
     MicroBatchStats sum;
     double first_sq = 0;  // the first micro-batch's gradient, for the noise estimate
     int64_t first_trips = 0;
+    PieceNoise pieces;
     for (int64_t a = 0; a < accumulation; ++a) {
       if (a + 1 == accumulation) exchange_->BeforeLastBackward(data.trips, stop_vote());
-      const auto s = AccumulateGradients(model_, train_, data.slices[a]);
+      const auto s = accumulate(data.slices[a], &pieces);
       sum.loss_sum += s.loss_sum;
       sum.trips += s.trips;
       if (a == 0 && accumulation > 1) {
@@ -245,6 +269,7 @@ DriverResult StepDriver::Run() {
       }
     }
     CheckFinite(model_, step, sum.loss_sum, data.slices);
+    if (o_.noise_pieces > 0) exchange_->SetPushNoise(pieces);
     // The first micro-batch against the step's own ones: two batch sizes on the same weights.
     if (accumulation > 1) {
       const auto noise =

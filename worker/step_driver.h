@@ -29,6 +29,13 @@ struct DriverOptions {
   // ... only in the first slowdown_on_s of every slowdown_period_s training seconds (0: always)
   double slowdown_on_s = 0, slowdown_period_s = 0;
   int64_t start_step = 0;  // > 0 when resuming from a checkpoint
+  // --lr_scaling adascale: each micro-batch of a slice is measured as this many pieces (0: off),
+  // reported to the exchange before its push (Exchange::SetPushNoise). A sync worker: 1, its
+  // slice; local mode: the slices that many workers would take (cut by the two fields below),
+  // so that it measures what a sync job of that many workers does.
+  int64_t noise_pieces = 0;
+  int64_t pieces_first_worker_batch = -1;
+  bool pieces_balanced = false;
   // The driver's own clock ends training after this many training seconds (0: none; in a
   // distributed job the scheduler holds the budget and says so through `stop_requested`).
   double max_train_s = 0;

@@ -180,6 +180,42 @@ TEST(PsCluster, SyncWithClippingEqualsLocalTraining) {
   EXPECT_LT(diff, 1e-5);
 }
 
+TEST(PsCluster, SyncWithAdaScaleEqualsLocalTraining) {
+  // The servers fold the slices' pieces (2 micro-batches of each worker's slice, 40 and 24
+  // trips) with the global norm gathered through the scheduler; the local run cuts each
+  // micro-batch into the same two slices (--lr_scaling_workers 2). Against a base batch of 32,
+  // the step of 128 trips may take up to 4 times the rate.
+  const std::string flags =
+      "--optimizer momentum --lr 0.01 --accumulation 2 --first_worker_batch 40 "
+      "--lr_scaling adascale --lr_scaling_base 32 --lr_scaling_workers 2";
+  const double diff = SyncVersusLocal("sync_adascale", flags);
+  std::printf("sync vs local, momentum + AdaScale: max |diff| = %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+  // The servers say which gains they took: above 1, at most the scale of 4.
+  const std::string summary =
+      ReadFile(::testing::TempDir() + "/tteps_it_sync_adascale/sync/summary.json");
+  const size_t at = summary.find("\"lr_gain\"");
+  ASSERT_NE(at, std::string::npos) << summary;
+  const std::string gain = summary.substr(at);
+  std::printf("servers' gain: mean %g, min %g, max %g over %g steps\n", JsonNumber(gain, "mean"),
+              JsonNumber(gain, "min"), JsonNumber(gain, "max"), JsonNumber(gain, "steps"));
+  EXPECT_EQ(JsonNumber(gain, "steps"), 20);
+  EXPECT_GT(JsonNumber(gain, "mean"), 1.05);
+  EXPECT_LE(JsonNumber(gain, "max"), 4.0);
+  // And the gain changed the model: the same local run without it ends elsewhere.
+  const std::string dir = FreshDir("local_unscaled");
+  std::string unscaled = flags.substr(0, flags.find(" --lr_scaling"));
+  ASSERT_EQ(RunCommand(Bin() + "/tteps-worker --mode=local --out_dir " + dir + " --train_data " +
+                           kData + " --max_steps 20 --batch_size 64 --log_every 5 " + unscaled,
+                       300, dir + ".log"),
+            0)
+      << ReadFile(dir + ".log");
+  const double moved = MaxAbsDiff(
+      dir + "/model_last.pt", ::testing::TempDir() + "/tteps_it_sync_adascale/local/model_last.pt");
+  std::printf("local with AdaScale vs without: max |diff| = %g\n", moved);
+  EXPECT_GT(moved, 100 * std::max(diff, 1e-6));
+}
+
 TEST(PsCluster, SyncWithAdamEqualsLocalTraining) {
   // Adam divides by sqrt(v), so where a gradient is near zero the rounding noise of summing
   // the workers' halves in another order than the local backward is magnified up to a full

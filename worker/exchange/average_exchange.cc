@@ -69,7 +69,7 @@ ExchangeResult AverageExchange::Finish(int64_t step, int64_t trips, bool stop_vo
                                        bool planned_last) {
   ExchangeResult res;
   auto t = Clock::now();
-  if (trips > 0) optimizer_.Step(step, static_cast<double>(trips));
+  if (trips > 0) optimizer_.Step(step, trips);
   res.compute_s = SecondsSince(t);
   TraceSince(tracer_, "optimizer", t);
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/gradient_noise.h"
 #include "worker/row_spans.h"
 #include "worker/train_report.h"
 
@@ -49,6 +50,9 @@ class Exchange {
   // model. `stop_vote`: this worker was asked to stop (time budget). `planned_last`: the last
   // step of the plan, after which nothing more is fetched.
   virtual ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) = 0;
+  // --lr_scaling adascale: the pieces of the slice that the next Finish or PushSlice holds, for
+  // the gain of the step's rate (common/adascale.h). Exchanges that do not scale ignore them.
+  virtual void SetPushNoise(const PieceNoise& /*pieces*/) {}
   // Sync, after a worker was lost: the model's gradients hold the sum over `trips` trips of
   // `slice`'s share of step `step` (the lost worker's slice, computed here); they go to the
   // servers as that slice's push. Exchanges that cannot take over a slice throw.

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "common/adascale.h"
 #include "common/job_config.h"
 #include "common/kv_client.h"
 #include "common/trace.h"
@@ -13,9 +14,11 @@
 
 namespace tteps {
 
-// Nothing to combine: the optimizer steps at once on this process's gradient (local mode).
+// Nothing to combine: the optimizer steps at once on this process's gradient (local mode),
+// with AdaScale's gain when `adascale` is given.
 std::unique_ptr<Exchange> MakeLocalExchange(deeptte::DeepTTEImpl& model,
-                                            const OptimizerConfig& opts, Tracer* tracer);
+                                            const OptimizerConfig& opts, Tracer* tracer,
+                                            std::unique_ptr<AdaScale> adascale = nullptr);
 
 struct PsExchangeOptions {
   int worker = 0;

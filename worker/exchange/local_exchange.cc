@@ -10,20 +10,24 @@ namespace {
 
 class LocalExchange : public Exchange {
  public:
-  LocalExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts, Tracer* tracer)
-      : optimizer_(model, opts), tracer_(tracer) {}
+  LocalExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts, Tracer* tracer,
+                std::unique_ptr<AdaScale> adascale)
+      : optimizer_(model, opts, std::move(adascale)), tracer_(tracer) {}
   void Start(int64_t /*first_step*/) override {}
+  void SetPushNoise(const PieceNoise& pieces) override { pieces_ = pieces; }
   ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
 
  private:
   LocalOptimizer optimizer_;
   Tracer* tracer_;
+  PieceNoise pieces_;  // of the step being finished
 };
 
 ExchangeResult LocalExchange::Finish(int64_t step, int64_t trips, bool stop_vote,
                                      bool /*planned_last*/) {
   const auto t = Tracer::Clock::now();
-  if (trips > 0) optimizer_.Step(step, static_cast<double>(trips));
+  if (trips > 0) optimizer_.Step(step, trips, pieces_);
+  pieces_ = {};
   TraceSince(tracer_, "optimizer", t);
   ExchangeResult r;
   r.stop = stop_vote;  // one worker agrees with itself
@@ -34,8 +38,9 @@ ExchangeResult LocalExchange::Finish(int64_t step, int64_t trips, bool stop_vote
 }  // namespace
 
 std::unique_ptr<Exchange> MakeLocalExchange(deeptte::DeepTTEImpl& model,
-                                            const OptimizerConfig& opts, Tracer* tracer) {
-  return std::make_unique<LocalExchange>(model, opts, tracer);
+                                            const OptimizerConfig& opts, Tracer* tracer,
+                                            std::unique_ptr<AdaScale> adascale) {
+  return std::make_unique<LocalExchange>(model, opts, tracer, std::move(adascale));
 }
 
 }  // namespace tteps

@@ -5,15 +5,20 @@
 
 namespace tteps {
 
-LocalOptimizer::LocalOptimizer(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts)
-    : model_(model), opts_(opts), optimizer_(MakeOptimizer(opts, model.parameters())) {}
+LocalOptimizer::LocalOptimizer(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
+                               std::unique_ptr<AdaScale> adascale)
+    : model_(model),
+      opts_(opts),
+      optimizer_(MakeOptimizer(opts, model.parameters())),
+      adascale_(std::move(adascale)) {}
 
-void LocalOptimizer::Step(int64_t step, double trips) {
-  ScaleGradients(model_, 1.0 / trips);
+void LocalOptimizer::Step(int64_t step, int64_t trips, const PieceNoise& pieces) {
+  if (adascale_) gain_ = adascale_->Step(GradientSquaredNorm(model_), trips, pieces);
+  ScaleGradients(model_, 1.0 / static_cast<double>(trips));
   if (opts_.clip_norm > 0) {
     torch::nn::utils::clip_grad_norm_(model_.parameters(), opts_.clip_norm);
   }
-  const double lr = LearningRate(opts_, step);
+  const double lr = LearningRate(opts_, step) * gain_;
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
   optimizer_->step();
 }

@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "common/adascale.h"
 #include "common/job_config.h"
 #include "worker/deeptte/deeptte.h"
 
@@ -15,15 +16,21 @@ namespace tteps {
 
 class LocalOptimizer {
  public:
-  LocalOptimizer(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts);
+  // `adascale` (local mode, --lr_scaling adascale): the rate's gain, from each step's pieces.
+  LocalOptimizer(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
+                 std::unique_ptr<AdaScale> adascale = nullptr);
   // The model's gradients hold a sum over `trips` trips: divides, clips and steps with the rate
-  // of the job's step `step` (0-based; the same on every worker, whether or not it had trips).
-  void Step(int64_t step, double trips);
+  // of the job's step `step` (0-based; the same on every worker, whether or not it had trips),
+  // times AdaScale's gain for the step's `pieces` when on.
+  void Step(int64_t step, int64_t trips, const PieceNoise& pieces = {});
+  double lr_gain() const { return gain_; }
 
  private:
   deeptte::DeepTTEImpl& model_;
   OptimizerConfig opts_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<AdaScale> adascale_;
+  double gain_ = 1;
 };
 
 }  // namespace tteps

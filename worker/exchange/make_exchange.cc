@@ -102,7 +102,7 @@ std::unique_ptr<Exchange> MakeExchange(deeptte::DeepTTEImpl& model, const Exchan
   const OptimizerConfig& opt = c.config.optimizer;
   switch (mode) {
     case Mode::kLocal:
-      return MakeLocalExchange(model, opt, c.tracer);
+      return MakeLocalExchange(model, opt, c.tracer, MakeAdaScale(opt, c.config.train.batch_size));
     case Mode::kSync:
     case Mode::kAsync:
     case Mode::kSsp:

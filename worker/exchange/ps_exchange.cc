@@ -52,6 +52,7 @@ class PsExchange : public Exchange {
   bool WantsRows() const override { return rows_.has_value(); }
   void PushRows(const TableRows& rows) override { push_spans_ = rows_->Spans(rows); }
   void PushSlice(int slice, int64_t step, int64_t trips) override;
+  void SetPushNoise(const PieceNoise& p) override { kv_->set_push_noise(p.sq, p.n2); }
   void RefreshWeights() override;
   ExchangeResult Repull(int64_t step, bool planned_last) override;
   void PullRows(const TableRows& rows) override { pull_spans_ = rows_->Spans(rows); }

@@ -140,7 +140,7 @@ ExchangeResult RingExchange::Apply(int64_t step, bool planned_last, ExchangeResu
     has_adopted_ = false;
   }
   CopyGradsIn(model_, group_->layout(), group_->flat());
-  optimizer_.Step(step, total);
+  optimizer_.Step(step, static_cast<int64_t>(total));
   res.compute_s += SecondsSince(t);
   TraceSince(tracer_, "optimizer", t);
 

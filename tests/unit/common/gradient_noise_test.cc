@@ -57,3 +57,27 @@ TEST(GradientNoise, NothingFromOneBatchSizeOrNonFiniteNorms) {
 
 }  // namespace
 }  // namespace tteps
+
+namespace tteps {
+namespace {
+
+// Squared norms as their expectations for |G|^2 = 2 and S = 30: E|g_p|^2 = n^2 |G|^2 + n S.
+TEST(EstimateNoiseFromPieces, RecoversTheTrueGradientAndVarianceFromExpectedNorms) {
+  const double g2 = 2, s = 30;
+  PieceNoise pieces;
+  for (int64_t n : {16, 16, 32}) pieces.Add(n * n * g2 + n * s, n);
+  const double total = 64.0 * 64.0 * g2 + 64 * s;
+  const auto e = EstimateNoiseFromPieces(total, 64, pieces);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_DOUBLE_EQ(e->grad_sq, g2);
+  EXPECT_DOUBLE_EQ(e->trace, s);
+  // One piece holding every trip has no spread to measure; nor does a step without trips.
+  PieceNoise one;
+  one.Add(total, 64);
+  EXPECT_FALSE(EstimateNoiseFromPieces(total, 64, one).has_value());
+  EXPECT_FALSE(EstimateNoiseFromPieces(0, 0, {}).has_value());
+  EXPECT_FALSE(EstimateNoiseFromPieces(std::nan(""), 64, pieces).has_value());
+}
+
+}  // namespace
+}  // namespace tteps

@@ -103,5 +103,41 @@ TEST(LoadCheckpointRange, CutsANewRangeOutOfTheOldRangesFiles) {
   EXPECT_THROW(LoadCheckpointRange(dir, {0, 1}, 2, &whole), std::runtime_error);   // no v2
 }
 
+// With AdaScale the averaged noise is part of the state: a resumed server's next gain (and
+// so its next values) equals the one that went on.
+TEST(SaveCheckpoint, KeepsTheAdaScaleState) {
+  const std::string dir = FreshDir("adascale");
+  OptimizerConfig sgd;
+  sgd.name = "sgd";
+  const KeyRange range{0, 3};
+  const auto make = [&] {
+    auto s = std::make_unique<Shard>(range, Consistency::kSync, 2, 0, MakeOptimizer(sgd, 3));
+    s->set_adascale(std::make_unique<AdaScale>(2, 1.0));
+    return s;
+  };
+  const auto step = [&](Shard& s, int v, double noise) {
+    for (int w : {0, 1}) {
+      s.Push(w, v, 2, {range}, std::vector<float>(3, 0.5f).data(), -1, false, {noise, 4});
+    }
+    s.CompleteStep(1.0);
+  };
+  auto ran = make();
+  ran->Init(std::vector<float>(3, 1.f).data());
+  step(*ran, 0, 5.0);
+  SaveCheckpoint(dir, 0, *ran);
+  auto resumed = make();
+  LoadCheckpoint(dir, 0, 1, resumed.get());
+  EXPECT_EQ(resumed->StateHash(), ran->StateHash());
+  // |G|^2 0.75, S 1 at the first step; 0.25 and 3 at the second: the average of both differs
+  // from the second alone.
+  step(*ran, 1, 7.0);
+  step(*resumed, 1, 7.0);
+  EXPECT_EQ(*resumed->values(), *ran->values());
+  EXPECT_EQ(resumed->lr_gain(), ran->lr_gain());
+  AdaScale fresh(2, 1.0);
+  PieceNoise second{14, 8};
+  EXPECT_NE(ran->lr_gain(), fresh.Step(16, 4, second));
+}
+
 }  // namespace
 }  // namespace tteps::server

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -656,6 +657,58 @@ TEST(Shard, PartsAreRefusedOutsideSyncAndAfterTheWorkersPush) {
   sync->Init(Init().data());
   sync->Push(0, 0, 1, g.data());
   EXPECT_THROW(sync->Push(0, 0, 0, {{100, 101}}, g.data(), -1, true), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tteps::server
+
+namespace tteps::server {
+namespace {
+
+// Pushes of two workers whose pieces say |G|^2 = 1 and S = 4 per trip (two pieces of 2 trips:
+// Σ|g_p|^2 = 2 (4 + 8) = 24, Σ n_p^2 = 8; the step's |g|^2 = 16 + 16 = 32, so a mean-gradient
+// norm of sqrt(32) / 4). B = 4; base batch 2, batch 4: gain (4/2 + 1) / (4/4 + 1) = 1.5.
+TEST(ShardAdaScale, SyncWaitsForTheGlobalNormAndStepsWithTheGain) {
+  auto shard = MakeShard(Consistency::kSync, 2);
+  shard->set_adascale(std::make_unique<AdaScale>(2, 1.0));
+  const auto init = Init();
+  shard->Init(init.data());
+  const auto g = Grad(1);
+  shard->Push(0, 0, 2, {shard->range()}, g.data(), -1, false, {12, 4});
+  shard->Push(1, 0, 2, {shard->range()}, g.data(), -1, false, {12, 4});
+  ASSERT_TRUE(shard->awaiting_norm());
+  shard->CompleteStep(std::sqrt(32.0) / 4);
+  EXPECT_EQ(shard->version(), 1);
+  EXPECT_DOUBLE_EQ(shard->lr_gain(), 1.5);
+  // Mean gradient (g + g) / 4 = g / 2, at the rate 0.5 x 1.5.
+  for (int64_t i = 0; i < kN; ++i) {
+    EXPECT_FLOAT_EQ((*shard->values())[i], init[i] - static_cast<float>(kLr * 1.5) * (g[i] * 0.5f));
+  }
+  EXPECT_THROW(MakeShard(Consistency::kAsync, 2)->set_adascale(std::make_unique<AdaScale>(2, 1.0)),
+               std::invalid_argument);
+}
+
+// A replica that receives the same pushes in another order holds the same bits.
+TEST(ShardAdaScale, ReplicasFoldThePiecesInWorkerOrder) {
+  auto a = MakeShard(Consistency::kSync, 3), b = MakeShard(Consistency::kSync, 3);
+  for (auto* s : {a.get(), b.get()}) {
+    s->set_adascale(std::make_unique<AdaScale>(3, 0.5));
+    s->Init(Init().data());
+  }
+  const PieceNoise noise[] = {{0.1, 1}, {1e17, 4}, {3.3, 9}};
+  const int64_t trips[] = {1, 2, 3};
+  for (int step = 0; step < 3; ++step) {
+    for (int w : {0, 1, 2}) {
+      a->Push(w, step, trips[w], {a->range()}, Grad(w + step).data(), -1, false, noise[w]);
+    }
+    for (int w : {2, 0, 1}) {
+      b->Push(w, step, trips[w], {b->range()}, Grad(w + step).data(), -1, false, noise[w]);
+    }
+    a->CompleteStep(3.0);
+    b->CompleteStep(3.0);
+  }
+  EXPECT_EQ(a->StateHash(), b->StateHash());
+  EXPECT_EQ(a->lr_gain(), b->lr_gain());
 }
 
 }  // namespace
