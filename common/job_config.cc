@@ -116,11 +116,13 @@ void JobConfig::Validate() const {
         "--wire_dtype must be fp32 or bf16, not '" + x.wire_dtype + "'");
   Check(x.check_every >= 1, "--check_every must be >= 1");
   Check(x.average_every >= 1, "--average_every must be >= 1");
-  // AdaScale needs every slice's pieces where the step is taken: the servers of a sync job, or
-  // the one process of a local one (ring and averaging workers step on their own, async and
-  // SSP have no step of every slice).
-  Check(optimizer.lr_scaling == "none" || x.mode == Mode::kSync || x.mode == Mode::kLocal,
-        std::string("--lr_scaling adascale: sync and local modes only, not ") + ModeName(x.mode));
+  // AdaScale needs every slice's pieces where the step is taken: the servers of a sync job,
+  // every worker of a ring, or the one process of a local job (averaging workers step on their
+  // own gradients, async and SSP have no step of every slice).
+  Check(optimizer.lr_scaling == "none" || x.mode == Mode::kSync || x.mode == Mode::kRing ||
+            x.mode == Mode::kLocal,
+        std::string("--lr_scaling adascale: sync, ring and local modes only, not ") +
+            ModeName(x.mode));
   if (!UsesServers(x.mode)) {
     Check(output.resume.empty() && output.checkpoint_every == 0,
           std::string("--resume and --checkpoint_every: checkpoints are kept by the parameter "

@@ -320,14 +320,18 @@ TEST(PsCluster, AsyncAndSspGoOnWithoutAKilledWorker) {
 // Sync mode outlives a killed worker exactly: its slice of every step is computed and pushed by
 // a survivor (the data order does not depend on who computes a slice), so the job trains the
 // same model as the undisturbed one, bit for bit. Also with the uneven first-worker slice, the
-// killed worker being worker 0, and with clipping (the servers' global norm per step).
+// killed worker being worker 0, and with clipping and AdaScale (the servers' global norm per
+// step; the adopted slice's pieces come with its push).
 TEST(PsCluster, SyncOutlivesAKilledWorkerAndTrainsTheSameModel) {
   struct Case {
     std::string name, flags;
     int killed;
   };
   for (const Case& c : {Case{"even", "", 2}, Case{"first", "--first_worker_batch 10", 0},
-                        Case{"clipped", "--optimizer momentum --lr 0.01 --clip_norm 0.5", 1}}) {
+                        Case{"clipped",
+                             "--optimizer momentum --lr 0.01 --clip_norm 0.5 --lr_scaling adascale "
+                             "--lr_scaling_base 32",
+                             1}}) {
     const std::string dir = FreshDir("sync_lose_" + c.name);
     const std::string job = " --mode sync --workers 3 --servers 2 --out_dir " + dir;
     const std::string flags = " -- --train_data " + std::string(kData) +

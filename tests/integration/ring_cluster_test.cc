@@ -76,6 +76,20 @@ TEST(RingCluster, RingWithWarmupAndCosineScheduleEqualsLocalTraining) {
   EXPECT_LT(diff, 1e-5);
 }
 
+TEST(RingCluster, RingWithAdaScaleEqualsLocalTraining) {
+  // The slices' pieces are summed after the gradient's buckets, and every worker takes the gain
+  // of the summed numbers; the local run cuts each micro-batch into the same two slices.
+  const std::string dir = FreshDir("ring_adascale");
+  const std::string flags =
+      "--optimizer momentum --lr 0.01 --accumulation 2 --first_worker_batch 40 "
+      "--lr_scaling adascale --lr_scaling_base 32 --lr_scaling_workers 2";
+  const std::string local = RunLocal(dir, flags);
+  const std::string ring = RunJob(dir, "ring", "ring", 2, flags + " --bucket_mb 0.25");
+  const double diff = MaxAbsDiff(local, ring);
+  std::printf("ring vs local, momentum + AdaScale: %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+}
+
 TEST(RingCluster, RingWithAdamAndMpiAllreduceEqualsLocalTraining) {
   // The tolerance of the sync test, for the same reason: Adam's 1/sqrt(v) magnifies the
   // rounding difference of summing two halves instead of one batch where a gradient is near

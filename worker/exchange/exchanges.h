@@ -37,10 +37,12 @@ std::unique_ptr<Exchange> MakePsExchange(deeptte::DeepTTEImpl& model, std::uniqu
                                          PsExchangeOptions o);
 
 // Gradient allreduce over the workers, bucket by bucket during backward (ring mode).
-// `bucket_mb`: gradient bucket size (<= 0: one bucket).
+// `bucket_mb`: gradient bucket size (<= 0: one bucket). `adascale`: the rate's gain, from the
+// slices' pieces summed with the gradient (every worker takes the same).
 std::unique_ptr<Exchange> MakeRingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
                                            std::unique_ptr<WorkerGroup> group, double bucket_mb,
-                                           Tracer* tracer);
+                                           Tracer* tracer,
+                                           std::unique_ptr<AdaScale> adascale = nullptr);
 
 // Local steps and a trip-weighted parameter average every `average_every` steps.
 std::unique_ptr<Exchange> MakeAverageExchange(deeptte::DeepTTEImpl& model,

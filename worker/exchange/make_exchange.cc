@@ -109,7 +109,7 @@ std::unique_ptr<Exchange> MakeExchange(deeptte::DeepTTEImpl& model, const Exchan
       return MakePs(mode, model, c);
     case Mode::kRing:
       return MakeRingExchange(model, opt, MakeGroup(mode, model, c), c.config.exchange.bucket_mb,
-                              c.tracer);
+                              c.tracer, MakeAdaScale(opt, c.config.train.batch_size));
     case Mode::kAverage:
       return MakeAverageExchange(model, opt, MakeGroup(mode, model, c),
                                  c.config.exchange.average_every, c.tracer);

@@ -24,11 +24,13 @@ class RingExchange : public Exchange {
  public:
   // `bucket_mb`: gradient bucket size (<= 0: one bucket).
   RingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
-               std::unique_ptr<WorkerGroup> group, double bucket_mb, Tracer* tracer);
+               std::unique_ptr<WorkerGroup> group, double bucket_mb, Tracer* tracer,
+               std::unique_ptr<AdaScale> adascale);
   void Start(int64_t first_step) override;
   void BeforeLastBackward(int64_t step_trips, bool stop_vote) override;
   ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
   void PushSlice(int slice, int64_t step, int64_t trips) override;
+  void SetPushNoise(const PieceNoise& pieces) override { pieces_ = pieces; }
   ExchangeResult Repull(int64_t step, bool planned_last) override;
   void Report(TrainReport* report, int64_t steps) override;
 
@@ -36,6 +38,9 @@ class RingExchange : public Exchange {
   // Bucket b of the flat buffer is complete: kept (a survivable group), the adopted slices'
   // gradients added, and submitted to the ring.
   void OnBucket(int b);
+  // AdaScale: the step's pieces (this worker's slice and those it adopted) go into the noise
+  // slots, summed after every bucket (they are known only once backward is done).
+  void SubmitNoise();
   // The summed buffer is complete: the optimizer step, then the identity check.
   ExchangeResult Apply(int64_t step, bool planned_last, ExchangeResult res);
   // A worker was lost during step `step` (`applied`: after this worker had taken it). Rebuilds
@@ -54,18 +59,25 @@ class RingExchange : public Exchange {
   // it in place; the lost slices computed here this step; the last completed step's sum.
   std::vector<float> own_, adopted_, last_sum_;
   bool has_adopted_ = false;
+  bool scaled_ = false;  // --lr_scaling adascale
+  PieceNoise pieces_;    // of the slice the next Finish or PushSlice holds
 };
 
 RingExchange::RingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
-                           std::unique_ptr<WorkerGroup> group, double bucket_mb, Tracer* tracer)
-    : model_(model), optimizer_(model, opts), group_(std::move(group)), tracer_(tracer) {
+                           std::unique_ptr<WorkerGroup> group, double bucket_mb, Tracer* tracer,
+                           std::unique_ptr<AdaScale> adascale)
+    : model_(model),
+      optimizer_(model, opts, std::move(adascale)),
+      group_(std::move(group)),
+      tracer_(tracer),
+      scaled_(opts.lr_scaling != "none") {
   const ParamLayout& layout = group_->layout();
   auto buckets = PlanBuckets(layout, bucket_mb * (1 << 20));
   if (!buckets.empty()) buckets[0].end += 2;  // trip count and stop votes ride with bucket 0
   hooks_ = std::make_unique<GradientHooks>(model, layout, std::move(buckets),
                                            [this](int b) { OnBucket(b); });
   if (group_->can_rebuild()) {
-    const size_t n = static_cast<size_t>(layout.total()) + 2;
+    const size_t n = static_cast<size_t>(layout.total() + WorkerGroup::kSlots);
     own_.assign(n, 0.0f);
     adopted_.assign(n, 0.0f);
     last_sum_.assign(n, 0.0f);
@@ -106,7 +118,27 @@ void RingExchange::PushSlice(int slice, int64_t /*step*/, int64_t trips) {
   CopyGradsOut(model_, layout, grads.data());
   for (size_t i = 0; i < grads.size(); ++i) adopted_[i] += grads[i];
   adopted_[layout.total()] += static_cast<float>(trips);
+  adopted_[layout.total() + 2] += static_cast<float>(pieces_.sq);
+  adopted_[layout.total() + 3] += static_cast<float>(pieces_.n2);
+  pieces_ = {};
   has_adopted_ = true;
+}
+
+void RingExchange::SubmitNoise() {
+  if (!scaled_) return;
+  float* slots = group_->noise_slots();
+  const size_t at = static_cast<size_t>(group_->layout().total() + 2);
+  if (!own_.empty()) {
+    own_[at] = static_cast<float>(pieces_.sq);
+    own_[at + 1] = static_cast<float>(pieces_.n2);
+    slots[0] = own_[at] + adopted_[at];
+    slots[1] = own_[at + 1] + adopted_[at + 1];
+  } else {
+    slots[0] = static_cast<float>(pieces_.sq);
+    slots[1] = static_cast<float>(pieces_.n2);
+  }
+  pieces_ = {};
+  group_->SubmitSum(slots, 2);
 }
 
 ExchangeResult RingExchange::Finish(int64_t step, int64_t /*trips*/, bool /*stop_vote*/,
@@ -114,6 +146,7 @@ ExchangeResult RingExchange::Finish(int64_t step, int64_t /*trips*/, bool /*stop
   ExchangeResult res;
   auto t = Clock::now();
   hooks_->Finish();  // the tensors the last backward gave no gradient
+  SubmitNoise();
   res.compute_s += SecondsSince(t);
 
   t = Clock::now();
@@ -140,7 +173,8 @@ ExchangeResult RingExchange::Apply(int64_t step, bool planned_last, ExchangeResu
     has_adopted_ = false;
   }
   CopyGradsIn(model_, group_->layout(), group_->flat());
-  optimizer_.Step(step, static_cast<int64_t>(total));
+  const float* noise = group_->noise_slots();
+  optimizer_.Step(step, static_cast<int64_t>(total), {noise[0], noise[1]});
   res.compute_s += SecondsSince(t);
   TraceSince(tracer_, "optimizer", t);
 
@@ -201,6 +235,7 @@ ExchangeResult RingExchange::Repull(int64_t step, bool planned_last) {
   for (const Bucket& bk : hooks_->buckets()) {
     group_->SubmitSum(flat + bk.begin, static_cast<size_t>(bk.end - bk.begin));
   }
+  if (scaled_) group_->SubmitSum(group_->noise_slots(), 2);  // own_ + adopted_ put them there
   ExchangeResult res;
   const auto t = Clock::now();
   try {
@@ -219,8 +254,9 @@ void RingExchange::Report(TrainReport* report, int64_t steps) { group_->Report(r
 
 std::unique_ptr<Exchange> MakeRingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
                                            std::unique_ptr<WorkerGroup> group, double bucket_mb,
-                                           Tracer* tracer) {
-  return std::make_unique<RingExchange>(model, opts, std::move(group), bucket_mb, tracer);
+                                           Tracer* tracer, std::unique_ptr<AdaScale> adascale) {
+  return std::make_unique<RingExchange>(model, opts, std::move(group), bucket_mb, tracer,
+                                        std::move(adascale));
 }
 
 }  // namespace tteps

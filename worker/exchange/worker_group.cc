@@ -27,7 +27,7 @@ WorkerGroup::WorkerGroup(deeptte::DeepTTEImpl& model,
       allreduce_(std::move(allreduce)),
       o_(std::move(o)),
       layout_(LayoutOf(model)),
-      flat_(layout_.total() + 2),
+      flat_(layout_.total() + kSlots),
       comm_(std::make_unique<collectives::CommThread>()) {
   shutdown_ = std::move(shutdown);
   position_ = o_.worker;

@@ -47,12 +47,15 @@ class WorkerGroup {
               WorkerGroupOptions o, std::function<bool()> shutdown);
   ~WorkerGroup();
 
-  // The flat buffer summed over the workers: the layout's floats, then two more that are summed
-  // with them: the trip count and the stop votes (workers told that the time budget is spent).
+  // The flat buffer summed over the workers: the layout's floats, then kSlots more that are
+  // summed with them: the trip count and the stop votes (workers told that the time budget is
+  // spent), and with --lr_scaling adascale the slices' pieces (Σ squared norms, Σ trips^2).
+  static constexpr int64_t kSlots = 4;
   float* flat() { return flat_.data(); }
   const ParamLayout& layout() const { return layout_; }
   float& trips_slot() { return flat_[layout_.total()]; }
   float& stop_slot() { return flat_[layout_.total() + 1]; }
+  float* noise_slots() { return &flat_[layout_.total() + 2]; }  // 2 floats
 
   // Queues the sum of data[0, n) over the workers on the communication thread.
   void SubmitSum(float* data, size_t n);

@@ -88,6 +88,22 @@ TEST(JobConfig, ValidateNamesTheBadFlag) {
         c.policy.accumulation_min = 1;
       },
       "--accumulation_min must be >= 2");
+  ExpectRefused([](JobConfig& c) { c.optimizer.lr_scaling = "linear"; }, "--lr_scaling");
+  ExpectRefused([](JobConfig& c) { c.optimizer.lr_scaling_workers = 0; }, "--lr_scaling_workers");
+  for (Mode m : {Mode::kAsync, Mode::kSsp, Mode::kAverage}) {
+    ExpectRefused(
+        [m](JobConfig& c) {
+          c.optimizer.lr_scaling = "adascale";
+          c.exchange.mode = m;
+        },
+        "sync, ring and local modes only");
+  }
+  for (Mode m : {Mode::kSync, Mode::kRing, Mode::kLocal}) {
+    JobConfig c = Valid();
+    c.optimizer.lr_scaling = "adascale";
+    c.exchange.mode = m;
+    EXPECT_NO_THROW(c.Validate()) << ModeName(m);
+  }
 }
 
 TEST(JobConfig, SlowdownsPerWorkerOrForOne) {
