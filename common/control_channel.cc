@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <cstdint>
+
 #include "common/clock.h"
 #include "common/codec.h"
 #include "common/transport.h"
@@ -16,11 +18,19 @@ constexpr long kPollMs = 20;
 ControlChannel::ControlChannel(zmq::context_t& ctx, const std::string& scheduler_endpoint,
                                NodeInfo self, double timeout_s, double heartbeat_s)
     : socket_(MakeSocket(ctx, zmq::socket_type::dealer)),
+      wake_rx_(ctx, zmq::socket_type::pair),
+      wake_tx_(ctx, zmq::socket_type::pair),
       scheduler_endpoint_(scheduler_endpoint),
       self_(std::move(self)),
       timeout_s_(timeout_s),
       heartbeat_s_(heartbeat_s) {
   socket_.connect(scheduler_endpoint_);
+  const std::string wake =
+      "inproc://tteps-control-wake-" + std::to_string(reinterpret_cast<uintptr_t>(this));
+  wake_rx_.set(zmq::sockopt::linger, 0);
+  wake_tx_.set(zmq::sockopt::linger, 0);
+  wake_rx_.bind(wake);
+  wake_tx_.connect(wake);
 }
 
 ControlChannel::~ControlChannel() {
@@ -108,6 +118,8 @@ void ControlChannel::Queue(Header h, std::vector<Payload> payloads) {
   std::lock_guard<std::mutex> lock(mu_);
   outbox_.push_back({std::move(h), std::move(payloads)});
   ++unsent_;
+  // Full (the thread is behind anyway): nothing lost, the thread sends all it finds queued.
+  (void)wake_tx_.send(zmq::message_t(), zmq::send_flags::dontwait);
 }
 
 void ControlChannel::WaitUntil(const std::function<bool()>& done, const std::string& what) {
@@ -180,8 +192,17 @@ void ControlChannel::Loop() {
     }
     Message m;
     try {
-      // Waits for the scheduler up to kPollMs: the deadline of queued sends and heartbeats.
-      while (ReceiveMessage(socket_, false, kPollMs, &m)) {
+      // Waits up to kPollMs (the heartbeat's resolution) for the scheduler or for a send queued
+      // meanwhile, then takes whatever the scheduler sent.
+      zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
+                                 {wake_rx_.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, 2, std::chrono::milliseconds(kPollMs));
+      if (items[1].revents & ZMQ_POLLIN) {
+        zmq::message_t wake;
+        while (wake_rx_.recv(wake, zmq::recv_flags::dontwait)) {
+        }
+      }
+      while (ReceiveMessage(socket_, false, 0, &m)) {
         last_heard = Clock::now();
         if (m.header.type == MsgType::kCommand) {
           auto it = handlers_.find(m.header.topic);

@@ -74,6 +74,9 @@ class ControlChannel {
   void Shutdown(const std::string& reason, bool failed);
 
   zmq::socket_t socket_;
+  // Queue wakes the channel's thread through this inproc pair, so that a report (a norm the
+  // servers wait for) leaves at once rather than after the thread's poll interval.
+  zmq::socket_t wake_rx_, wake_tx_;  // wake_tx_ under mu_
   std::string scheduler_endpoint_;
   NodeInfo self_;
   double timeout_s_, heartbeat_s_;

@@ -33,7 +33,9 @@ void ParamServer::Run(const std::function<bool()>& stop) {
     Message m;
     std::string peer;
     try {
-      if (ReceiveMessage(socket_, /*router=*/true, 10, &m, &peer)) Handle(m);
+      // A step waiting for its global norm (from the control channel's thread) looks often.
+      const long wait_ms = shard_->awaiting_norm() ? 1 : 10;
+      if (ReceiveMessage(socket_, /*router=*/true, wait_ms, &m, &peer)) Handle(m);
     } catch (const CodecError& e) {
       Header unknown;
       ReplyError(peer, unknown, std::string("malformed message: ") + e.what());
