@@ -293,7 +293,18 @@ void Coordinator::OnSnapshot(const Node& node, const Message& m) {
 void Coordinator::SendDecisions() {
   if (!policy_) return;
   while (auto d = policy_->Poll()) {
-    Command(Role::kWorker, topics::kSetAccumulation, 0, d->new_alpha, -1, d->worker);
+    // A slice's decision goes to the worker whose own slice it is: its first worker, or the one
+    // that joined for it. A lost worker's slice computed by another follows its schedule.
+    const int owner = OwnerOf(d->worker);
+    const auto joined = joined_slice_.find(owner);
+    const bool own =
+        owner == d->worker || (joined != joined_slice_.end() && joined->second == d->worker);
+    if (!own || lost_.count(owner)) {
+      LOG(INFO) << "decision for the slice of worker " << d->worker
+                << " not sent: " << (owner < 0 ? "no such slice" : "its worker was lost");
+      continue;
+    }
+    Command(Role::kWorker, topics::kSetAccumulation, 0, d->new_alpha, -1, owner);
     ++decisions_;
     JsonObject line;
     line.Add("type", "decision")
@@ -369,9 +380,11 @@ void Coordinator::HandleMessage(const Message& m) {
 }
 
 void Coordinator::OnAccumulationChanged(const Node& node, const Header& h) {
-  const int slice = node.info.id;
+  // A joiner's own slice is the lost worker's it took over.
+  const auto joined = joined_slice_.find(node.info.id);
+  const int slice = joined != joined_slice_.end() ? joined->second : node.info.id;
   const double acc = h.norm;
-  if (slice < 0 || slice >= opts_.num_workers || joined_slice_.count(slice) || !(acc >= 1) ||
+  if (slice < 0 || slice >= opts_.num_workers || OwnerOf(slice) != node.info.id || !(acc >= 1) ||
       acc != std::floor(acc) || acc > 1e9) {
     LOG(ERROR) << "accumulation change " << acc << " from " << node.info.Name() << " ignored";
     return;
@@ -384,6 +397,11 @@ void Coordinator::OnAccumulationChanged(const Node& node, const Header& h) {
   } catch (const std::invalid_argument& e) {
     LOG(ERROR) << "accumulation change from " << node.info.Name() << " ignored: " << e.what();
   }
+}
+
+int Coordinator::OwnerOf(int slice) const {
+  if (slice < 0 || slice >= opts_.num_workers) return -1;
+  return slice_owner_.empty() ? slice : slice_owner_[slice];  // filled at the first loss
 }
 
 std::string Coordinator::ScheduleText(int slice) const {
@@ -601,9 +619,8 @@ std::string Coordinator::JoinRefusal(const NodeInfo& info, int* slice) const {
   if (!phase_.is(Phase::kTraining)) {
     return std::string("the job is ") + PhaseName(phase_.get()) + ", not training";
   }
-  if (mode_ != Mode::kSync || policy_ != nullptr) {
-    return "workers join sync jobs with a fixed accumulation only (a joiner computes a lost "
-           "worker's slice)";
+  if (mode_ != Mode::kSync) {
+    return "workers join sync jobs only (a joiner computes a lost worker's slice)";
   }
   // An adopted slice: a lost worker's, computed by a survivor (not by a joiner of its own).
   int best = -1, best_load = 0;
@@ -693,7 +710,8 @@ void Coordinator::OnReleased(const Node& node, const Header& h) {
   const int joiner = it->second;
   pending_release_.erase(it);
   slice_owner_[slice] = joiner;
-  Command(Role::kWorker, topics::kGo, h.step, 0, -1, joiner);
+  // With the slice's schedule: the joiner draws what its lost worker would have.
+  Command(Role::kWorker, topics::kGo, h.step, 0, -1, joiner, ScheduleText(slice));
   int live = 0;
   std::string name = "worker " + std::to_string(joiner);
   for (const auto& o : nodes_) {

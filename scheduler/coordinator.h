@@ -180,6 +180,7 @@ class Coordinator {
   Patience patience_{0};          // --patience over the evaluations (set in the constructor)
   std::string early_stop_;        // {"evaluation_step", "patience", "best_mape"}; empty: none
   std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)
+  int OwnerOf(int slice) const;   // -1: no such slice
   std::map<int, SliceSchedule> schedules_;  // slice -> its accumulations, once one changed
   std::vector<std::string> membership_;     // JSON of every loss, in order (summary.json)
   TraceFile* trace_ = nullptr;

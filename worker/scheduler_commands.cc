@@ -9,6 +9,10 @@ namespace tteps {
 
 void SchedulerCommands::Listen(ControlChannel* control) {
   control->OnCommand(topics::kGo, [this](const Header& h) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      go_schedule_ = h.text;
+    }
     go_step_ = h.step;
     go_ = true;
   });

@@ -25,6 +25,12 @@ class SchedulerCommands {
 
   bool go() const { return go_.load(); }
   int64_t go_step() const { return go_step_.load(); }  // a joining worker's first step
+  // A joining worker's slice's schedule (SliceSchedule::Encode) as the go carried it; empty if
+  // it carried none.
+  std::string go_schedule() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return go_schedule_;
+  }
   bool stop() const { return stop_.load(); }
   int64_t accumulation() const { return accumulation_.load(); }  // 0: not set
   const LostServers& lost_servers() const { return lost_servers_; }
@@ -53,6 +59,7 @@ class SchedulerCommands {
   std::atomic<bool> go_{false}, stop_{false};
   std::atomic<int64_t> go_step_{-1}, accumulation_{0};
   mutable std::mutex mu_;
+  std::string go_schedule_;
   std::vector<int> adopted_;  // in the order given
   size_t adopted_taken_ = 0;
   std::atomic<size_t> adopted_given_{0};

@@ -108,8 +108,13 @@ DriverResult StepDriver::Run() {
   SliceStream stream(train_, opts_, o_.num_workers, o_.worker, o_.first_worker_batch,
                      o_.balanced_slices);
   int64_t accumulation = o_.accumulation;
-  // Resuming: skip the data the first start_step steps consumed (same accumulation assumed).
+  // Resuming: skip the data the first start_step steps consumed (same accumulation assumed);
+  // a joiner, what its slice's schedule says.
   int64_t drawn = o_.start_step * accumulation;  // micro-batches taken from the own stream
+  if (o_.own_schedule) {
+    accumulation = o_.own_schedule->AccumulationAt(o_.start_step);
+    drawn = o_.own_schedule->PositionAt(o_.start_step);
+  }
   for (int64_t i = 0; i < drawn; ++i) stream.Next();
   EvalSchedule evals(opts_.eval);
   evals.StartAt(o_.start_step, stream.EpochsDone());

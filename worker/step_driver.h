@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "common/eval_schedule.h"
@@ -29,6 +30,10 @@ struct DriverOptions {
   // ... only in the first slowdown_on_s of every slowdown_period_s training seconds (0: always)
   double slowdown_on_s = 0, slowdown_period_s = 0;
   int64_t start_step = 0;  // > 0 when resuming from a checkpoint
+  // A worker that joined for a lost worker's slice: that slice's accumulation schedule (where
+  // its stream stands at start_step, and how many micro-batches it draws). Unset: --accumulation
+  // from the start.
+  std::optional<SliceSchedule> own_schedule;
   // --lr_scaling adascale: each micro-batch of a slice is measured as this many pieces (0: off),
   // reported to the exchange before its push (Exchange::SetPushNoise). A sync worker: 1, its
   // slice; local mode: the slices that many workers would take (cut by the two fields below),

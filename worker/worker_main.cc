@@ -215,8 +215,18 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   if (slice != id) {
     ready();
     o.start_step = commands.go_step();
+    const std::string schedule = commands.go_schedule();
+    if (!schedule.empty()) {
+      try {
+        o.own_schedule = SliceSchedule::Decode(schedule);
+      } catch (const CodecError& e) {
+        throw std::runtime_error("the scheduler's schedule of slice " + std::to_string(slice) +
+                                 ": " + e.what());
+      }
+      o.accumulation = o.own_schedule->AccumulationAt(o.start_step);
+    }
     LOG(INFO) << "worker " << id << " computes the slice of worker " << slice << " from step "
-              << o.start_step + 1;
+              << o.start_step + 1 << " (" << o.accumulation << " micro-batches a step)";
   } else {
     hooks.ready = ready;
   }

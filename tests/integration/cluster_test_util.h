@@ -152,6 +152,14 @@ inline pid_t NodePid(const std::string& out_dir, const std::string& role, int id
   std::smatch m;
   return std::regex_search(text, m, registered) ? static_cast<pid_t>(std::stoi(m[1])) : -1;
 }
+// The scheduler's address as its log gives it (for a worker that joins by hand).
+inline std::string SchedulerEndpoint(const std::string& out_dir) {
+  const std::regex at(R"(scheduler at (tcp://[^ \n]+))");
+  const std::string text = ReadFile(out_dir + "/logs/scheduler-0.log");
+  std::smatch m;
+  return std::regex_search(text, m, at) ? std::string(m[1]) : std::string();
+}
+
 inline pid_t WorkerPid(const std::string& out_dir, int worker) {
   return NodePid(out_dir, "worker", worker);
 }

@@ -1,5 +1,6 @@
 // Jobs with the PPO2 agent choosing the workers' accumulation: real mpirun, real training.
 #include <filesystem>
+#include <memory>
 #include <regex>
 
 #include "tests/integration/cluster_test_util.h"
@@ -110,13 +111,15 @@ TEST(PpoJob, TheSpeedPolicyGivesASlowedWorkerTheSmallerAccumulation) {
 // A worker lost after the speed policy changed its accumulation: its slice is computed on by
 // a survivor at the accumulation the lost worker last drew (its schedule, which the worker
 // reported before the step's push), and the job ends well with every planned step. In sync
-// mode and in ring mode (over TCP, the default).
-void LoseASpeedPolicyWorker(const std::string& mode) {
-  const std::string dir = FreshDir("speed_lose_" + mode);
+// mode and in ring mode (over TCP, the default). `join` (sync): a worker started by hand then
+// takes the slice over, drawing by the same schedule.
+void LoseASpeedPolicyWorker(const std::string& mode, bool join = false) {
+  const std::string dir = FreshDir("speed_lose_" + mode + (join ? "_join" : ""));
   const std::string servers = mode == "sync" ? " --servers 1" : "";
+  const std::string steps = join ? "160" : "70";
   BackgroundJob job(Launcher() + " --mode " + mode + " --workers 3" + servers + " --out_dir " +
-                        dir + "/run -- --train_data " + kData +
-                        " --max_steps 70 --batch_size 48 --log_every 2 --accumulation 4" +
+                        dir + "/run -- --train_data " + kData + " --max_steps " + steps +
+                        " --batch_size 48 --log_every 2 --accumulation 4" +
                         " --accumulation_policy speed --slowdown 200 --slowdown_worker 2" +
                         " --heartbeat_s 0.5 --timeout_s 20",
                     dir + "/run", dir + "/log");
@@ -134,6 +137,14 @@ void LoseASpeedPolicyWorker(const std::string& mode) {
   const pid_t pid = WorkerPid(dir + "/run", 2);
   ASSERT_GT(pid, 0);
   ASSERT_EQ(kill(pid, SIGKILL), 0);
+  std::unique_ptr<BackgroundJob> joiner;
+  if (join) {
+    ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"event\":\"lost\"", 30)) << job.log();
+    joiner = std::make_unique<BackgroundJob>(
+        Bin() + "/tteps-worker --scheduler=" + SchedulerEndpoint(dir + "/run") + " --logs " + dir +
+            "/join-logs",
+        dir + "/run", dir + "/join.log");
+  }
   ASSERT_TRUE(job.Wait(180)) << job.log();
   EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == 0) << job.log();
   const std::string summary = ReadFile(dir + "/run/summary.json");
@@ -153,6 +164,22 @@ void LoseASpeedPolicyWorker(const std::string& mode) {
       "%s, speed policy, worker 2 lost while drawing %s micro-batches a step: its "
       "adopter drew %s, then %s\n",
       mode.c_str(), drawn.c_str(), m[1].str().c_str(), m[2].str().c_str());
+  if (!join) return;
+  ASSERT_TRUE(joiner->Wait(60)) << joiner->log();
+  EXPECT_TRUE(WIFEXITED(joiner->status()) && WEXITSTATUS(joiner->status()) == 0) << joiner->log();
+  EXPECT_NE(summary.find("{\"event\":\"join\",\"worker\":3,\"slice\":2,"), std::string::npos)
+      << summary;
+  std::string join_logs = joiner->log();
+  for (const auto& f : std::filesystem::directory_iterator(dir + "/join-logs")) {
+    join_logs += ReadFile(f.path().string());
+  }
+  const std::regex joined(
+      R"(worker 3 computes the slice of worker 2 from step (\d+) \((\d+) micro-batches a step\))");
+  std::smatch j;
+  ASSERT_TRUE(std::regex_search(join_logs, j, joined)) << join_logs;
+  EXPECT_EQ(j[2].str(), drawn) << join_logs;
+  std::printf("sync, speed policy: a worker joined for worker 2's slice from step %s, drawing %s\n",
+              j[1].str().c_str(), j[2].str().c_str());
 }
 
 TEST(PpoJob, AJobWithTheSpeedPolicyOutlivesAKilledWorker) {
@@ -160,6 +187,10 @@ TEST(PpoJob, AJobWithTheSpeedPolicyOutlivesAKilledWorker) {
     SCOPED_TRACE(mode);
     LoseASpeedPolicyWorker(mode);
   }
+}
+
+TEST(PpoJob, AWorkerJoiningAPolicyJobDrawsByItsSlicesSchedule) {
+  LoseASpeedPolicyWorker("sync", /*join=*/true);
 }
 
 // --accumulation_policy goodput (Pollux): every train line carries the gradient noise the

@@ -164,13 +164,6 @@ TEST(ReplicaCluster, ALostServerWithoutReplicaRollsBackToTheCheckpointAndEndsThe
 }
 
 // The scheduler's address, from its log ("scheduler at tcp://...").
-std::string SchedulerEndpoint(const std::string& out_dir) {
-  const std::regex at(R"(scheduler at (tcp://[^ \n]+))");
-  const std::string text = ReadFile(out_dir + "/logs/scheduler-0.log");
-  std::smatch m;
-  return std::regex_search(text, m, at) ? std::string(m[1]) : std::string();
-}
-
 // A worker started by hand (tteps-worker --scheduler ADDRESS, no mpirun) joins a running sync
 // job: it takes a lost worker's slice over from the survivor that adopted it, at a step
 // boundary, so the job still ends with the undisturbed model, bit for bit. While no slice is
