@@ -66,12 +66,18 @@ TEST(RingCluster, RingWithMomentumEqualsLocalAndSyncTraining) {
   }
 }
 
-TEST(RingCluster, RingWithWarmupAndCosineScheduleEqualsLocalTraining) {
-  const std::string dir = FreshDir("ring_cosine");
-  const std::string flags = "--optimizer momentum --lr 0.02 --lr_schedule cosine --warmup_steps 5";
+// Max |diff| between local training and a ring of 2 workers with the same flags (the ring also
+// `ring_flags`), after 20 steps.
+double RingVersusLocal(const std::string& name, const std::string& flags,
+                       const std::string& ring_flags = "") {
+  const std::string dir = FreshDir(name);
   const std::string local = RunLocal(dir, flags);
-  const std::string ring = RunJob(dir, "ring", "ring", 2, flags);
-  const double diff = MaxAbsDiff(local, ring);
+  return MaxAbsDiff(local, RunJob(dir, "ring", "ring", 2, flags + ring_flags));
+}
+
+TEST(RingCluster, RingWithWarmupAndCosineScheduleEqualsLocalTraining) {
+  const double diff = RingVersusLocal(
+      "ring_cosine", "--optimizer momentum --lr 0.02 --lr_schedule cosine --warmup_steps 5");
   std::printf("ring vs local, warm-up + cosine: %g\n", diff);
   EXPECT_LT(diff, 1e-5);
 }
@@ -79,13 +85,11 @@ TEST(RingCluster, RingWithWarmupAndCosineScheduleEqualsLocalTraining) {
 TEST(RingCluster, RingWithAdaScaleEqualsLocalTraining) {
   // The slices' pieces are summed after the gradient's buckets, and every worker takes the gain
   // of the summed numbers; the local run cuts each micro-batch into the same two slices.
-  const std::string dir = FreshDir("ring_adascale");
-  const std::string flags =
-      "--optimizer momentum --lr 0.01 --accumulation 2 --first_worker_batch 40 "
-      "--lr_scaling adascale --lr_scaling_base 32 --lr_scaling_workers 2";
-  const std::string local = RunLocal(dir, flags);
-  const std::string ring = RunJob(dir, "ring", "ring", 2, flags + " --bucket_mb 0.25");
-  const double diff = MaxAbsDiff(local, ring);
+  const double diff =
+      RingVersusLocal("ring_adascale",
+                      "--optimizer momentum --lr 0.01 --accumulation 2 --first_worker_batch 40 "
+                      "--lr_scaling adascale --lr_scaling_base 32 --lr_scaling_workers 2",
+                      " --bucket_mb 0.25");
   std::printf("ring vs local, momentum + AdaScale: %g\n", diff);
   EXPECT_LT(diff, 1e-5);
 }
@@ -94,11 +98,8 @@ TEST(RingCluster, RingWithAdamAndMpiAllreduceEqualsLocalTraining) {
   // The tolerance of the sync test, for the same reason: Adam's 1/sqrt(v) magnifies the
   // rounding difference of summing two halves instead of one batch where a gradient is near
   // zero, up to lr (1e-3) per step; 1e-4 = lr / 10.
-  const std::string dir = FreshDir("ring_adam");
-  const std::string flags = "--optimizer adam --lr 0.001";
-  const std::string local = RunLocal(dir, flags);
-  const std::string ring = RunJob(dir, "ring", "ring", 2, flags + " --allreduce mpi");
-  const double diff = MaxAbsDiff(local, ring);
+  const double diff =
+      RingVersusLocal("ring_adam", "--optimizer adam --lr 0.001", " --allreduce mpi");
   std::printf("ring (MPI_Allreduce) vs local, Adam: %g\n", diff);
   EXPECT_LT(diff, 1e-4);
 }
