@@ -37,15 +37,26 @@ std::string NonFiniteGradient(torch::nn::Module& model) {
   return "";
 }
 
-double GradientSquaredNorm(torch::nn::Module& model) {
+namespace {
+
+// The squared norm of the defined tensors together, in double; one device sync per call.
+double SquaredNormOf(const std::vector<torch::Tensor>& tensors) {
   torch::NoGradGuard no_grad;
-  torch::Tensor total;  // one device sync per call
-  for (const auto& p : model.parameters()) {
-    if (!p.grad().defined()) continue;
-    const auto sq = p.grad().to(torch::kDouble).square().sum();
+  torch::Tensor total;
+  for (const auto& t : tensors) {
+    if (!t.defined()) continue;
+    const auto sq = t.to(torch::kDouble).square().sum();
     total = total.defined() ? total + sq : sq;
   }
   return total.defined() ? total.item<double>() : 0.0;
+}
+
+}  // namespace
+
+double GradientSquaredNorm(torch::nn::Module& model) {
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : model.parameters()) grads.push_back(p.grad());
+  return SquaredNormOf(grads);
 }
 
 MicroBatchStats AccumulateMeasured(deeptte::DeepTTEImpl& model,
@@ -60,17 +71,16 @@ MicroBatchStats AccumulateMeasured(deeptte::DeepTTEImpl& model,
     }
   }
   const MicroBatchStats s = AccumulateGradients(model, trips, indices);
-  torch::NoGradGuard no_grad;
-  torch::Tensor total;
-  size_t i = 0;
-  for (const auto& p : model.parameters()) {
-    const torch::Tensor& b = before[i++];
-    if (!p.grad().defined()) continue;
-    const torch::Tensor piece = b.defined() ? p.grad() - b : p.grad();
-    const auto sq = piece.to(torch::kDouble).square().sum();
-    total = total.defined() ? total + sq : sq;
+  std::vector<torch::Tensor> pieces;
+  {
+    torch::NoGradGuard no_grad;
+    size_t i = 0;
+    for (const auto& p : model.parameters()) {
+      const torch::Tensor& b = before[i++];
+      pieces.push_back(p.grad().defined() && b.defined() ? p.grad() - b : p.grad());
+    }
   }
-  noise->Add(total.defined() ? total.item<double>() : 0.0, s.trips);
+  noise->Add(SquaredNormOf(pieces), s.trips);
   return s;
 }
 

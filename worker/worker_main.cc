@@ -212,17 +212,22 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
     control->Report(topics::kReady, o.start_step);
     control->WaitUntil([&] { return commands.go(); }, "the scheduler's go");
   };
+  // A slice's schedule as the scheduler sent it (empty: this worker's accumulation throughout).
+  const auto decode_schedule = [&](int of, const std::string& text) {
+    if (text.empty()) return SliceSchedule(o.accumulation);
+    try {
+      return SliceSchedule::Decode(text);
+    } catch (const CodecError& e) {
+      throw std::runtime_error("the scheduler's schedule of slice " + std::to_string(of) + ": " +
+                               e.what());
+    }
+  };
   if (slice != id) {
     ready();
     o.start_step = commands.go_step();
     const std::string schedule = commands.go_schedule();
     if (!schedule.empty()) {
-      try {
-        o.own_schedule = SliceSchedule::Decode(schedule);
-      } catch (const CodecError& e) {
-        throw std::runtime_error("the scheduler's schedule of slice " + std::to_string(slice) +
-                                 ": " + e.what());
-      }
+      o.own_schedule = decode_schedule(slice, schedule);
       o.accumulation = o.own_schedule->AccumulationAt(o.start_step);
     }
     LOG(INFO) << "worker " << id << " computes the slice of worker " << slice << " from step "
@@ -241,14 +246,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   };
   hooks.take_adopted = [&] { return commands.TakeAdopted(); };
   hooks.schedule_of = [&](int adopted) {
-    const std::string text = commands.ScheduleOf(adopted);
-    if (text.empty()) return SliceSchedule(o.accumulation);
-    try {
-      return SliceSchedule::Decode(text);
-    } catch (const CodecError& e) {
-      throw std::runtime_error("the scheduler's schedule of slice " + std::to_string(adopted) +
-                               ": " + e.what());
-    }
+    return decode_schedule(adopted, commands.ScheduleOf(adopted));
   };
   hooks.take_released = [&] { return commands.TakeReleased(); };
   hooks.released = [control](int released, int64_t step) {

@@ -23,7 +23,6 @@ class LocalOptimizer {
   // of the job's step `step` (0-based; the same on every worker, whether or not it had trips),
   // times AdaScale's gain for the step's `pieces` when on.
   void Step(int64_t step, int64_t trips, const PieceNoise& pieces = {});
-  double lr_gain() const { return gain_; }
 
  private:
   deeptte::DeepTTEImpl& model_;
