@@ -122,15 +122,19 @@ void ControlChannel::Queue(Header h, std::vector<Payload> payloads) {
   (void)wake_tx_.send(zmq::message_t(), zmq::send_flags::dontwait);
 }
 
-void ControlChannel::WaitUntil(const std::function<bool()>& done, const std::string& what) {
+void ControlChannel::WaitUntil(const std::function<bool()>& done, const std::string& what,
+                               double timeout_s) {
+  const bool job_timeout = timeout_s <= 0;
+  if (job_timeout) timeout_s = timeout_s_;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(timeout_s_));
+                                           std::chrono::duration<double>(timeout_s));
   std::unique_lock<std::mutex> lock(mu_);
   while (!done()) {
     if (shutdown_) throw std::runtime_error("stopped while waiting for " + what + ": " + reason_);
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && !done()) {
       throw std::runtime_error(self_.Name() + ": " + what + " did not come within " +
-                               std::to_string(timeout_s_) + " s (--timeout_s)");
+                               std::to_string(timeout_s) + " s" +
+                               (job_timeout ? " (--timeout_s)" : ""));
     }
   }
 }

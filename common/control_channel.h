@@ -58,7 +58,8 @@ class ControlChannel {
 
   // Waits until `done()` holds, checking it again after every command received. Throws
   // std::runtime_error (saying `what` was awaited) on a shutdown or once timeout_s have passed.
-  void WaitUntil(const std::function<bool()>& done, const std::string& what);
+  void WaitUntil(const std::function<bool()>& done, const std::string& what,
+                 double timeout_s = 0);  // 0: the job's --timeout_s
   // Until the scheduler says to stop, or falls silent (no deadline of its own: the silence
   // bounds it), or `also()` holds (checked after every command). Check ShutdownRequested's
   // `failed` after.

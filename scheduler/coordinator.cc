@@ -258,7 +258,8 @@ int64_t Coordinator::MinStep() const {
 }
 
 double Coordinator::TrainSeconds() const {
-  return phase_.reached(Phase::kTraining) ? SecondsSince(train_start_) : 0.0;
+  if (!phase_.reached(Phase::kTraining)) return 0.0;
+  return SecondsSince(train_start_) - paused_s_ - (short_ ? SecondsSince(short_since_) : 0.0);
 }
 
 void Coordinator::MaybeStopForBudget() {
@@ -745,8 +746,24 @@ void Coordinator::CheckMinWorkers() {
       lost += (lost.empty() ? "" : ", ") + n.info.Name();
     }
   }
+  int64_t step = 0;  // the furthest step a live worker reported
+  for (const auto& [w, p] : progress_) {
+    if (!lost_.count(w)) step = std::max(step, p.step);
+  }
   if (live >= want) {
+    if (!short_) return;
+    const double paused_s = SecondsSince(short_since_);
+    paused_s_ += paused_s;
     short_ = false;
+    Command(Role::kWorker, topics::kPause, step, 0, 0, -1, "");
+    JsonObject event;
+    event.Add("event", "resume")
+        .Add("step", step)
+        .Add("paused_s", paused_s)
+        .Add("wall_s", SecondsSince(start_))
+        .Add("workers_live", live);
+    RecordMembership(event, std::to_string(live) + " workers live again: training goes on after " +
+                                std::to_string(static_cast<int>(paused_s)) + " s of pause");
     return;
   }
   const int wait_s = static_cast<int>(opts_.config.cluster.timeout_s);
@@ -754,11 +771,17 @@ void Coordinator::CheckMinWorkers() {
     short_ = true;
     short_since_ = Clock::now();
     const std::string text = std::to_string(live) + " workers live, fewer than --min_workers " +
-                             std::to_string(want) + ": the job fails unless one joins within " +
-                             std::to_string(wait_s) +
+                             std::to_string(want) + ": training pauses; the job fails unless one " +
+                             "joins within " + std::to_string(wait_s) +
                              " s (tteps-worker --scheduler ADDRESS); lost: " + lost;
-    LOG(WARNING) << text;
-    std::fprintf(stderr, "[tteps] %s\n", text.c_str());
+    Command(Role::kWorker, topics::kPause, step, 1, 0, -1, text);
+    JsonObject event;
+    event.Add("event", "pause")
+        .Add("step", step)
+        .Add("wall_s", SecondsSince(start_))
+        .Add("workers_live", live)
+        .Add("min_workers", want);
+    RecordMembership(event, text);
   }
   if (SecondsSince(short_since_) > opts_.config.cluster.timeout_s) {
     Fail("only " + std::to_string(live) + " of --min_workers " + std::to_string(want) +

@@ -118,7 +118,8 @@ class Coordinator {
   std::string JoinRefusal(const NodeInfo& info, int* slice) const;
   void OnJoinerReady(const Node& node);
   void OnReleased(const Node& node, const Header& h);
-  // --min_workers: fewer live workers than that for longer than --timeout_s fails the job.
+  // --min_workers (sync): below that many live workers the workers pause (kPause) until one
+  // joins; a pause longer than --timeout_s fails the job, naming the lost.
   void CheckMinWorkers();
   void Rollback(Node& n, double silent_s);
   // The first server of s's range (its replicas'): the key of its share of a clipping norm.
@@ -131,7 +132,7 @@ class Coordinator {
   // --max_train_s: once the budget is spent, tells every worker to stop (once).
   void MaybeStopForBudget();
   int64_t MinStep() const;
-  // Seconds since the first worker began training (0 before).
+  // Seconds since the first worker began training, pauses left out (0 before).
   double TrainSeconds() const;
   // Peak resident memory (MB) of the scheduler, each worker and each server.
   JsonObject PeakMemoryJson() const;
@@ -177,6 +178,7 @@ class Coordinator {
   std::set<int> ready_joiners_;         // joiners whose slice's release was asked for
   std::chrono::steady_clock::time_point short_since_;  // --min_workers: since when too few
   bool short_ = false;
+  double paused_s_ = 0;           // the pauses that ended; TrainSeconds leaves them out
   Patience patience_{0};          // --patience over the evaluations (set in the constructor)
   std::string early_stop_;        // {"evaluation_step", "patience", "best_mape"}; empty: none
   std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)

@@ -40,8 +40,9 @@ DEFINE_int32(replicas, 1,
              "PS modes: servers holding each key range (--servers must be a multiple); with 2, "
              "a lost server is replaced by its replica and the job goes on");
 DEFINE_int32(min_workers, 0,
-             "fewer live workers than this (lost ones, not replaced by a worker that joined with "
-             "tteps-worker --scheduler ADDRESS) for --timeout_s fails the job; 0: off");
+             "sync: with fewer live workers than this (lost ones, not replaced by a worker that "
+             "joined with tteps-worker --scheduler ADDRESS) training pauses; a pause longer than "
+             "--timeout_s fails the job; 0: off");
 DEFINE_bool(check, false,
             "only check the configuration (flags, data and stats files) and exit: launch/tteps "
             "runs this before mpirun, so a mistake fails at once instead of at the deadline");

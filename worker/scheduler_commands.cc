@@ -17,6 +17,10 @@ void SchedulerCommands::Listen(ControlChannel* control) {
     go_ = true;
   });
   control->OnCommand(topics::kStop, [this](const Header&) { stop_ = true; });
+  control->OnCommand(topics::kPause, [this](const Header& h) {
+    if (h.samples != 0) LOG(WARNING) << "training pauses: " << h.text;
+    paused_ = h.samples != 0;
+  });
   control->OnCommand(topics::kSetAccumulation,
                      [this](const Header& h) { accumulation_ = h.samples; });
   control->OnCommand(topics::kPeerLost, [this](const Header& h) {

@@ -1,6 +1,6 @@
 // What the scheduler tells a worker while it trains, written by the control channel's thread
-// and read by the training thread: go, stop (the time budget), its accumulation, lost workers'
-// slices to adopt (and adopted slices to leave to a joining worker), lost servers and a
+// and read by the training thread: go, stop (the time budget), pause, its accumulation, lost
+// workers' slices to adopt (and adopted slices to leave to a joining worker), lost servers and a
 // rollback's cluster map.
 #pragma once
 
@@ -32,6 +32,8 @@ class SchedulerCommands {
     return go_schedule_;
   }
   bool stop() const { return stop_.load(); }
+  // --min_workers: too few workers live; training waits until one joins.
+  bool paused() const { return paused_.load(); }
   int64_t accumulation() const { return accumulation_.load(); }  // 0: not set
   const LostServers& lost_servers() const { return lost_servers_; }
   // Workers declared lost, in the order the scheduler declared them (the same on every worker).
@@ -56,7 +58,7 @@ class SchedulerCommands {
   bool TakeRollback(ClusterMap* map);
 
  private:
-  std::atomic<bool> go_{false}, stop_{false};
+  std::atomic<bool> go_{false}, stop_{false}, paused_{false};
   std::atomic<int64_t> go_step_{-1}, accumulation_{0};
   mutable std::mutex mu_;
   std::string go_schedule_;

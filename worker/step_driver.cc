@@ -144,8 +144,11 @@ DriverResult StepDriver::Run() {
   if (hooks_.ready) hooks_.ready();
   // The training clock starts with every worker; evaluations inline are taken out of it.
   const auto start = Clock::now();
-  double eval_s = 0;
-  const auto train_seconds = [&] { return SecondsSince(start) - eval_s; };
+  double eval_s = 0, held_s = 0;
+  const auto train_seconds = [&] { return SecondsSince(start) - eval_s - held_s; };
+  const auto hold = [&] {
+    if (hooks_.hold) held_s += hooks_.hold();
+  };
   const auto stop_vote = [&] {
     return (hooks_.stop_requested && hooks_.stop_requested()) ||
            (o_.max_train_s > 0 && train_seconds() >= o_.max_train_s);
@@ -253,6 +256,7 @@ DriverResult StepDriver::Run() {
     epoch = data.epoch;
     // Lost workers' slices first: they overwrite the gradients, which the own push then holds.
     adopted_sum = {};
+    hold();
     adopt_new(step);
     release(step);
     for (auto& a : adopted) push_adopted(*a, step);
@@ -305,8 +309,10 @@ DriverResult StepDriver::Run() {
       ex = exchange_->Finish(step, sum.trips, stop_vote(), planned_last);
     } catch (const ExchangeInterrupted&) {
       // Given a lost worker's slice while waiting: the wait may be for that slice of this
-      // step. Compute and push it on this step's weights, then wait again.
+      // step. Compute and push it on this step's weights, then wait again. Or paused: wait
+      // for the resume, then for the step (a new pull: the old one's deadline has passed).
       for (bool done = false; !done;) {
+        hold();
         const size_t before = adopted.size();
         adopt_new(step);
         for (size_t i = before; i < adopted.size(); ++i) push_adopted(*adopted[i], step);

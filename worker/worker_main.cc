@@ -15,6 +15,7 @@
 
 #include "common/bootstrap.h"
 #include "common/cereal_body.h"
+#include "common/clock.h"
 #include "common/control_channel.h"
 #include "common/curve.h"
 #include "common/init.h"
@@ -187,7 +188,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   ec.control = control;
   ec.zmq = ctx;
   ec.workers_comm = boot.workers_comm;
-  ec.interrupt = [&commands] { return commands.AdoptionPending(); };
+  ec.interrupt = [&commands] { return commands.AdoptionPending() || commands.paused(); };
   ec.lost_servers = &commands.lost_servers();
   ec.abort = [&commands] { return commands.rollback_pending(); };
   ec.tcp_ring = ring;
@@ -243,6 +244,17 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
     control->Report(topics::kAccumulationChanged, c.step, "", {}, c.position,
                     static_cast<double>(c.accumulation));
     control->Flush();
+  };
+  hooks.hold = [&] {
+    if (!commands.paused()) return 0.0;
+    const auto t = Clock::now();
+    LOG(WARNING) << "worker " << id << " waits for workers to join (--min_workers)";
+    // The scheduler ends the pause, or fails the job after --timeout_s; a margin past that.
+    control->WaitUntil([&] { return !commands.paused() || commands.rollback_pending(); },
+                       "a worker to join (--min_workers)",
+                       config.cluster.timeout_s + 2 * config.cluster.heartbeat_s + 2);
+    LOG(WARNING) << "worker " << id << " trains on after " << SecondsSince(t) << " s of pause";
+    return SecondsSince(t);
   };
   hooks.take_adopted = [&] { return commands.TakeAdopted(); };
   hooks.schedule_of = [&](int adopted) {

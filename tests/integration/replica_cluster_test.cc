@@ -168,7 +168,8 @@ TEST(ReplicaCluster, ALostServerWithoutReplicaRollsBackToTheCheckpointAndEndsThe
 // job: it takes a lost worker's slice over from the survivor that adopted it, at a step
 // boundary, so the job still ends with the undisturbed model, bit for bit. While no slice is
 // free a joiner is refused with the reason and the job goes on untouched. --min_workers 3:
-// the job would fail if nobody joined within --timeout_s; here somebody does.
+// training pauses once worker 2 is lost, and would fail if nobody joined within --timeout_s;
+// here somebody does, and training goes on from the step it paused at.
 TEST(ReplicaCluster, AWorkerJoiningASyncJobTakesALostSliceOverAndTheModelIsTheSame) {
   const std::string dir = FreshDir("join");
   const std::string job = " --mode sync --workers 3 --servers 1 --out_dir " + dir;
@@ -191,6 +192,8 @@ TEST(ReplicaCluster, AWorkerJoiningASyncJobTakesALostSliceOverAndTheModelIsTheSa
   ASSERT_GT(worker, 0);
   ASSERT_EQ(kill(worker, SIGKILL), 0);
   ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"event\":\"lost\"", 30)) << run.log();
+  // Paused a while (dozens of steps' time) before anybody joins.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
   BackgroundJob join(joiner + "/join-logs", dir + "/run", dir + "/join.log");
   ASSERT_TRUE(run.Wait(240)) << "the job did not end\n" << run.log();
   EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
@@ -201,15 +204,30 @@ TEST(ReplicaCluster, AWorkerJoiningASyncJobTakesALostSliceOverAndTheModelIsTheSa
   EXPECT_NE(summary.find("{\"event\":\"join\",\"worker\":3,\"slice\":2,"), std::string::npos)
       << summary;
   EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
-  EXPECT_NE(run.log().find("fewer than --min_workers 3"), std::string::npos) << run.log();
+  EXPECT_NE(run.log().find("fewer than --min_workers 3: training pauses"), std::string::npos)
+      << run.log();
   EXPECT_NE(run.log().find("joined: it computes the slice of worker 2"), std::string::npos)
       << run.log();
+  // No step was taken while paused: the furthest step reported at the resume is the one at
+  // the pause, or the one the workers were in then.
+  const size_t pause = summary.find("{\"event\":\"pause\"");
+  const size_t resume = summary.find("{\"event\":\"resume\"");
+  ASSERT_NE(pause, std::string::npos) << summary;
+  ASSERT_NE(resume, std::string::npos) << summary;
+  const double paused_at = JsonNumber(summary.substr(pause), "step");
+  const double resumed_at = JsonNumber(summary.substr(resume), "step");
+  const double paused_s = JsonNumber(summary.substr(resume), "paused_s");
+  std::printf("paused at step %g for %.2f s, resumed at step %g\n", paused_at, paused_s,
+              resumed_at);
+  EXPECT_LE(resumed_at, paused_at + 1) << summary;
+  EXPECT_GT(paused_s, 1.5) << summary;
   const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");
   std::printf("sync, worker 2 killed, a worker joined for its slice: max |diff| = %g\n", diff);
   EXPECT_EQ(diff, 0.0);
 }
 
-// --min_workers: a lost worker that nobody replaces within --timeout_s fails the job, naming it.
+// --min_workers: a lost worker that nobody replaces within --timeout_s fails the job, naming it;
+// the survivor waits meanwhile and ends with the job.
 TEST(ReplicaCluster, TooFewWorkersForLongerThanTheTimeoutFailTheJobNamingTheLost) {
   const std::string dir = FreshDir("min_workers");
   BackgroundJob run(Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
@@ -230,6 +248,11 @@ TEST(ReplicaCluster, TooFewWorkersForLongerThanTheTimeoutFailTheJobNamingTheLost
   EXPECT_NE(summary.find("only 1 of --min_workers 2 workers live for 6 s"), std::string::npos)
       << summary;
   EXPECT_NE(summary.find("lost: worker 1 (rank"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("{\"event\":\"pause\""), std::string::npos) << summary;
+  EXPECT_EQ(RunCommand("grep -q 'waits for workers to join' " + dir + "/run/logs/worker-*.log", 10,
+                       dir + "/grep.log"),
+            0)
+      << "the survivor did not pause";
   EXPECT_LT(took, 30) << "the job ended " << took << " s after the kill";
 }
 
