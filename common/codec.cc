@@ -67,7 +67,7 @@ const char* RoleName(Role role) {
 const char* TypeName(MsgType type) {
   static const char* kNames[] = {"error",    "register", "cluster-map", "init",       "init-ack",
                                  "push",     "push-ack", "pull",        "pull-reply", "heartbeat",
-                                 "shutdown", "trace",    "command",     "report"};
+                                 "shutdown", "trace",    "command",     "report",     "order"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(MsgType::kTypeCount));
   const auto i = static_cast<size_t>(type);
   return i < static_cast<size_t>(MsgType::kTypeCount) ? kNames[i] : "unknown-type";

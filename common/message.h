@@ -13,7 +13,7 @@
 namespace tteps {
 
 inline constexpr uint32_t kMagic = 0x54544550;  // "TTEP"
-inline constexpr uint16_t kProtocolVersion = 13;
+inline constexpr uint16_t kProtocolVersion = 14;
 
 enum class Role : uint8_t { kScheduler = 0, kServer = 1, kWorker = 2 };
 const char* RoleName(Role role);
@@ -35,8 +35,12 @@ enum class MsgType : uint8_t {
   kTrace,      // node -> scheduler; text: timeline events (common/trace.h) for --trace
   // The roles' own control messages, named by `topic` (worker/topics.h, server/topics.h); the
   // fields step, samples, norm, text and payloads carry what the topic defines.
-  kCommand,   // scheduler -> node
-  kReport,    // node -> scheduler
+  kCommand,  // scheduler -> node
+  kReport,   // node -> scheduler
+  // server -> server (async / SSP with --replicas, server/push_order.h): the push a range's
+  // primary applied next. request_id = the entry's number in its stream, step = the worker,
+  // samples = that worker's pushes counted after it (-1: the primary dropped the worker).
+  kOrder,
   kTypeCount  // not a type: the number of types
 };
 const char* TypeName(MsgType type);

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/bf16.h"
@@ -29,7 +30,7 @@ std::string ParamServer::WorkerName(int w) const {
 }
 
 void ParamServer::Run(const std::function<bool()>& stop) {
-  while (!stop()) {
+  const auto serve_once = [&] {
     Message m;
     std::string peer;
     try {
@@ -42,6 +43,139 @@ void ParamServer::Run(const std::function<bool()>& stop) {
     }
     PollNorm();
     ServePending();
+  };
+  while (!stop()) serve_once();
+  // The primary named each push as it acknowledged it, so its last entries are on their way.
+  const auto until = Clock::now() + std::chrono::seconds(2);
+  while (following() && order_->held() > 0 && Clock::now() < until) serve_once();
+  LOG_IF(WARNING, following() && order_->held() > 0)
+      << "server " << id_ << ": " << order_->held()
+      << " pushes held for the primary's order were never named by it; not applied";
+}
+
+void ParamServer::SetOrderLink(std::function<bool(int, const Header&)> send) {
+  group_ = ReplicasOf(map_, id_);
+  if (shard_->consistency() == Consistency::kSync || group_.size() < 2) return;
+  send_order_ = std::move(send);
+  // A backup keeps a few pushes per worker while its primary's entries are on their way.
+  order_ = std::make_unique<PushOrder>(static_cast<int>(map_.workers.size()),
+                                       16 * (map_.workers.size() + 2));
+  LOG(INFO) << "server " << id_
+            << ": replicas apply pushes in the order of their primary, now server " << Primary();
+}
+
+int ParamServer::Primary() const {
+  for (int s : group_) {
+    if (!lost_servers_.count(s)) return s;
+  }
+  return -1;
+}
+
+bool ParamServer::following() const { return order_ && !order_broken_ && Primary() != id_; }
+
+void ParamServer::SendOrder(int worker, int64_t count) {
+  Header o;
+  o.type = MsgType::kOrder;
+  o.sender_role = Role::kServer;
+  o.sender_id = id_;
+  o.epoch = map_.epoch;
+  o.fingerprint = map_.fingerprint;
+  o.request_id = order_seq_++;
+  o.step = worker;
+  o.samples = count;
+  for (int s : group_) {
+    if (s == id_ || lost_servers_.count(s)) continue;
+    LOG_IF(ERROR, !send_order_(s, o))
+        << "server " << id_ << ": the order of push " << o.request_id << " could not be sent to "
+        << "server " << s;
+  }
+}
+
+void ParamServer::HandleOrder(const Message& m) {
+  const Header& h = m.header;
+  // Not answered: the primary does not read its links.
+  if (!order_ || h.sender_role != Role::kServer || h.sender_id != Primary() || h.sender_id == id_ ||
+      h.epoch != map_.epoch || h.fingerprint != map_.fingerprint) {
+    return ReplyError("", h,
+                      "an order from " + std::string(RoleName(h.sender_role)) + " " +
+                          std::to_string(h.sender_id) + ", which is not this range's primary (" +
+                          std::to_string(Primary()) + ")");
+  }
+  if (order_broken_) return;
+  if (!order_->AddOrder(h.request_id, static_cast<int>(h.step), h.samples)) {
+    LOG(ERROR) << "server " << id_ << ": entry " << h.request_id << " of the primary's order "
+               << "(expected " << order_->next_seq() << ", worker " << h.step
+               << ") breaks its stream; this replica applies pushes as they arrive from now on "
+               << "and may no longer be bit-identical to its primary";
+    order_broken_ = true;
+    for (auto& [w, held] : order_->TakeAll()) ApplyHeld(held, w, "a held push");
+    return;
+  }
+  ApplyOrdered();
+}
+
+void ParamServer::ApplyOrdered() {
+  while (const PushOrder::Entry* e = order_->Front()) {
+    const int w = e->worker;
+    const int64_t count = e->count;
+    if (count < 0) {  // the primary dropped the worker here
+      order_->PopFront();
+      if (!shard_->dropped(w)) shard_->DropWorker(w);
+      continue;
+    }
+    if (shard_->clock(w) >= count) {  // applied already, named by a primary lost since
+      order_->PopFront();
+      continue;
+    }
+    if (!order_->HasPush(w)) {
+      if (!lost_workers_.count(w)) return;  // on its way
+      // Lost between its sends to the primary and to this server: it will never come.
+      LOG(ERROR) << "server " << id_ << ": the primary applied a push of lost worker " << w
+                 << " that never reached this server; the replicas differ from here on";
+      order_->PopFront();
+      continue;
+    }
+    Message m = order_->PopPush(w);
+    order_->PopFront();
+    LOG_IF(ERROR, shard_->clock(w) + 1 != count)
+        << "server " << id_ << ": the primary's push of worker " << w << " made its count " << count
+        << ", here " << shard_->clock(w) + 1;
+    ApplyHeld(m, w, "the primary applied a push that this server refuses");
+  }
+}
+
+void ParamServer::ApplyHeld(Message& m, int worker, const char* what) {
+  decoded_for_ = nullptr;  // another message may have lived at m's address
+  try {
+    AfterPush(ApplyPush(m, worker));
+  } catch (const std::exception& e) {
+    LOG(ERROR) << "server " << id_ << ": " << what << " (worker " << worker << "): " << e.what();
+  }
+}
+
+void ParamServer::DropWorker(int w) {
+  lost_workers_.insert(w);
+  if (following()) return ApplyOrdered();  // where the primary's order drops it
+  shard_->DropWorker(w);
+  if (order_ && !order_broken_) SendOrder(w, -1);
+}
+
+void ParamServer::LoseServer(int s) {
+  const bool followed = following();
+  if (!order_ || !lost_servers_.insert(s).second) return;
+  if (followed && Primary() == id_) Promote();
+}
+
+void ParamServer::Promote() {
+  order_->Restart();
+  auto held = order_->TakeAll();
+  LOG(WARNING) << "server " << id_ << " is its range's primary now; it applies the " << held.size()
+               << " pushes its primary never named, in arrival order";
+  for (auto& [w, m] : held) {
+    if (!lost_workers_.count(w)) ApplyHeld(m, w, "a held push");  // refused from its loss on
+  }
+  for (int w : lost_workers_) {
+    if (!shard_->dropped(w)) DropWorker(w);
   }
 }
 
@@ -111,6 +245,7 @@ void ParamServer::Handle(Message& m) {
   const Header& h = m.header;
   const bool data =
       h.type == MsgType::kInit || h.type == MsgType::kPush || h.type == MsgType::kPull;
+  if (h.type == MsgType::kOrder) return HandleOrder(m);
   if (!data) return ReplyError(m.peer, h, std::string("unexpected ") + TypeName(h.type));
   if (h.epoch > map_.epoch) {
     return Hold(m, &later_epoch_,
@@ -173,18 +308,18 @@ void ParamServer::Handle(Message& m) {
           Reply(m.peer, h, MsgType::kPushAck);  // the same gradient is already counted
           break;
         }
-        const int64_t before = shard_->version();
-        int64_t stale = 0;
-        {
-          ScopedSpan span(tracer_, "apply push");
-          stale = shard_->Push(slice, h.step, h.samples, h.ranges, Values(m), h.norm, h.more,
-                               {h.noise_sq, h.noise_n2});
+        if (following()) {
+          // Held (and acknowledged: this replica has it) until the primary names it.
+          const std::string peer = m.peer;
+          const Header head = h;
+          if (!order_->AddPush(slice, std::move(m))) {
+            throw std::invalid_argument("too many pushes held for the primary's order");
+          }
+          Reply(peer, head, MsgType::kPushAck);
+          ApplyOrdered();
+          break;
         }
-        if (h.stop) shard_->RequestStop(h.step);
-        if (!h.more) {  // a push counts once, however many parts it came in
-          ++staleness_[stale];
-          ++pushes_;
-        }
+        const int64_t before = ApplyPush(m, slice);
         Reply(m.peer, h, MsgType::kPushAck);
         AfterPush(before);
         break;
@@ -199,6 +334,24 @@ void ParamServer::Handle(Message& m) {
   } catch (const std::exception& e) {
     ReplyError(m.peer, h, e.what());  // refused; the server keeps serving
   }
+}
+
+int64_t ParamServer::ApplyPush(Message& m, int slice) {
+  const Header& h = m.header;
+  const int64_t before = shard_->version();
+  int64_t stale = 0;
+  {
+    ScopedSpan span(tracer_, "apply push");
+    stale = shard_->Push(slice, h.step, h.samples, h.ranges, Values(m), h.norm, h.more,
+                         {h.noise_sq, h.noise_n2});
+  }
+  if (h.stop) shard_->RequestStop(h.step);
+  if (!h.more) {  // a push counts once, however many parts it came in
+    ++staleness_[stale];
+    ++pushes_;
+    if (order_ && !order_broken_ && Primary() == id_) SendOrder(slice, shard_->clock(slice));
+  }
+  return before;
 }
 
 void ParamServer::Hold(Message& m, Held* into, const std::string& what) {
@@ -312,9 +465,11 @@ void ParamServer::ReplyPull(const PendingPull& p) {
 
 void ParamServer::ServePending() {
   const auto now = Clock::now();
+  // A backup answers once it leads: a worker that asks it learned of its primary's loss first.
+  const bool follows = following();
   for (size_t i = 0; i < pending_.size();) {
     const PendingPull& p = pending_[i];
-    if (shard_->PullReady(p.header.sender_id, p.header.step)) {
+    if (!follows && shard_->PullReady(p.header.sender_id, p.header.step)) {
       ReplyPull(p);
     } else if (std::chrono::duration<double>(now - p.arrived).count() > timeout_s_) {
       std::string who;

@@ -7,7 +7,9 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -16,6 +18,7 @@
 #include "common/control_channel.h"
 #include "common/trace.h"
 #include "common/transport.h"
+#include "server/push_order.h"
 #include "server/server_stats.h"
 #include "server/shard.h"
 
@@ -35,7 +38,22 @@ class ParamServer {
     send_norm_ = std::move(send);
     take_norm_ = std::move(take);
   }
-  // Serves until `stop` returns true (checked every few milliseconds).
+  // Async / SSP with --replicas: `send(server, order)` sends a kOrder to another server of
+  // this range, and the range's replicas apply pushes in its primary's order
+  // (server/push_order.h), so that they stay bit-identical. Without it each applies pushes as
+  // they arrive.
+  void SetOrderLink(std::function<bool(int server, const Header& order)> send);
+  // The scheduler declared worker `w` lost: its clock no longer holds pulls back (SSP) and its
+  // late pushes are refused; sync: its slice comes from another worker. A backup following its
+  // primary's order drops it where the order says. Throws std::invalid_argument as Shard does.
+  void DropWorker(int w);
+  // The scheduler declared server `s` lost. A backup whose primary it was becomes the primary.
+  void LoseServer(int s);
+  // A backup applying pushes in its primary's order.
+  bool following() const;
+
+  // Serves until `stop` returns true (checked every few milliseconds). A backup then waits a
+  // little for its primary's last entries.
   void Run(const std::function<bool()>& stop);
   // Handles one received message (exposed for tests).
   void Handle(Message& m);
@@ -80,6 +98,18 @@ class ParamServer {
   double timeout_s_;
   void AfterPush(int64_t version_before);
   void PollNorm();
+  // Applies a validated push of `slice`'s gradient; returns the version before it. The primary
+  // of ordered replicas names it to its backups.
+  int64_t ApplyPush(Message& m, int slice);
+  // A push held for the order: applied, or refused with a log line (it was acknowledged).
+  void ApplyHeld(Message& m, int worker, const char* what);
+  // A backup: what its primary's order allows now.
+  void ApplyOrdered();
+  void HandleOrder(const Message& m);
+  void SendOrder(int worker, int64_t count);
+  // A backup whose primary was lost: applies what it holds, in arrival order, and leads.
+  void Promote();
+  int Primary() const;
 
   std::function<void(int64_t)> on_version_;
   std::function<void(int64_t, double)> send_norm_;
@@ -96,6 +126,14 @@ class ParamServer {
   int64_t max_push_trips_;
   int64_t pushes_ = 0, pulls_ = 0, errors_ = 0, non_finite_ = 0, dropped_ = 0;
   Tracer* tracer_ = nullptr;
+  // Ordered replication (SetOrderLink): this range's servers, those lost, the stream.
+  std::vector<int> group_;
+  std::set<int> lost_servers_;
+  std::set<int> lost_workers_;
+  std::function<bool(int, const Header&)> send_order_;
+  std::unique_ptr<PushOrder> order_;  // non-null: ordered
+  uint64_t order_seq_ = 0;            // the primary's next entry
+  bool order_broken_ = false;         // a gap in the primary's stream: arrival order from then
   std::vector<float> decoded_;
   const Message* decoded_for_ = nullptr;  // the message decoded_ holds
 };

@@ -21,6 +21,7 @@
 #include "common/transport.h"
 #include "server/checkpoint.h"
 #include "server/param_server.h"
+#include "server/replica_links.h"
 #include "server/topics.h"
 
 namespace tteps::server {
@@ -39,6 +40,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   std::mutex commands_mu;
   std::map<int64_t, double> norms;  // version -> global norm
   std::vector<int> lost;            // workers declared lost, not yet dropped from the shard
+  std::vector<int> lost_servers;    // servers declared lost, not yet told to the ParamServer
   ControlChannel control(ctx, boot.scheduler_endpoint, self, node.timeout_s, node.heartbeat_s);
   ClusterMap map = control.Register();
   const JobConfig& config = map.config;
@@ -56,6 +58,8 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   });
   control.OnCommand(topics::kServerLost, [&](const Header& h) {
     LOG(WARNING) << "server " << h.step << " was declared lost; its replicas serve its range";
+    std::lock_guard<std::mutex> lock(commands_mu);
+    lost_servers.push_back(static_cast<int>(h.step));
     NoteLostPeer();
   });
   control.OnCommand(topics::kWorkerLost, [&](const Header& h) {
@@ -107,6 +111,8 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
     }
     for (int w : dropped) shard.DropWorker(w);
     ParamServer server(socket, map, id, &shard, timeout_s);
+    ReplicaLinks links(ctx, map, id);
+    server.SetOrderLink([&links](int to, const Header& order) { return links.Send(to, order); });
     for (Message& m : held) server.Handle(m);  // sent by nodes that rolled back before this one
     held.clear();
     server.set_tracer(tracer.get());
@@ -140,14 +146,17 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
     server.Run([&] {
       if (control.ShutdownRequested()) return true;
       std::lock_guard<std::mutex> lock(commands_mu);
+      for (int s : lost_servers) server.LoseServer(s);
+      lost_servers.clear();
       for (int w : lost) {
         try {
-          shard.DropWorker(w);
+          server.DropWorker(w);
           dropped.push_back(w);
           LOG(WARNING) << "server " << id << ": worker " << w << " was declared lost; "
                        << (config.exchange.mode == Mode::kSync
                                ? "its slice comes from another worker"
-                               : "its clock no longer holds pulls back");
+                           : server.following() ? "dropped where the primary's order says"
+                                                : "its clock no longer holds pulls back");
         } catch (const std::invalid_argument& e) {
           LOG(ERROR) << "server " << id << ": " << e.what();
         }
@@ -161,7 +170,8 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
       if (rollback) {
         map = std::move(*rollback);
         rollback.reset();
-        norms.clear();  // of versions that will be computed again
+        norms.clear();         // of versions that will be computed again
+        lost_servers.clear();  // ids of the old map
         refused_before += server.errors();
         held = server.TakeHeld();
         continue;

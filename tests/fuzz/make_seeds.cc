@@ -108,6 +108,23 @@ int main(int argc, char** argv) {
     Write(out + "/header_fuzz", "command", fuzz::JoinMessage(m));
     ++n;
   }
+  {
+    Header h;  // a primary's entry: worker 1's push that made its count 3
+    h.type = MsgType::kOrder;
+    h.sender_role = Role::kServer;
+    h.sender_id = 0;
+    h.request_id = 0;
+    h.step = 1;
+    h.samples = 3;
+    h.fingerprint = 0xF00D;
+    fuzz::FuzzMessage m;
+    m.header = EncodeHeader(h);
+    for (const std::string target : {"header_fuzz", "push_fuzz"}) {
+      // Options: async, a backup of 2 replicas.
+      Write(out + "/" + target, "order", fuzz::JoinMessage(m) + std::string("\x01\x00\x00\x01", 4));
+      ++n;
+    }
+  }
   const std::string control = out + "/control_fuzz";
   ClusterMap map;
   map.param_count = 1000;

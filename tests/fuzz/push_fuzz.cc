@@ -1,6 +1,8 @@
 // Pushes, pulls and inits as a parameter server receives them: a frame set that ReceiveMessage
 // would accept is handed to ParamServer::Handle (a sync shard of 2 workers, 64 keys, clipping
-// on or off); the server must refuse or apply it and never crash, and its values stay finite.
+// on or off; or an async backup of a range held twice, which holds pushes for its primary's
+// kOrder entries); the server must refuse or apply it and never crash, and its values stay
+// finite.
 #include <cmath>
 #include <optional>
 #include <zmq.hpp>
@@ -46,7 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   map.config.exchange.mode = (size > 0 && data[size - 1] & 1) ? Mode::kAsync : Mode::kSync;
   map.param_count = kKeys;
   map.fingerprint = kFingerprint;
+  // Options from the input's last bytes: async, clipping, initialised, a backup of 2 replicas.
+  const bool backup = size > 3 && data[size - 4] & 1;
   map.ranges = {{0, kKeys}};
+  if (backup) map.ranges.push_back({0, kKeys});
   map.workers.resize(2);
   OptimizerConfig opt;
   opt.name = "adam";
@@ -55,9 +60,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 1 && data[size - 2] & 1) shard.set_clip_norm(1.0);
   const std::vector<float> init(kKeys, 0.5f);
   if (size > 2 && data[size - 3] & 1) shard.Init(init.data());
-  server::ParamServer server(*socket, map, 0, &shard, 0.0);
+  server::ParamServer server(*socket, map, backup ? 1 : 0, &shard, 0.0);
   server.SetNormExchange([](int64_t, double) {},
                          [](int64_t) -> std::optional<double> { return 1.0; });
+  server.SetOrderLink([](int, const Header&) { return true; });
+  // A backup fed the message as a push and as its primary's entry naming worker 0's first.
+  if (backup) {
+    Message order;
+    order.header.type = MsgType::kOrder;
+    order.header.sender_role = Role::kServer;
+    order.header.sender_id = 0;
+    order.header.fingerprint = kFingerprint;
+    order.header.samples = 1;
+    server.Handle(order);
+  }
   server.Handle(m);
   server.ServePending();
   for (float v : *shard.values()) {

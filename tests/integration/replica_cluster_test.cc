@@ -256,6 +256,43 @@ TEST(ReplicaCluster, TooFewWorkersForLongerThanTheTimeoutFailTheJobNamingTheLost
   EXPECT_LT(took, 30) << "the job ended " << took << " s after the kill";
 }
 
+// Async and SSP with --replicas 2: every push reaches both replicas of its range, and the
+// backup applies them in the order its primary did (the primary names each one), so the
+// replicas end bit-identical however the pushes raced. Also when a worker is killed: the
+// primary's order says where it dropped the worker.
+TEST(ReplicaCluster, AsyncAndSspReplicasApplyPushesInOneOrderAndEndBitIdentical) {
+  for (const std::string mode : {"async", "ssp", "async-kill"}) {
+    const bool kill_one = mode == "async-kill";
+    const std::string dir = FreshDir("replicas_order_" + mode);
+    const std::string launch =
+        Launcher() + " --mode " + mode.substr(0, mode.find('-')) +
+        " --workers 3 --servers 4 --out_dir " + dir + "/run -- --replicas 2 --train_data " + kData +
+        " --batch_size 32 --optimizer adam --lr 0.001 --log_every 1" +
+        (kill_one ? " --epochs 4 --heartbeat_s 0.5 --timeout_s 20" : " --max_steps 40");
+    BackgroundJob run(launch, dir + "/run", dir + "/log");
+    if (kill_one) {
+      ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
+      const pid_t worker = WorkerPid(dir + "/run", 2);
+      ASSERT_GT(worker, 0);
+      ASSERT_EQ(kill(worker, SIGKILL), 0);
+    }
+    ASSERT_TRUE(run.Wait(240)) << run.log();
+    EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+    const std::string summary = ReadFile(dir + "/run/summary.json");
+    EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+    if (kill_one) {
+      EXPECT_NE(summary.find("{\"event\":\"lost\",\"worker\":2,"), std::string::npos) << summary;
+    }
+    const std::vector<std::string> hashes = StateHashes(summary);
+    ASSERT_EQ(hashes.size(), 4u) << summary;
+    EXPECT_EQ(hashes[0], hashes[2]) << summary;  // server s holds range s % 2
+    EXPECT_EQ(hashes[1], hashes[3]) << summary;
+    std::printf("%s, --replicas 2: range 0 %s / %s, range 1 %s / %s, %g pushes\n", mode.c_str(),
+                hashes[0].c_str(), hashes[2].c_str(), hashes[1].c_str(), hashes[3].c_str(),
+                JsonNumber(summary, "pushes"));
+  }
+}
+
 // Async goes on too when a server is lost (no exactness promised there).
 TEST(ReplicaCluster, AsyncGoesOnWithoutAKilledServer) {
   const std::string dir = FreshDir("replicas_async");

@@ -715,5 +715,126 @@ TEST(ReplicatedServers, PushesReachBothAndAPullWaitingOnALostServerIsAnsweredByI
   EXPECT_EQ(replicas[1]->server->errors(), 0);
 }
 
+// Async with --replicas 2, the servers' loops driven by hand: the backup gets the same pushes
+// as the primary in another order, and the primary's order (kOrder) as it goes. Both end
+// bit-identical, where a replica applying pushes in arrival order does not (Adam's state makes
+// the order matter). A worker the primary drops is dropped where its order says so, and a late
+// push of it, refused by the primary, is never applied by the backup. Once the primary is lost,
+// the backup applies the pushes it holds and leads.
+TEST(OrderedReplicas, ABackupAppliesPushesInItsPrimarysOrderAndEndsBitIdentical) {
+  zmq::context_t ctx;
+  ClusterMap map;
+  map.config.exchange.mode = Mode::kAsync;
+  map.config.train.batch_size = 8;
+  map.param_count = kN;
+  map.fingerprint = kFingerprint;
+  map.ranges = {{0, kN}, {0, kN}};
+  for (int s = 0; s < 2; ++s) {
+    NodeInfo server;
+    server.role = Role::kServer;
+    server.id = s;
+    map.servers.push_back(server);
+  }
+  for (int w = 0; w < 3; ++w) {
+    NodeInfo worker;
+    worker.role = Role::kWorker;
+    worker.id = w;
+    map.workers.push_back(worker);
+  }
+  OptimizerConfig adam;
+  adam.name = "adam";
+  adam.lr = 0.01;
+  struct Replica {
+    Replica(zmq::context_t& ctx, const ClusterMap& map, int id, const OptimizerConfig& o)
+        : router(MakeSocket(ctx, zmq::socket_type::router)),
+          shard(KeyRange{0, kN}, Consistency::kAsync, 3, 0, MakeOptimizer(o, kN)),
+          server(router, map, id, &shard, 1.0) {
+      const std::vector<float> init = InitValues();
+      shard.Init(init.data());
+    }
+    zmq::socket_t router;
+    Shard shard;
+    ParamServer server;
+  };
+  Replica primary(ctx, map, 0, adam), backup(ctx, map, 1, adam), arrival(ctx, map, 1, adam);
+  std::vector<Message> orders;  // sent by the primary, not delivered yet
+  primary.server.SetOrderLink([&](int to, const Header& h) {
+    EXPECT_EQ(to, 1);
+    Message m;
+    m.header = h;
+    orders.push_back(std::move(m));
+    return true;
+  });
+  backup.server.SetOrderLink([](int, const Header&) {
+    ADD_FAILURE() << "a backup sent an order";
+    return false;
+  });
+  EXPECT_FALSE(primary.server.following());
+  EXPECT_TRUE(backup.server.following());
+  // Worker w's push number k: gradients that are not dyadic, so that rounding shows the order.
+  const auto push = [](int w, int k) {
+    Message m;
+    m.header.type = MsgType::kPush;
+    m.header.sender_role = Role::kWorker;
+    m.header.sender_id = w;
+    m.header.fingerprint = kFingerprint;
+    m.header.samples = 3;
+    m.header.ranges = {{0, kN}};
+    std::vector<float> g(kN);
+    for (int64_t i = 0; i < kN; ++i) g[i] = std::sin(0.37f * static_cast<float>(i * (w + 1) + k));
+    m.payloads.emplace_back(g.data(), g.size() * sizeof(float));
+    return m;
+  };
+  const auto to = [&](Replica& r, int w, int k) {
+    Message m = push(w, k);
+    r.server.Handle(m);
+  };
+  const auto deliver = [&](size_t n) {
+    for (size_t i = 0; i < n && !orders.empty(); ++i) {
+      backup.server.Handle(orders.front());
+      orders.erase(orders.begin());
+    }
+  };
+  const int sequence[][2] = {{0, 1}, {1, 1}, {2, 1}, {0, 2}, {1, 2}, {2, 2}};
+  const int other[][2] = {{2, 1}, {1, 1}, {1, 2}, {0, 1}, {2, 2}, {0, 2}};  // each worker in order
+  for (const auto& p : sequence) to(primary, p[0], p[1]);
+  for (int i = 0; i < 6; ++i) {
+    to(backup, other[i][0], other[i][1]);
+    to(arrival, other[i][0], other[i][1]);
+    if (i % 2 == 1) deliver(2);  // entries both before and after their pushes
+  }
+  deliver(orders.size());
+  EXPECT_EQ(backup.shard.version(), 6);
+  EXPECT_EQ(backup.shard.StateHash(), primary.shard.StateHash());
+  EXPECT_EQ(arrival.shard.version(), 6);
+  EXPECT_NE(arrival.shard.StateHash(), primary.shard.StateHash()) << "the order did not matter";
+
+  // Worker 2 is dropped by the primary first; its late push reaches both, the primary refuses
+  // it, the backup holds it and never applies it.
+  primary.server.DropWorker(2);
+  to(primary, 0, 3);
+  to(primary, 2, 3);
+  EXPECT_EQ(primary.server.errors(), 1);
+  to(backup, 2, 3);
+  to(backup, 0, 3);
+  deliver(orders.size());
+  EXPECT_TRUE(backup.shard.dropped(2));
+  backup.server.DropWorker(2);  // the scheduler's word, later
+  EXPECT_EQ(backup.shard.version(), 7);
+  EXPECT_EQ(backup.shard.StateHash(), primary.shard.StateHash());
+
+  // The primary applies one more push and is lost before its entry reaches the backup.
+  to(primary, 1, 3);
+  to(backup, 1, 3);
+  orders.clear();
+  EXPECT_EQ(backup.shard.version(), 7);
+  backup.server.LoseServer(0);
+  EXPECT_FALSE(backup.server.following());
+  EXPECT_EQ(backup.shard.version(), 8);
+  EXPECT_EQ(backup.shard.StateHash(), primary.shard.StateHash());
+  EXPECT_EQ(backup.server.errors(), 0);
+  EXPECT_EQ(backup.server.Stats().pushes, 8);
+}
+
 }  // namespace
 }  // namespace tteps::server
