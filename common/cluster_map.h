@@ -54,11 +54,15 @@ struct ClusterMap {
   // A worker that joined a running sync job (its id beyond `workers`): the slice of the global
   // batch it computes, that of a lost worker. -1: its own id's.
   int32_t own_slice = -1;
+  // Resuming or rolling back a job whose accumulation policy changed the slices' accumulations:
+  // each slice's schedule (SliceSchedule::Encode; empty: --accumulation throughout), so that its
+  // stream starts again where it stood at the checkpoint's step. Empty: none changed.
+  std::vector<std::string> schedules;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(your_id, servers, ranges, workers, param_count, fingerprint, config, resume_version,
-       start_steps, epoch, resume_sources, own_slice);
+       start_steps, epoch, resume_sources, own_slice, schedules);
   }
 };
 

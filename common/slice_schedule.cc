@@ -1,6 +1,8 @@
 #include "common/slice_schedule.h"
 
 #include <algorithm>
+#include <climits>
+#include <sstream>
 #include <stdexcept>
 
 #include "common/cereal_body.h"
@@ -56,6 +58,55 @@ SliceSchedule SliceSchedule::Decode(const std::string& text) {
   SliceSchedule s;
   s.changes_ = changes;
   return s;
+}
+
+std::string FormatSchedules(const std::map<int, SliceSchedule>& schedules) {
+  std::string out = "# slice step position accumulation\n";
+  for (const auto& [slice, schedule] : schedules) {
+    for (const AccumulationChange& c : schedule.changes()) {
+      out += std::to_string(slice) + " " + std::to_string(c.step) + " " +
+             std::to_string(c.position) + " " + std::to_string(c.accumulation) + "\n";
+    }
+  }
+  return out;
+}
+
+std::map<int, SliceSchedule> ParseSchedules(const std::string& text, const std::string& file) {
+  std::map<int, SliceSchedule> out;
+  std::istringstream in(text);
+  std::string line;
+  static const char* const kFields[] = {"slice", "step", "position", "accumulation"};
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::string where = file + ":" + std::to_string(n) + ": ";
+    std::istringstream fields(line);
+    int64_t v[4];
+    for (int i = 0; i < 4; ++i) {
+      if (!(fields >> v[i])) {
+        throw std::invalid_argument(where + "field " + kFields[i] + " is missing or not a number");
+      }
+    }
+    std::string extra;
+    if (fields >> extra) throw std::invalid_argument(where + "more than 4 fields");
+    if (v[0] < 0 || v[0] > INT32_MAX) throw std::invalid_argument(where + "field slice < 0");
+    const int slice = static_cast<int>(v[0]);
+    const auto it = out.find(slice);
+    if (it != out.end() && v[1] <= it->second.changes().back().step) {
+      throw std::invalid_argument(where + "field step does not follow the slice's line before");
+    }
+    try {
+      if (it == out.end()) {
+        if (v[1] != 0) throw std::invalid_argument("a slice's first change must be at step 0");
+        out.emplace(slice, SliceSchedule(v[3]));
+        out.at(slice).Add({v[1], v[2], v[3]});
+      } else {
+        it->second.Add({v[1], v[2], v[3]});
+      }
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + e.what());
+    }
+  }
+  return out;
 }
 
 }  // namespace tteps

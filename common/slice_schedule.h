@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,13 @@ class SliceSchedule {
   const AccumulationChange& At(int64_t step) const;
   std::vector<AccumulationChange> changes_;  // by step; the first at step 0
 };
+
+// The schedules of a job's slices, kept beside its checkpoints so that a resumed job positions
+// every slice's stream where the undisturbed job had it (--resume). Text, one change a line:
+// "slice step position accumulation", after a comment line.
+std::string FormatSchedules(const std::map<int, SliceSchedule>& schedules);
+// Throws std::invalid_argument naming `file`, the line and the field of a malformed line.
+std::map<int, SliceSchedule> ParseSchedules(const std::string& text, const std::string& file);
+inline constexpr char kSchedulesFile[] = "accumulation_schedules.txt";
 
 }  // namespace tteps

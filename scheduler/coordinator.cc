@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 
 #include "common/bootstrap.h"
@@ -14,6 +15,7 @@
 #include "common/json_writer.h"
 #include "common/log_file.h"
 #include "common/peak_memory.h"
+#include "common/run_output.h"
 #include "scheduler/placement.h"
 #include "server/checkpoint.h"
 #include "server/topics.h"
@@ -95,6 +97,8 @@ void Coordinator::SendMaps() {
   map_.config = opts_.config;
   map_.resume_version = opts_.resume_version;
   map_.start_steps = opts_.start_steps;
+  schedules_ = opts_.schedules;
+  map_.schedules = EncodedSchedules();
   for (size_t w = 0; w < opts_.start_steps.size(); ++w) progress_[w].step = opts_.start_steps[w];
   map_.servers.assign(opts_.num_servers, {});
   map_.workers.assign(opts_.num_workers, {});
@@ -394,9 +398,34 @@ void Coordinator::OnAccumulationChanged(const Node& node, const Header& h) {
   try {
     it->second.Add({h.step, h.samples, static_cast<int64_t>(acc)});
     LOG(INFO) << node.info.Name() << " draws " << static_cast<int64_t>(acc)
-              << " micro-batches a step from step " << h.step + 1;
+              << " micro-batches a step from step " << h.step + 1 << " (its slice's stream at "
+              << h.samples << ")";
   } catch (const std::invalid_argument& e) {
     LOG(ERROR) << "accumulation change from " << node.info.Name() << " ignored: " << e.what();
+    return;
+  }
+  KeepSchedules();
+}
+
+std::vector<std::string> Coordinator::EncodedSchedules() const {
+  if (schedules_.empty()) return {};
+  std::vector<std::string> out(opts_.num_workers);
+  for (const auto& [slice, schedule] : schedules_) {
+    if (slice >= 0 && slice < opts_.num_workers) out[slice] = schedule.Encode();
+  }
+  return out;
+}
+
+void Coordinator::KeepSchedules() const {
+  const OutputConfig& output = opts_.config.output;
+  if (output.checkpoint_every <= 0) return;
+  const std::string path = output.checkpoint_dir + "/" + kSchedulesFile;
+  try {
+    std::filesystem::create_directories(output.checkpoint_dir);
+    WriteFileAtomically(path, FormatSchedules(schedules_));
+  } catch (const std::exception& e) {
+    // A resume would draw as if the accumulation never changed; the job itself goes on.
+    LOG(ERROR) << "could not keep the accumulation schedules in " << path << ": " << e.what();
   }
 }
 
@@ -845,6 +874,7 @@ void Coordinator::Rollback(Node& n, double silent_s) {
   ++map_.epoch;
   map_.resume_version = point.version;
   map_.start_steps = point.clocks;
+  map_.schedules = EncodedSchedules();
   map_.resume_sources.assign(point.sources.begin(), point.sources.end());
   lost_servers_.clear();
   norm_parts_.clear();

@@ -40,10 +40,11 @@ struct CoordinatorOptions {
   // other keys evenly.
   std::vector<KeyRange> light_keys;
   int64_t total_steps = 0;
-  int64_t resume_version = -1;           // >= 0: the servers restore this checkpoint version
-  std::vector<KeyRange> resume_ranges;   // resuming: the servers' ranges in the checkpoint
-  std::vector<int64_t> start_steps;      // resuming: each worker's first step
-  const CurveSecurity* curve = nullptr;  // CURVE on this scheduler's socket (null: off)
+  int64_t resume_version = -1;             // >= 0: the servers restore this checkpoint version
+  std::vector<KeyRange> resume_ranges;     // resuming: the servers' ranges in the checkpoint
+  std::vector<int64_t> start_steps;        // resuming: each worker's first step
+  std::map<int, SliceSchedule> schedules;  // resuming: the slices' schedules kept (--resume)
+  const CurveSecurity* curve = nullptr;    // CURVE on this scheduler's socket (null: off)
 };
 
 class Coordinator {
@@ -184,7 +185,11 @@ class Coordinator {
   std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)
   int OwnerOf(int slice) const;   // -1: no such slice
   std::map<int, SliceSchedule> schedules_;  // slice -> its accumulations, once one changed
-  std::vector<std::string> membership_;     // JSON of every loss, in order (summary.json)
+  // The schedules as every node's map carries them (resume, rollback), and beside the
+  // checkpoints (kSchedulesFile, written at each change) for a later --resume.
+  std::vector<std::string> EncodedSchedules() const;
+  void KeepSchedules() const;
+  std::vector<std::string> membership_;  // JSON of every loss, in order (summary.json)
   TraceFile* trace_ = nullptr;
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <zmq.hpp>
 
 #include "common/bootstrap.h"
@@ -171,7 +172,22 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
     o.resume_version = point.version;
     o.start_steps = point.clocks;
     o.resume_ranges = point.ranges;
-    LOG(INFO) << "resuming from " << config.output.resume << " at version " << point.version;
+    // An accumulation policy's changes: every slice's stream starts again where it stood.
+    const std::string kept = config.output.resume + "/" + kSchedulesFile;
+    if (std::ifstream in{kept}) {
+      std::ostringstream text;
+      text << in.rdbuf();
+      o.schedules = ParseSchedules(text.str(), kept);
+      for (const auto& [slice, schedule] : o.schedules) {
+        if (slice >= o.num_workers) {
+          throw std::invalid_argument(kept + " has a schedule of slice " + std::to_string(slice) +
+                                      ", and the job has " + std::to_string(o.num_workers) +
+                                      " workers");
+        }
+      }
+    }
+    LOG(INFO) << "resuming from " << config.output.resume << " at version " << point.version
+              << (o.schedules.empty() ? "" : " with the slices' accumulation schedules of " + kept);
   }
 
   RunOutput out(config.output.out_dir);

@@ -290,6 +290,16 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   for (;;) {
     ec.map = &current;
     if (current.resume_version >= 0 && slice == id) o.start_step = current.start_steps.at(id);
+    // Resumed or rolled back after a policy changed accumulations: the slice's schedule says
+    // where its stream stands at the first step, and what that step draws.
+    if (current.resume_version >= 0 && static_cast<size_t>(slice) < current.schedules.size() &&
+        !current.schedules[slice].empty()) {
+      o.own_schedule = decode_schedule(slice, current.schedules[slice]);
+      o.accumulation = o.own_schedule->AccumulationAt(o.start_step);
+      LOG(INFO) << "worker " << id << " starts again at step " << o.start_step + 1 << ": its "
+                << "slice's stream at micro-batch " << o.own_schedule->PositionAt(o.start_step)
+                << ", " << o.accumulation << " micro-batches a step";
+    }
     DriverResult r;
     try {
       auto exchange = MakeExchange(*model, ec);

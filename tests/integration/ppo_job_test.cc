@@ -1,7 +1,13 @@
 // Jobs with the PPO2 agent choosing the workers' accumulation: real mpirun, real training.
+#include <signal.h>
+
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <regex>
+#include <sstream>
+#include <thread>
+#include <utility>
 
 #include "tests/integration/cluster_test_util.h"
 
@@ -191,6 +197,95 @@ TEST(PpoJob, AJobWithTheSpeedPolicyOutlivesAKilledWorker) {
 
 TEST(PpoJob, AWorkerJoiningAPolicyJobDrawsByItsSlicesSchedule) {
   LoseASpeedPolicyWorker("sync", /*join=*/true);
+}
+
+// Where a slice's stream stands at `step` by the kept schedules' lines of `slice`
+// ("slice step position accumulation"), and what that step draws.
+std::pair<int64_t, int64_t> KeptScheduleAt(const std::string& kept, int slice, int64_t step) {
+  std::istringstream in(kept);
+  std::string line;
+  std::pair<int64_t, int64_t> at{-1, -1};
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    int64_t s, from, position, accumulation;
+    f >> s >> from >> position >> accumulation;
+    if (s == slice && from <= step) at = {position + (step - from) * accumulation, accumulation};
+  }
+  return at;
+}
+
+// --resume of a job whose speed policy changed the accumulations: the scheduler kept every
+// slice's schedule beside the checkpoints, and each resumed worker starts its slice's stream
+// where its schedule stood at the checkpoint's step (no trip skipped or drawn twice), drawing
+// what that step drew; before, it started at step x --accumulation.
+TEST(PpoJob, AResumedPolicyJobStartsEachSliceWhereItsScheduleStood) {
+  const std::string dir = FreshDir("speed_resume");
+  const std::string job = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir;
+  const std::string flags = " -- --train_data " + std::string(kData) +
+                            " --max_steps 100 --batch_size 32 --log_every 1 --accumulation 4"
+                            " --accumulation_policy speed --slowdown 200 --slowdown_worker 1"
+                            " --heartbeat_s 0.5 --timeout_s 20 --checkpoint_every 5";
+  BackgroundJob run(job + "/run" + flags, dir + "/run", dir + "/log");
+  const std::string scheduler_log = dir + "/run/logs/scheduler-0.log";
+  const std::regex changed(
+      R"(worker 1 \(rank [^)]*\) draws (\d+) micro-batches a step from step (\d+))");
+  std::smatch m;
+  std::string text;
+  for (int i = 0; i < 1200 && !std::regex_search(text, m, changed); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    text = ReadFile(scheduler_log);
+  }
+  ASSERT_FALSE(m.empty()) << "the speed policy never changed worker 1's accumulation\n" << text;
+  // Two checkpoints past the change, then the scheduler is lost and the job ends.
+  const std::string past = "\"step\":" + std::to_string(std::stoi(m[2]) + 12) + ",";
+  ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", past, 120)) << run.log();
+  const auto schedulers = ProgramPids("tteps-scheduler", dir + "/run");
+  ASSERT_EQ(schedulers.size(), 1u);
+  ASSERT_EQ(kill(schedulers[0], SIGKILL), 0);
+  ASSERT_TRUE(run.Wait(60)) << run.log();
+  const std::string kept = ReadFile(dir + "/run/checkpoints/accumulation_schedules.txt");
+  ASSERT_FALSE(kept.empty());
+
+  ASSERT_EQ(RunCommand(job + "/resumed" + flags + " --resume " + dir + "/run/checkpoints", 300,
+                       dir + "/resumed.log"),
+            0)
+      << ReadFile(dir + "/resumed.log");
+  const std::string resumed_log = ReadFile(dir + "/resumed/logs/scheduler-0.log");
+  std::smatch v;
+  ASSERT_TRUE(std::regex_search(resumed_log, v, std::regex(R"(at version (\d+))"))) << resumed_log;
+  const int64_t version = std::stoll(v[1]);
+  std::string worker_logs;
+  for (const auto& f : std::filesystem::directory_iterator(dir + "/resumed/logs")) {
+    if (f.path().filename().string().rfind("worker", 0) == 0) {
+      worker_logs += ReadFile(f.path().string());
+    }
+  }
+  for (int w = 0; w < 2; ++w) {
+    const auto [position, accumulation] = KeptScheduleAt(kept, w, version);
+    ASSERT_GE(position, 0) << kept;
+    const std::string line = "worker " + std::to_string(w) + " starts again at step " +
+                             std::to_string(version + 1) + ": its slice's stream at micro-batch " +
+                             std::to_string(position) + ", " + std::to_string(accumulation) +
+                             " micro-batches a step";
+    EXPECT_NE(worker_logs.find(line), std::string::npos) << line << "\n" << worker_logs;
+    // The driver's own word, in its restart report: where it drew from.
+    const std::regex restart("worker " + std::to_string(w) + R"( \(rank [^)]*\) draws )" +
+                             std::to_string(accumulation) + " micro-batches a step from step " +
+                             std::to_string(version + 1) + R"( \(its slice's stream at )" +
+                             std::to_string(position) + R"(\))");
+    EXPECT_TRUE(std::regex_search(resumed_log, restart)) << resumed_log;
+    std::printf(
+        "resumed at step %lld: worker %d's stream at micro-batch %lld (%lld a step; "
+        "constant --accumulation would say %lld)\n",
+        static_cast<long long>(version + 1), w, static_cast<long long>(position),
+        static_cast<long long>(accumulation), static_cast<long long>(version * 4));
+    if (w == 1) {
+      EXPECT_NE(position, version * 4) << "the schedule did not change before " << kept;
+    }
+  }
+  const std::string summary = ReadFile(dir + "/resumed/summary.json");
+  EXPECT_EQ(JsonNumber(summary, "steps"), 100) << summary;
 }
 
 // --accumulation_policy goodput (Pollux): every train line carries the gradient noise the

@@ -61,5 +61,38 @@ TEST(SliceSchedule, EncodesAndRefusesWhatCannotBeASchedule) {
   EXPECT_THROW(SliceSchedule::Decode("garbage"), CodecError);
 }
 
+// The file kept beside the checkpoints: every slice's changes, read back the same; a malformed
+// line is named with its file, line and field.
+TEST(SliceSchedules, WrittenAndReadBackAndMalformedLinesNamed) {
+  std::map<int, SliceSchedule> schedules;
+  schedules.emplace(0, SliceSchedule(4));
+  schedules.at(0).Add({7, 28, 6});
+  schedules.at(0).Add({10, 46, 2});
+  schedules.emplace(2, SliceSchedule(3));
+  const std::string text = FormatSchedules(schedules);
+  const auto back = ParseSchedules(text, "s.txt");
+  ASSERT_EQ(back.size(), 2u);
+  for (int64_t step : {0, 5, 7, 9, 10, 40}) {
+    EXPECT_EQ(back.at(0).PositionAt(step), schedules.at(0).PositionAt(step)) << step;
+    EXPECT_EQ(back.at(0).AccumulationAt(step), schedules.at(0).AccumulationAt(step)) << step;
+    EXPECT_EQ(back.at(2).PositionAt(step), 3 * step);
+  }
+  const auto refused = [](const std::string& bad, const std::string& what) {
+    try {
+      ParseSchedules(bad, "s.txt");
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  refused("# c\n0 0 0 4\n0 5 x 2\n", "s.txt:3: field position");
+  refused("0 0 0\n", "s.txt:1: field accumulation");
+  refused("0 0 0 4 9\n", "s.txt:1: more than 4 fields");
+  refused("0 3 12 4\n", "s.txt:1: a slice's first change must be at step 0");
+  refused("0 0 0 4\n0 5 20 2\n0 5 20 3\n", "s.txt:3: field step does not follow");
+  refused("0 0 0 4\n0 5 20 0\n", "s.txt:2: an accumulation change needs");
+  refused("-1 0 0 4\n", "s.txt:1: field slice");
+}
+
 }  // namespace
 }  // namespace tteps
