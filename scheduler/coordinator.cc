@@ -834,8 +834,7 @@ void Coordinator::Rollback(Node& n, double silent_s) {
   const int lost_id = n.info.id;
   server::ResumePoint point;
   try {
-    point = server::ChooseResumePoint(output.checkpoint_dir, opts_.num_servers, opts_.param_count,
-                                      opts_.config.cluster.replicas);
+    point = server::ChooseRollbackPoint(output.checkpoint_dir, opts_.param_count);
   } catch (const std::exception& e) {
     Fail(n.info.Name() + " has been silent for " + std::to_string(static_cast<int>(silent_s)) +
          " s and holds keys no other server has; no checkpoint to roll back to: " + e.what());

@@ -282,4 +282,41 @@ ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t p
                            (replicas > 1 ? " (one replica of each range)" : ""));
 }
 
+ResumePoint ChooseRollbackPoint(const std::string& dir, int64_t param_count) {
+  std::map<int64_t, std::vector<int>> files_at;  // version -> servers with a file of it
+  for (const auto& c : ListCheckpoints(dir)) files_at[c.version].push_back(c.server_id);
+  for (auto it = files_at.rbegin(); it != files_at.rend(); ++it) {
+    const int64_t version = it->first;
+    // Each file's range; then a chain of them from key 0 to param_count (replicas: the lowest
+    // id of a range).
+    std::vector<Blob> blobs;
+    std::vector<int> ids = it->second;
+    std::sort(ids.begin(), ids.end());
+    try {
+      for (int id : ids) blobs.push_back(ReadBlob(dir + "/" + FileName(id, version)));
+    } catch (const std::exception&) {
+      continue;  // a file being replaced, or a broken one: an older version
+    }
+    ResumePoint p;
+    p.version = version;
+    for (int64_t next = 0; next < param_count;) {
+      size_t pick = blobs.size();
+      for (size_t i = 0; i < blobs.size() && pick == blobs.size(); ++i) {
+        if (blobs[i].begin == next && blobs[i].end > next) pick = i;
+      }
+      if (pick == blobs.size()) break;
+      const Blob& b = blobs[pick];
+      if (!p.clocks.empty() && b.clocks.size() != p.clocks.size()) break;
+      if (p.clocks.empty()) p.clocks = b.clocks;
+      for (size_t w = 0; w < p.clocks.size(); ++w) p.clocks[w] = std::min(p.clocks[w], b.clocks[w]);
+      p.ranges.push_back({b.begin, b.end});
+      p.sources.push_back(ids[pick]);
+      next = b.end;
+    }
+    if (!p.ranges.empty() && p.ranges.back().end == param_count) return p;
+  }
+  throw std::runtime_error("no version in " + dir + " whose checkpoint files cut the " +
+                           std::to_string(param_count) + " parameters into consecutive ranges");
+}
+
 }  // namespace tteps::server

@@ -54,5 +54,11 @@ struct ResumePoint {
 };
 ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t param_count,
                               int replicas = 1);
+// A rollback's point: the newest version whose files, of whichever servers wrote them, cut
+// [0, param_count) into consecutive ranges (`sources`: those files' server ids, in key order;
+// of a range held twice, the lower id). After a rollback the servers' ids, count and ranges
+// change, and two servers lost at once leave the files of the map before the first rollback:
+// neither fits the current map, so the files themselves say what they hold.
+ResumePoint ChooseRollbackPoint(const std::string& dir, int64_t param_count);
 
 }  // namespace tteps::server

@@ -124,41 +124,70 @@ TEST(ReplicaCluster, SyncOutlivesAKilledServerAndAKilledWorker) {
 // complete checkpoint, on the servers left (keys cut anew), and train the abandoned steps
 // again: the same model as the undisturbed job's, bit for bit (the per-key arithmetic does not
 // depend on how the keys are cut). summary.json records the rollback and the steps redone.
+// Also after a worker loss (its adopter computes the lost slice again from the checkpoint),
+// with two servers killed at once (two rollbacks, the second onto the first map's files), and
+// with a second server killed after the first rollback (onto the rollback map's files).
 TEST(ReplicaCluster, ALostServerWithoutReplicaRollsBackToTheCheckpointAndEndsTheSame) {
-  // Also after a worker loss: its adopter computes the lost slice again from the checkpoint.
-  for (const bool worker_first : {false, true}) {
-    const std::string dir = FreshDir(worker_first ? "rollback_adopted" : "rollback");
-    const std::string job = " --mode sync --workers 3 --servers 3 --out_dir " + dir;
-    const std::string flags = " -- --train_data " + std::string(kData) +
-                              " --epochs 8 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 "
-                              "--checkpoint_every 10 --optimizer momentum --lr 0.01";
-    ASSERT_EQ(RunCommand(Launcher() + job + "/plain" + flags, 300, dir + "/plain.log"), 0)
-        << ReadFile(dir + "/plain.log");
-    BackgroundJob run(Launcher() + job + "/run" + flags, dir + "/run", dir + "/log");
-    if (worker_first) {
+  struct Case {
+    std::string name;
+    bool worker_first;
+    std::vector<int> at_once;  // servers killed together at step 25
+    int later;                 // a server killed at step 45 after the first rollback (-1: none)
+  };
+  const std::string base = FreshDir("rollback");
+  const std::string flags = " -- --train_data " + std::string(kData) +
+                            " --epochs 8 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 "
+                            "--checkpoint_every 10 --optimizer momentum --lr 0.01";
+  const std::string job = " --mode sync --workers 3 --servers 3 --out_dir ";
+  ASSERT_EQ(RunCommand(Launcher() + job + base + "/plain" + flags, 300, base + "/plain.log"), 0)
+      << ReadFile(base + "/plain.log");
+  for (const Case& c :
+       {Case{"one", false, {1}, -1}, Case{"adopted", true, {1}, -1},
+        Case{"two at once", false, {1, 2}, -1}, Case{"then another", false, {1}, 2}}) {
+    SCOPED_TRACE(c.name);
+    const std::string dir = base + "/" + std::regex_replace(c.name, std::regex(" "), "_");
+    BackgroundJob run(Launcher() + job + dir + flags, dir, dir + ".log");
+    if (c.worker_first) {
       ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
-      const pid_t worker = WorkerPid(dir + "/run", 2);
+      const pid_t worker = WorkerPid(dir, 2);
       ASSERT_GT(worker, 0);
       ASSERT_EQ(kill(worker, SIGKILL), 0);
-      ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"event\":\"lost\"", 30)) << run.log();
+      ASSERT_TRUE(WaitForText(dir + "/metrics.jsonl", "\"event\":\"lost\"", 30)) << run.log();
     }
-    ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"step\":25,", 120)) << run.log();
-    const pid_t server = NodePid(dir + "/run", "server", 1);
-    ASSERT_GT(server, 0);
-    ASSERT_EQ(kill(server, SIGKILL), 0);
+    ASSERT_TRUE(WaitForText(dir + "/metrics.jsonl", "\"step\":25,", 120)) << run.log();
+    for (int id : c.at_once) {
+      const pid_t server = NodePid(dir, "server", id);
+      ASSERT_GT(server, 0);
+      ASSERT_EQ(kill(server, SIGKILL), 0);
+    }
+    if (c.later >= 0) {
+      ASSERT_TRUE(WaitForText(dir + "/metrics.jsonl", "\"event\":\"rollback\"", 60)) << run.log();
+      // Past the rollback map's own checkpoints (versions 30 and 40); training stalled at the
+      // kill, so step 45 comes after the rollback.
+      ASSERT_TRUE(WaitForText(dir + "/metrics.jsonl", "\"step\":45,", 120)) << run.log();
+      const pid_t server = NodePid(dir, "server", c.later);
+      ASSERT_GT(server, 0);
+      ASSERT_EQ(kill(server, SIGKILL), 0);
+    }
     ASSERT_TRUE(run.Wait(180)) << "the job did not end\n" << run.log();
     EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
-    const std::string summary = ReadFile(dir + "/run/summary.json");
+    const std::string summary = ReadFile(dir + "/summary.json");
     EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
-    EXPECT_NE(summary.find("{\"event\":\"rollback\",\"server\":1,"), std::string::npos) << summary;
+    EXPECT_NE(summary.find("{\"event\":\"rollback\",\"server\":"), std::string::npos) << summary;
+    const int rollbacks = static_cast<int>(c.at_once.size()) + (c.later >= 0 ? 1 : 0);
+    int found = 0;
+    for (size_t at = 0; (at = summary.find("\"event\":\"rollback\"", at)) != std::string::npos;
+         ++at) {
+      ++found;
+    }
+    EXPECT_EQ(found, rollbacks) << summary;
     EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
     EXPECT_GT(JsonNumber(summary, "steps_redone"), 0) << summary;
     EXPECT_NE(run.log().find("the job rolls back from step"), std::string::npos) << run.log();
-    const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");
+    const double diff = MaxAbsDiff(base + "/plain/model_last.pt", dir + "/model_last.pt");
     std::printf(
-        "sync, server 1 of 3 killed without a replica%s, rolled back (%g steps redone): "
-        "max |diff| = %g\n",
-        worker_first ? " after worker 2" : "", JsonNumber(summary, "steps_redone"), diff);
+        "sync, 3 servers without replicas, %s: %d rollback(s), %g steps redone, max |diff| = %g\n",
+        c.name.c_str(), found, JsonNumber(summary, "steps_redone"), diff);
     EXPECT_EQ(diff, 0.0);
   }
 }

@@ -71,6 +71,34 @@ TEST(ChooseResumePoint, TakesEachRangeFromAnyOfItsReplicas) {
   EXPECT_THROW(LoadReplicaCheckpoint(dir, {0, 2}, 7, &shard), std::runtime_error);
 }
 
+// A rollback's version comes from what the files hold: the first map's three servers wrote
+// version 3; a rollback's two servers (ids 0 and 1 again, ranges cut anew) version 5, of which
+// server 1 was lost before writing it: version 3, from the first map's files. Once both wrote
+// version 5, that one; of a range held twice, the lower id's file.
+TEST(ChooseRollbackPoint, TakesTheNewestVersionWhoseFilesCutTheKeysWhicheverMapWroteThem) {
+  const std::string dir = FreshDir("rollback");
+  Save(dir, 0, {0, 3}, 3);
+  Save(dir, 1, {3, 7}, 3);
+  Save(dir, 2, {7, 10}, 3);
+  Save(dir, 0, {0, 5}, 5);
+  ResumePoint p = ChooseRollbackPoint(dir, 10);
+  EXPECT_EQ(p.version, 3);
+  EXPECT_EQ(p.sources, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(p.ranges, (std::vector<KeyRange>{{0, 3}, {3, 7}, {7, 10}}));
+  EXPECT_EQ(p.clocks, (std::vector<int64_t>{3}));
+  Save(dir, 1, {5, 10}, 5);
+  p = ChooseRollbackPoint(dir, 10);
+  EXPECT_EQ(p.version, 5);
+  EXPECT_EQ(p.sources, (std::vector<int>{0, 1}));
+  Save(dir, 4, {5, 10}, 6);
+  Save(dir, 3, {0, 5}, 6);
+  Save(dir, 2, {0, 5}, 6);
+  p = ChooseRollbackPoint(dir, 10);
+  EXPECT_EQ(p.version, 6);
+  EXPECT_EQ(p.sources, (std::vector<int>{2, 4}));
+  EXPECT_THROW(ChooseRollbackPoint(dir, 11), std::runtime_error);  // another model's files
+}
+
 // A rollback onto other ranges: a new range is cut out of the files of the old ones, values
 // and optimizer state alike, with the checkpoint's version and clocks.
 TEST(LoadCheckpointRange, CutsANewRangeOutOfTheOldRangesFiles) {
