@@ -30,6 +30,15 @@ class AccumulationPolicy {
   virtual void Observe(const ppo::WindowReport& report) = 0;
   // The next decision, if the agent has made one.
   virtual std::optional<AlphaDecision> Poll() = 0;
+  // Sync and ring after a worker loss: `slice` is computed by a survivor (whose windows count
+  // it in `extra`) at `accumulation`, its schedule's last, which no decision changes until a
+  // worker joins for it: SetOwned, and its windows come as the slice's again. A policy that
+  // splits a global batch keeps an orphaned slice's accumulation out of the split.
+  virtual void SetOrphaned(int slice, int64_t accumulation) {
+    (void)slice;
+    (void)accumulation;
+  }
+  virtual void SetOwned(int slice) { (void)slice; }
   // Training is over: stops the agent (saving its policy if asked). Returns an error text, or
   // "" if the agent ran without failure.
   virtual std::string Finish() = 0;

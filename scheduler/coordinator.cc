@@ -30,6 +30,7 @@ ppo::WindowReport ToWindowReport(const TrainReport& t) {
   r.worker = t.worker;
   r.step = t.step;
   r.alpha = std::max<int64_t>(1, t.accumulation);
+  r.extra = std::max<int64_t>(0, t.adopted);
   r.trips = t.trips;
   r.window_s = t.window_s;
   r.compute_s = t.compute_s;
@@ -222,7 +223,13 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
   progress_line_.Update(p.epoch, min_step, loss, tps);
   last_loss_ = loss;
   last_trips_per_s_ = tps;
-  if (policy_) policy_->Observe(ToWindowReport(r));
+  if (policy_) {
+    ppo::WindowReport window = ToWindowReport(r);
+    // A joiner's window is its slice's.
+    const auto joined = joined_slice_.find(node.info.id);
+    if (joined != joined_slice_.end()) window.worker = joined->second;
+    policy_->Observe(window);
+  }
   MaybeEvaluate();
 }
 
@@ -555,6 +562,12 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
       if (best < 0) continue;  // every other worker is done: no step is left to compute
       slice_owner_[slice] = best;
       adopters.push_back(best);
+      if (policy_) {
+        const auto kept = schedules_.find(slice);
+        policy_->SetOrphaned(slice, kept != schedules_.end()
+                                        ? kept->second.changes().back().accumulation
+                                        : opts_.config.exchange.accumulation);
+      }
       Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, best, ScheduleText(slice));
       // A joiner waits for this slice: the new adopter leaves it at once (the step it is in
       // done, it says from which step the joiner computes it).
@@ -740,6 +753,7 @@ void Coordinator::OnReleased(const Node& node, const Header& h) {
   const int joiner = it->second;
   pending_release_.erase(it);
   slice_owner_[slice] = joiner;
+  if (policy_) policy_->SetOwned(slice);
   // With the slice's schedule: the joiner draws what its lost worker would have.
   Command(Role::kWorker, topics::kGo, h.step, 0, -1, joiner, ScheduleText(slice));
   int live = 0;

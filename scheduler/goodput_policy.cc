@@ -20,9 +20,10 @@ double StatisticalEfficiency(double noise_scale, double base_batch, double batch
 }
 
 double Goodput(const GoodputModel& m, const std::vector<int64_t>& alpha) {
-  double slowest = 0, batch = 0;
+  double slowest = 0, batch = m.fixed_trips;
   for (size_t i = 0; i < alpha.size(); ++i) {
-    slowest = std::max(slowest, alpha[i] * m.seconds[i]);
+    const double extra = m.extra.empty() ? 0.0 : m.extra[i];
+    slowest = std::max(slowest, (alpha[i] + extra) * m.seconds[i]);
     batch += alpha[i] * m.trips[i];
   }
   const double step_s = slowest + m.overhead_s;
@@ -35,7 +36,7 @@ std::vector<int64_t> BestSplit(const GoodputModel& m, int64_t lo, int64_t hi) {
   std::vector<int64_t> best;
   double best_goodput = -1;
   for (int64_t total = w * lo; total <= w * hi; ++total) {
-    std::vector<int64_t> split = SpeedShares(m.seconds, total, lo, hi);
+    std::vector<int64_t> split = SpeedShares(m.seconds, total, lo, hi, m.extra);
     const double g = Goodput(m, split);
     if (g > best_goodput) best_goodput = g, best = std::move(split);
   }
@@ -56,7 +57,9 @@ class GoodputPolicy : public AccumulationPolicy {
         hi_(hi),
         start_(accumulation),
         alpha_(workers, accumulation),
-        overhead_(workers, -1.0) {
+        overhead_(workers, -1.0),
+        extra_(workers, 0.0),
+        orphaned_(workers, false) {
     m_.seconds.assign(workers, 0.0);
     m_.trips.assign(workers, 0.0);
   }
@@ -64,7 +67,7 @@ class GoodputPolicy : public AccumulationPolicy {
   void Observe(const ppo::WindowReport& r) override {
     std::lock_guard<std::mutex> lock(mu_);
     const size_t w = static_cast<size_t>(r.worker);
-    if (w >= alpha_.size() || r.alpha <= 0 || r.losses.empty()) return;
+    if (w >= alpha_.size() || orphaned_[w] || r.alpha <= 0 || r.losses.empty()) return;
     if (r.noise_steps > 0) {
       noise_.Decay(kNoiseDecay);
       noise_.Add(r.noise, static_cast<double>(r.noise_steps));
@@ -72,57 +75,100 @@ class GoodputPolicy : public AccumulationPolicy {
     // A window that ran (at least partly) at another accumulation says little about this one.
     if (r.alpha != alpha_[w] || r.compute_s <= 0) return;
     const double steps = static_cast<double>(r.losses.size());
-    const double t = r.compute_s / r.alpha;
+    const double micro = static_cast<double>(r.alpha + std::max<int64_t>(0, r.extra));
+    const double t = r.compute_s / micro;
     m_.seconds[w] = m_.seconds[w] > 0 ? 0.5 * m_.seconds[w] + 0.5 * t : t;
-    m_.trips[w] = r.trips / (steps * r.alpha);
+    m_.trips[w] = r.trips / (steps * micro);
+    extra_[w] = micro - static_cast<double>(r.alpha);
     overhead_[w] = std::max(0.0, r.step_s - r.compute_s);
-    if (std::find(m_.seconds.begin(), m_.seconds.end(), 0.0) != m_.seconds.end()) return;
+    Decide(r.step);
+  }
+
+  std::optional<AlphaDecision> Poll() override { return decisions_.Pop(); }
+
+  void SetOrphaned(int slice, int64_t accumulation) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (slice < 0 || static_cast<size_t>(slice) >= alpha_.size() || accumulation < 1) return;
+    orphaned_[slice] = true;
+    alpha_[slice] = accumulation;
+  }
+
+  void SetOwned(int slice) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (slice < 0 || static_cast<size_t>(slice) >= alpha_.size()) return;
+    orphaned_[slice] = false;
+    m_.seconds[slice] = 0;  // a new worker: measured before the next decision
+    overhead_[slice] = -1;
+    extra_[slice] = 0;
+  }
+
+  std::string Finish() override { return ""; }
+
+ private:
+  void Decide(int64_t step) {
+    // The model of the slices a decision may change; the orphaned ones' trips are fixed.
+    GoodputModel m;
+    m.overhead_s = -1;
+    std::vector<size_t> owned;
+    std::vector<int64_t> alpha;
+    for (size_t i = 0; i < alpha_.size(); ++i) {
+      if (orphaned_[i]) {
+        m.fixed_trips += alpha_[i] * m_.trips[i];
+        continue;
+      }
+      if (m_.seconds[i] <= 0 || overhead_[i] < 0) return;  // not measured at its accumulation
+      owned.push_back(i);
+      alpha.push_back(alpha_[i]);
+      m.seconds.push_back(m_.seconds[i]);
+      m.trips.push_back(m_.trips[i]);
+      m.extra.push_back(extra_[i]);
+      // The slowest worker waits least: its step beyond its compute is the exchange's own time.
+      m.overhead_s = m.overhead_s < 0 ? overhead_[i] : std::min(m.overhead_s, overhead_[i]);
+    }
+    if (owned.empty()) return;
     if (m_.base_batch <= 0) {
       for (double b : m_.trips) m_.base_batch += start_ * b;
     }
-    // The slowest worker waits least: its step beyond its compute is the exchange's own time.
-    m_.overhead_s = *std::min_element(overhead_.begin(), overhead_.end());
-    if (m_.overhead_s < 0) return;  // not every worker measured at this accumulation yet
+    m.base_batch = m_.base_batch;
     // Until the noise is known, only the split may change (the speed policy's move).
     const bool noise_known = noise_.weight() >= kMinNoiseSteps;
-    m_.noise_scale = noise_known ? NoiseScale(noise_.Mean()) : std::nan("");
+    m.noise_scale = noise_known ? NoiseScale(noise_.Mean()) : std::nan("");
+    m_.noise_scale = m.noise_scale;
     std::vector<int64_t> next;
-    if (noise_known && std::isfinite(m_.noise_scale)) {
-      next = BestSplit(m_, lo_, hi_);
+    if (noise_known && std::isfinite(m.noise_scale)) {
+      next = BestSplit(m, lo_, hi_);
     } else {
       int64_t total = 0;
-      for (int64_t a : alpha_) total += a;
-      next = SpeedShares(m_.seconds, total, lo_, hi_);
+      for (int64_t a : alpha) total += a;
+      next = SpeedShares(m.seconds, total, lo_, hi_, m.extra);
     }
-    if (Goodput(m_, next) < 1.05 * Goodput(m_, alpha_)) return;
-    for (size_t i = 0; i < next.size(); ++i) {
-      if (next[i] == alpha_[i]) continue;
+    if (Goodput(m, next) < 1.05 * Goodput(m, alpha)) return;
+    for (size_t k = 0; k < owned.size(); ++k) {
+      const size_t i = owned[k];
+      if (next[k] == alpha_[i]) continue;
       AlphaDecision d;
       d.worker = static_cast<int>(i);
-      d.step = r.step;
+      d.step = step;
       d.old_alpha = alpha_[i];
-      d.new_alpha = next[i];
+      d.new_alpha = next[k];
       d.action = "goodput";
-      d.observation = {static_cast<float>(m_.noise_scale), static_cast<float>(Goodput(m_, next)),
+      d.observation = {static_cast<float>(m.noise_scale), static_cast<float>(Goodput(m, next)),
                        static_cast<float>(m_.seconds[i])};
       decisions_.Push(std::move(d));
-      alpha_[i] = next[i];
+      alpha_[i] = next[k];
       m_.seconds[i] = 0;  // measured again at the new accumulation before the next decision
       overhead_[i] = -1;
     }
   }
 
-  std::optional<AlphaDecision> Poll() override { return decisions_.Pop(); }
-
-  std::string Finish() override { return ""; }
-
- private:
   const int64_t lo_, hi_, start_;
   std::mutex mu_;
   std::vector<int64_t> alpha_;
   std::vector<double> overhead_;  // per worker: step beyond compute; -1: not measured at alpha_
-  GoodputModel m_;
-  NoiseSum noise_;  // decaying average over the windows
+  std::vector<double> extra_;     // micro-batches of orphaned slices each computes besides
+  std::vector<bool> orphaned_;    // computed by another worker at a fixed accumulation
+  GoodputModel m_;                // every slice's measurements
+  NoiseSum noise_;                // decaying average over the windows
   DecisionQueue decisions_;
 };
 

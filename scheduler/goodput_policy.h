@@ -20,6 +20,10 @@ struct GoodputModel {
   double overhead_s = 0;        // per step, beyond the slowest worker's compute
   double noise_scale = 0;       // B_noise in trips
   double base_batch = 0;        // M0: the starting global batch in trips
+  // After a loss: per worker, the micro-batches of orphaned slices it computes besides its own
+  // (empty: none); and the trips per step of those slices, which no decision changes.
+  std::vector<double> extra;
+  double fixed_trips = 0;
 };
 
 // 1 where the noise scale is unknown (NaN); a negative one counts as 0.
@@ -27,13 +31,14 @@ double StatisticalEfficiency(double noise_scale, double base_batch, double batch
 // Trips per second of progress (as if at the base batch) of the split `alpha`.
 double Goodput(const GoodputModel& m, const std::vector<int64_t>& alpha);
 // The split of highest goodput among the speed splits (SpeedShares) of every total in
-// [W x lo, W x hi].
+// [W x lo, W x hi], W the workers of the model.
 std::vector<int64_t> BestSplit(const GoodputModel& m, int64_t lo, int64_t hi);
 
 // `accumulation`: every worker's at the start (it sets M0). lo must be >= 2: a worker measures
 // the noise from two micro-batches or more. Decisions come once every worker has reported a
 // window at its current accumulation and the noise has been measured over 8 steps, and only
-// where they raise the predicted goodput by more than 5%.
+// where they raise the predicted goodput by more than 5%. After a loss the orphaned slices keep
+// their accumulation (and count in the batch) and the others are split as above.
 std::unique_ptr<AccumulationPolicy> MakeGoodputPolicy(int workers, int64_t accumulation, int64_t lo,
                                                       int64_t hi);
 

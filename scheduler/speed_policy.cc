@@ -12,9 +12,14 @@
 namespace tteps::scheduler {
 
 std::vector<int64_t> SpeedShares(const std::vector<double>& seconds_per_micro_batch, int64_t total,
-                                 int64_t lo, int64_t hi) {
+                                 int64_t lo, int64_t hi, const std::vector<double>& extra) {
   const size_t n = seconds_per_micro_batch.size();
-  if (n == 0 || lo < 1 || hi < lo) throw std::invalid_argument("SpeedShares: bad arguments");
+  if (n == 0 || lo < 1 || hi < lo || (!extra.empty() && extra.size() != n)) {
+    throw std::invalid_argument("SpeedShares: bad arguments");
+  }
+  const auto extra_of = [&](size_t i) { return extra.empty() ? 0.0 : std::max(0.0, extra[i]); };
+  double extra_sum = 0;
+  for (size_t i = 0; i < n; ++i) extra_sum += extra_of(i);
   std::vector<double> speed(n);
   for (size_t i = 0; i < n; ++i) {
     const double t = seconds_per_micro_batch[i];
@@ -24,7 +29,9 @@ std::vector<int64_t> SpeedShares(const std::vector<double>& seconds_per_micro_ba
   std::vector<int64_t> share(n);
   std::vector<double> remainder(n);
   for (size_t i = 0; i < n; ++i) {
-    const double exact = sum > 0 ? total * speed[i] / sum : static_cast<double>(total) / n;
+    // Equal time: (share + extra) in proportion to the speed.
+    const double exact = std::max(0.0, sum > 0 ? (total + extra_sum) * speed[i] / sum - extra_of(i)
+                                               : static_cast<double>(total) / n);
     share[i] = static_cast<int64_t>(std::floor(exact));
     remainder[i] = exact - share[i];
   }
@@ -73,24 +80,67 @@ class SpeedPolicy : public AccumulationPolicy {
         hi_(hi),
         total_(workers * accumulation),
         alpha_(workers, accumulation),
-        seconds_(workers, 0.0) {}
+        seconds_(workers, 0.0),
+        extra_(workers, 0.0),
+        orphaned_(workers, false) {}
 
   void Observe(const ppo::WindowReport& r) override {
     std::lock_guard<std::mutex> lock(mu_);
     const size_t w = static_cast<size_t>(r.worker);
-    if (w >= alpha_.size() || r.alpha <= 0 || r.compute_s <= 0) return;
+    if (w >= alpha_.size() || orphaned_[w] || r.alpha <= 0 || r.compute_s <= 0) return;
     // A window that ran (at least partly) at another accumulation says little about this one.
     if (r.alpha != alpha_[w]) return;
-    const double t = r.compute_s / r.alpha;
+    const double t = r.compute_s / static_cast<double>(r.alpha + std::max<int64_t>(0, r.extra));
     seconds_[w] = seconds_[w] > 0 ? 0.5 * seconds_[w] + 0.5 * t : t;
-    if (std::find(seconds_.begin(), seconds_.end(), 0.0) != seconds_.end()) return;
-    const std::vector<int64_t> next = SpeedShares(seconds_, total_, lo_, hi_);
+    extra_[w] = static_cast<double>(std::max<int64_t>(0, r.extra));
+    Decide(r.step);
+  }
+
+  std::optional<AlphaDecision> Poll() override { return decisions_.Pop(); }
+
+  void SetOrphaned(int slice, int64_t accumulation) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (slice < 0 || static_cast<size_t>(slice) >= alpha_.size() || accumulation < 1) return;
+    orphaned_[slice] = true;
+    alpha_[slice] = accumulation;
+  }
+
+  void SetOwned(int slice) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (slice < 0 || static_cast<size_t>(slice) >= alpha_.size()) return;
+    orphaned_[slice] = false;
+    seconds_[slice] = 0;  // a new worker: measured before the next split
+    extra_[slice] = 0;
+  }
+
+  std::string Finish() override { return ""; }
+
+ private:
+  // A new split of the global batch, less the orphaned slices', over the other slices.
+  void Decide(int64_t step) {
+    std::vector<size_t> owned;
+    int64_t total = total_;
+    std::vector<double> seconds, extra;
+    for (size_t i = 0; i < alpha_.size(); ++i) {
+      if (orphaned_[i]) {
+        total -= alpha_[i];
+        continue;
+      }
+      if (seconds_[i] <= 0) return;  // not measured at its accumulation yet
+      owned.push_back(i);
+      seconds.push_back(seconds_[i]);
+      extra.push_back(extra_[i]);
+    }
+    if (owned.empty() || total < 1) return;
+    const std::vector<int64_t> shares = SpeedShares(seconds, total, lo_, hi_, extra);
+    std::vector<int64_t> next = alpha_;
+    for (size_t k = 0; k < owned.size(); ++k) next[owned[k]] = shares[k];
     if (StepSeconds(next) > 0.95 * StepSeconds(alpha_)) return;
-    for (size_t i = 0; i < next.size(); ++i) {
+    for (size_t i : owned) {
       if (next[i] == alpha_[i]) continue;
       AlphaDecision d;
       d.worker = static_cast<int>(i);
-      d.step = r.step;
+      d.step = step;
       d.old_alpha = alpha_[i];
       d.new_alpha = next[i];
       d.action = "speed";
@@ -101,15 +151,12 @@ class SpeedPolicy : public AccumulationPolicy {
     }
   }
 
-  std::optional<AlphaDecision> Poll() override { return decisions_.Pop(); }
-
-  std::string Finish() override { return ""; }
-
- private:
-  // The step's predicted length: the slowest worker's.
+  // The step's predicted length: the slowest worker's (its adopted slices included).
   double StepSeconds(const std::vector<int64_t>& alpha) const {
     double slowest = 0;
-    for (size_t i = 0; i < alpha.size(); ++i) slowest = std::max(slowest, alpha[i] * seconds_[i]);
+    for (size_t i = 0; i < alpha.size(); ++i) {
+      if (!orphaned_[i]) slowest = std::max(slowest, (alpha[i] + extra_[i]) * seconds_[i]);
+    }
     return slowest;
   }
 
@@ -117,6 +164,8 @@ class SpeedPolicy : public AccumulationPolicy {
   std::mutex mu_;
   std::vector<int64_t> alpha_;
   std::vector<double> seconds_;  // per micro-batch, smoothed; 0: not measured at alpha_ yet
+  std::vector<double> extra_;    // micro-batches of orphaned slices each computes besides
+  std::vector<bool> orphaned_;   // computed by another worker at a fixed accumulation
   DecisionQueue decisions_;
 };
 

@@ -219,6 +219,7 @@ DriverResult StepDriver::Run() {
   };
   // Its gradient for `step` on the current weights, pushed as that slice's; then its next data.
   MicroBatchStats adopted_sum;  // this step's adopted slices, counted in its report
+  int64_t adopted_micro = 0;    // ... and their micro-batches
   const auto push_adopted = [&](AdoptedSlice& a, int64_t step) {
     model_.zero_grad();
     MicroBatchStats sum;
@@ -233,6 +234,7 @@ DriverResult StepDriver::Run() {
     exchange_->PushSlice(a.slice, step, sum.trips);
     adopted_sum.loss_sum += sum.loss_sum;
     adopted_sum.trips += sum.trips;
+    adopted_micro += static_cast<int64_t>(a.next.slices.size());
     a.next = Draw(a.stream, a.schedule.AccumulationAt(step + 1), nullptr);
   };
   // The rows the next step reads: this worker's next slices' and its adopted slices'.
@@ -256,6 +258,7 @@ DriverResult StepDriver::Run() {
     epoch = data.epoch;
     // Lost workers' slices first: they overwrite the gradients, which the own push then holds.
     adopted_sum = {};
+    adopted_micro = 0;
     hold();
     adopt_new(step);
     release(step);
@@ -339,8 +342,8 @@ DriverResult StepDriver::Run() {
 
     if ((step + 1) % opts_.log_every == 0 || last) {
       const int64_t steps = window.steps();
-      TrainReport r =
-          window.Take(o_.worker, step + 1, epoch, SecondsSince(start), step_accumulation);
+      TrainReport r = window.Take(o_.worker, step + 1, epoch, SecondsSince(start),
+                                  step_accumulation, adopted_micro);
       exchange_->Report(&r, steps);
       res.last_loss = r.loss;
       if (hooks_.report) hooks_.report(r);

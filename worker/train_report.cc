@@ -23,9 +23,9 @@ JsonObject TrainReport::ToJson() const {
       .Add("loss", loss)
       .Add("trips", trips)
       .Add("trips_per_s", trips_per_s)
-      .Add("accumulation", accumulation)
-      .Add("compute_s", compute_s)
-      .Add("wait_s", wait_s);
+      .Add("accumulation", accumulation);
+  if (adopted > 0) o.Add("adopted_micro_batches", adopted);
+  o.Add("compute_s", compute_s).Add("wait_s", wait_s);
   for (const auto& [name, value] : exchange) o.Add(name, value);
   // null where the window measured nothing (accumulation 1) or |G|^2 came out not positive.
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -48,7 +48,7 @@ void TrainWindow::AddStep(double loss_sum, int64_t trips, double compute_s, doub
 }
 
 TrainReport TrainWindow::Take(int worker, int64_t step, int64_t epoch, double wall_s,
-                              int64_t accumulation) {
+                              int64_t accumulation, int64_t adopted) {
   TrainReport r;
   r.worker = worker;
   r.step = step;
@@ -58,6 +58,7 @@ TrainReport TrainWindow::Take(int worker, int64_t step, int64_t epoch, double wa
   r.trips = trips_;
   r.trips_per_s = wall_ > 0 ? trips_ / wall_ : 0.0;
   r.accumulation = accumulation;
+  r.adopted = adopted;
   r.compute_s = PerStep(compute_);
   r.wait_s = PerStep(wait_);
   r.window_s = wall_;

@@ -21,7 +21,10 @@ struct TrainReport {
   double loss = 0;    // mean per-trip loss over the window
   int64_t trips = 0;
   double trips_per_s = 0;
-  int64_t accumulation = 1;          // micro-batches per step in this window
+  int64_t accumulation = 1;  // micro-batches per step in this window
+  // Sync and ring after a loss: micro-batches of lost workers' slices this worker computed in
+  // the window's last step besides its own (compute_s and trips include them).
+  int64_t adopted = 0;
   double compute_s = 0, wait_s = 0;  // mean per step
   double window_s = 0;               // the window's wall time
   double peak_rss_mb = 0;
@@ -43,7 +46,8 @@ struct TrainReport {
   template <class Archive>
   void serialize(Archive& ar) {
     ar(worker, step, epoch, wall_s, loss, trips, trips_per_s, accumulation, compute_s, wait_s,
-       window_s, peak_rss_mb, step_losses, exchange, noise_steps, noise.grad_sq, noise.trace);
+       window_s, peak_rss_mb, step_losses, exchange, noise_steps, noise.grad_sq, noise.trace,
+       adopted);
   }
 };
 
@@ -56,7 +60,8 @@ class TrainWindow {
   int64_t steps() const { return steps_; }
   double PerStep(double total) const { return steps_ > 0 ? total / steps_ : 0.0; }
   // The report of the window so far; the window starts over.
-  TrainReport Take(int worker, int64_t step, int64_t epoch, double wall_s, int64_t accumulation);
+  TrainReport Take(int worker, int64_t step, int64_t epoch, double wall_s, int64_t accumulation,
+                   int64_t adopted = 0);
 
  private:
   double loss_ = 0, compute_ = 0, wait_ = 0, wall_ = 0;

@@ -33,6 +33,7 @@ struct WindowReport {
   int worker = 0;
   int64_t step = 0;
   int64_t alpha = 1;
+  int64_t extra = 0;  // micro-batches of lost workers' slices it computed too (compute includes)
   std::vector<double> losses;  // per step, in order
   int64_t trips = 0;
   double window_s = 0;      // wall seconds of the window

@@ -170,6 +170,39 @@ void LoseASpeedPolicyWorker(const std::string& mode, bool join = false) {
       "%s, speed policy, worker 2 lost while drawing %s micro-batches a step: its "
       "adopter drew %s, then %s\n",
       mode.c_str(), drawn.c_str(), m[1].str().c_str(), m[2].str().c_str());
+  // The global batch stays 3 x 4 micro-batches through the loss: the policy splits what the
+  // lost slice leaves over the survivors' slices, the adopter's extra micro-batches (its train
+  // lines say how many) counted in its time; no decision is for the lost slice until a worker
+  // joins for it.
+  const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
+  EXPECT_NE(metrics.find("\"adopted_micro_batches\":" + drawn + ","), std::string::npos)
+      << metrics.substr(0, 4000);
+  const size_t lost_at = metrics.find("\"event\":\"lost\"");
+  const size_t joined_at = metrics.find("\"event\":\"join\"");
+  const std::regex decision(
+      R"re("type":"decision","worker":(\d),[^\n]*"new_accumulation":(\d+))re");
+  std::vector<int64_t> alpha(3, 4);
+  bool orphaned = false;
+  int after = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), decision);
+       it != std::sregex_iterator(); ++it) {
+    const size_t at = static_cast<size_t>(it->position());
+    if (at > lost_at && !orphaned) {
+      orphaned = true;
+      alpha[2] = std::stoll(drawn);
+    }
+    const int w = std::stoi((*it)[1]);
+    if (at > lost_at) ++after;
+    if (at > lost_at && w == 2 && (joined_at == std::string::npos || at < joined_at)) {
+      ADD_FAILURE() << "a decision for the lost worker's slice:\n" << it->str();
+    }
+    alpha[w] = std::stoll((*it)[2]);
+  }
+  if (!orphaned) alpha[2] = std::stoll(drawn);
+  EXPECT_EQ(alpha[0] + alpha[1] + alpha[2], 12) << metrics.substr(0, 4000);
+  std::printf("%s: %d decisions after the loss; accumulations %lld, %lld and %lld (slice 2)\n",
+              mode.c_str(), after, static_cast<long long>(alpha[0]),
+              static_cast<long long>(alpha[1]), static_cast<long long>(alpha[2]));
   if (!join) return;
   ASSERT_TRUE(joiner->Wait(60)) << joiner->log();
   EXPECT_TRUE(WIFEXITED(joiner->status()) && WEXITSTATUS(joiner->status()) == 0) << joiner->log();

@@ -88,6 +88,37 @@ TEST(GoodputPolicy, KeepsTheBatchWhereTheGradientIsQuiet) {
   EXPECT_FALSE(policy->Poll());
 }
 
+// After a loss: the orphaned slice's accumulation stays (and its trips count in the batch),
+// decisions go to the other slices only, and its worker's late windows are ignored.
+TEST(GoodputPolicy, AnOrphanedSliceGetsNoDecisionAndCountsInTheBatch) {
+  auto policy = MakeGoodputPolicy(3, 2, 2, 8);
+  policy->SetOrphaned(2, 2);
+  ppo::WindowReport adopter = Window(0, 2, 1e6);
+  adopter.extra = 2;
+  adopter.compute_s *= 2;  // its own 2 micro-batches and the lost slice's 2
+  adopter.trips *= 2;
+  policy->Observe(adopter);
+  policy->Observe(Window(2, 2, 1e6));
+  EXPECT_FALSE(policy->Poll());  // worker 1 not measured yet
+  policy->Observe(Window(1, 2, 1e6));
+  std::vector<int> decided;
+  while (auto d = policy->Poll()) {
+    decided.push_back(d->worker);
+    EXPECT_GT(d->new_alpha, 2);  // a noisy gradient: a larger batch
+  }
+  EXPECT_EQ(decided, (std::vector<int>{0, 1}));
+}
+
+TEST(Goodput, FixedTripsCountInTheBatchAndExtraMicroBatchesInTheTime) {
+  GoodputModel m = Model(1e6);
+  const double plain = Goodput(m, {2, 2});
+  m.fixed_trips = 2 * 16;  // a third slice's, computed by worker 0
+  m.extra = {2, 0};
+  // 1.5x the batch in 2x the slowest compute (plus the same overhead).
+  EXPECT_GT(Goodput(m, {2, 2}), plain);
+  EXPECT_LT(Goodput(m, {2, 2}), 1.5 * plain);
+}
+
 TEST(GoodputPolicy, RefusesAccumulationsThatCannotMeasureTheNoise) {
   EXPECT_THROW(MakeGoodputPolicy(2, 2, 1, 8), std::invalid_argument);
   EXPECT_THROW(MakeGoodputPolicy(2, 9, 2, 8), std::invalid_argument);

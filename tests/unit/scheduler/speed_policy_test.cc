@@ -76,6 +76,53 @@ TEST(SpeedPolicy, TheSlowerWorkerGetsTheSmallerAccumulationOnceBothAreMeasured) 
   EXPECT_EQ(policy->Finish(), "");
 }
 
+TEST(SpeedShares, AWorkerComputingALostSliceTooTakesLessOfTheRest) {
+  // Equal speeds; worker 0 also computes 4 micro-batches of a lost slice: 8 + 4 evened out in
+  // time gives it 2 of the 8 and worker 1 6 (both 6 micro-batches a step).
+  EXPECT_EQ(SpeedShares({0.01, 0.01}, 8, 1, 16, {4, 0}), (std::vector<int64_t>{2, 6}));
+  // More extra than its share: it keeps the lower bound.
+  EXPECT_EQ(SpeedShares({0.01, 0.01}, 4, 1, 16, {8, 0}), (std::vector<int64_t>{1, 3}));
+  EXPECT_THROW(SpeedShares({0.01, 0.01}, 4, 1, 16, {1}), std::invalid_argument);
+}
+
+// Worker 2, 3x slower, draws 2 of the global 12 and is lost: its slice is orphaned, computed by
+// worker 0 at 2 micro-batches a step, which no decision changes. The rest (10) is split over
+// workers 0 and 1 with worker 0's extra micro-batches counted in its time; worker 2's slice gets
+// no decision and its late windows are ignored. Once a worker joins for it, its windows count
+// again and the split covers all three, the global batch still 12.
+TEST(SpeedPolicy, AnOrphanedSliceKeepsItsAccumulationAndTheOthersShareTheRest) {
+  auto policy = MakeSpeedPolicy(3, 4, 1, 16);
+  policy->Observe(Window(0, 4, 0.01));
+  policy->Observe(Window(1, 4, 0.01));
+  policy->Observe(Window(2, 4, 0.03));
+  std::vector<int64_t> alpha = {4, 4, 4};
+  while (auto d = policy->Poll()) alpha[d->worker] = d->new_alpha;
+  EXPECT_EQ(alpha, (std::vector<int64_t>{5, 5, 2}));
+  policy->SetOrphaned(2, 2);
+  ppo::WindowReport adopter = Window(0, 5, 0.01);
+  adopter.extra = 2;
+  adopter.compute_s = (5 + 2) * 0.01;
+  policy->Observe(adopter);
+  policy->Observe(Window(2, 2, 0.03));  // a late window of the lost worker
+  policy->Observe(Window(1, 5, 0.01));
+  std::vector<int> decided;
+  while (auto d = policy->Poll()) {
+    decided.push_back(d->worker);
+    alpha[d->worker] = d->new_alpha;
+  }
+  EXPECT_EQ(decided, (std::vector<int>{0, 1}));
+  // 4 + 2 against 6: equal time, and the global batch kept.
+  EXPECT_EQ(alpha, (std::vector<int64_t>{4, 6, 2}));
+  // A worker joins for slice 2 (as slow): measured first, then part of the split again.
+  policy->SetOwned(2);
+  policy->Observe(Window(0, 4, 0.01));
+  policy->Observe(Window(1, 6, 0.01));
+  EXPECT_FALSE(policy->Poll());         // slice 2's new worker not measured yet
+  policy->Observe(Window(2, 2, 0.01));  // it is as fast as the others
+  while (auto d = policy->Poll()) alpha[d->worker] = d->new_alpha;
+  EXPECT_EQ(alpha, (std::vector<int64_t>{4, 4, 4}));
+}
+
 TEST(SpeedPolicy, AStartOutsideTheBoundsIsRefused) {
   EXPECT_THROW(MakeSpeedPolicy(2, 20, 1, 16), std::invalid_argument);
 }
