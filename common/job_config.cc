@@ -151,9 +151,9 @@ void JobConfig::Validate() const {
   Check(cluster.silence_s >= 0, "--silence_s must be >= 0");
   Check(cluster.replicas >= 1, "--replicas must be >= 1");
   Check(cluster.min_workers >= 0, "--min_workers must be >= 0");
-  Check(cluster.min_workers == 0 || x.mode == Mode::kSync,
-        std::string("--min_workers: workers join sync jobs only (a joiner computes a lost "
-                    "worker's slice), and --mode ") +
+  Check(cluster.min_workers == 0 || UsesServers(x.mode),
+        std::string("--min_workers: workers join parameter-server jobs only (sync, async, ssp), "
+                    "and --mode ") +
             ModeName(x.mode) + " would only wait for nobody");
   Check(cluster.replicas == 1 || UsesServers(x.mode),
         std::string("--replicas: the parameter servers keep replicas, and --mode ") +

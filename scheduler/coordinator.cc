@@ -438,7 +438,21 @@ void Coordinator::KeepSchedules() const {
 
 int Coordinator::OwnerOf(int slice) const {
   if (slice < 0 || slice >= opts_.num_workers) return -1;
+  if (mode_ == Mode::kAsync || mode_ == Mode::kSsp) {
+    // A lost worker's place: the live worker that joined for it, if any.
+    if (!lost_.count(slice)) return slice;
+    for (const auto& [joiner, place] : joined_slice_) {
+      if (place == slice && !lost_.count(joiner)) return joiner;
+    }
+    return slice;
+  }
   return slice_owner_.empty() ? slice : slice_owner_[slice];  // filled at the first loss
+}
+
+int64_t Coordinator::LastAccumulationOf(int slice) const {
+  const auto kept = schedules_.find(slice);
+  return kept != schedules_.end() ? kept->second.changes().back().accumulation
+                                  : opts_.config.exchange.accumulation;
 }
 
 std::string Coordinator::ScheduleText(int slice) const {
@@ -562,12 +576,7 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
       if (best < 0) continue;  // every other worker is done: no step is left to compute
       slice_owner_[slice] = best;
       adopters.push_back(best);
-      if (policy_) {
-        const auto kept = schedules_.find(slice);
-        policy_->SetOrphaned(slice, kept != schedules_.end()
-                                        ? kept->second.changes().back().accumulation
-                                        : opts_.config.exchange.accumulation);
-      }
+      if (policy_) policy_->SetOrphaned(slice, LastAccumulationOf(slice));
       Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, best, ScheduleText(slice));
       // A joiner waits for this slice: the new adopter leaves it at once (the step it is in
       // done, it says from which step the joiner computes it).
@@ -576,6 +585,13 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
         Command(Role::kWorker, topics::kReleaseSlice, slice, 0, -1, best);
       }
     }
+  }
+  // Async / SSP: its place is empty until a worker joins for it.
+  if (!slices && policy_) {
+    const auto joined = joined_slice_.find(id);
+    const int place = joined != joined_slice_.end() ? joined->second : id;
+    if (place >= 0 && place < opts_.num_workers)
+      policy_->SetOrphaned(place, LastAccumulationOf(place));
   }
   JsonObject event;
   event.Add("event", "lost")
@@ -662,8 +678,22 @@ std::string Coordinator::JoinRefusal(const NodeInfo& info, int* slice) const {
   if (!phase_.is(Phase::kTraining)) {
     return std::string("the job is ") + PhaseName(phase_.get()) + ", not training";
   }
+  if (mode_ == Mode::kAsync || mode_ == Mode::kSsp) {
+    // A lost worker's place that no live joiner has taken.
+    for (int w : lost_) {
+      if (w >= opts_.num_workers) continue;
+      const bool taken =
+          std::any_of(joined_slice_.begin(), joined_slice_.end(),
+                      [&](const auto& j) { return j.second == w && !lost_.count(j.first); });
+      if (!taken) {
+        *slice = w;
+        return "";
+      }
+    }
+    return "no place to take: no lost worker's place is free";
+  }
   if (mode_ != Mode::kSync) {
-    return "workers join sync jobs only (a joiner computes a lost worker's slice)";
+    return "workers join sync, async and SSP jobs only (a joiner takes a lost worker's place)";
   }
   // An adopted slice: a lost worker's, computed by a survivor (not by a joiner of its own).
   int best = -1, best_load = 0;
@@ -710,7 +740,7 @@ void Coordinator::OnJoin(const Message& m) {
   info.id = id;
   nodes_.push_back({info, m.peer, Clock::now(), false});
   joined_slice_[id] = slice;
-  pending_release_[slice] = id;
+  if (mode_ == Mode::kSync) pending_release_[slice] = id;
   ClusterMap map = map_;
   map.your_id = id;
   map.own_slice = slice;
@@ -720,12 +750,35 @@ void Coordinator::OnJoin(const Message& m) {
   h.text = EncodeBody(map);
   SendMessage(socket_, h, {}, m.peer);
   LOG(WARNING) << "registered " << info.Name() << ", joining: it will compute the slice of worker "
-               << slice << " (now worker " << slice_owner_[slice] << "'s)";
+               << slice
+               << (mode_ == Mode::kSync ? " (now worker " + std::to_string(OwnerOf(slice)) + "'s)"
+                                        : " (its place)");
 }
 
 void Coordinator::OnJoinerReady(const Node& node) {
-  // Loaded and built: the slice's adopter leaves it at its next step boundary.
   const int slice = joined_slice_.at(node.info.id);
+  if (mode_ != Mode::kSync) {
+    // Async / SSP: it starts where the lost worker last reported, and the servers count its
+    // pushes for that place (SSP: its clock holds the others' pulls again).
+    const int64_t start = progress_.count(slice) ? progress_.at(slice).step : 0;
+    Command(Role::kServer, server::topics::kWorkerJoined, slice, node.info.id,
+            static_cast<double>(start));
+    Command(Role::kWorker, topics::kGo, start, 0, -1, node.info.id, ScheduleText(slice));
+    if (policy_) policy_->SetOwned(slice);
+    int live = 0;
+    for (const auto& o : nodes_) live += o.info.role == Role::kWorker && !o.lost;
+    JsonObject event;
+    event.Add("event", "join")
+        .Add("worker", node.info.id)
+        .Add("slice", slice)
+        .Add("step", start)
+        .Add("wall_s", SecondsSince(start_))
+        .Add("workers_live", live);
+    RecordMembership(event, node.info.Name() + " joined: it takes worker " + std::to_string(slice) +
+                                "'s place from step " + std::to_string(start + 1));
+    return;
+  }
+  // Loaded and built: the slice's adopter leaves it at its next step boundary.
   ready_joiners_.insert(node.info.id);
   Command(Role::kWorker, topics::kReleaseSlice, slice, 0, -1, slice_owner_.at(slice));
 }

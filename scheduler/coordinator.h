@@ -114,7 +114,9 @@ class Coordinator {
   // Sync: a worker registering while the job trains (tteps-worker --scheduler ...) takes over a
   // lost worker's slice from its adopter: the adopter leaves it at a step boundary
   // (kReleaseSlice, kReleased), and the joiner starts at that step, so every step still sums
-  // the same trips. Refused (with the reason) when no adopted slice is free.
+  // the same trips. Refused (with the reason) when no adopted slice is free. Async / SSP: the
+  // joiner takes a lost worker's place (its id's pushes count for it on the servers,
+  // kWorkerJoined) from the step that worker last reported.
   void OnJoin(const Message& m);
   std::string JoinRefusal(const NodeInfo& info, int* slice) const;
   void OnJoinerReady(const Node& node);
@@ -184,6 +186,8 @@ class Coordinator {
   std::string early_stop_;        // {"evaluation_step", "patience", "best_mape"}; empty: none
   std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)
   int OwnerOf(int slice) const;   // -1: no such slice
+  // The accumulation a slice drew last (its schedule's, or --accumulation).
+  int64_t LastAccumulationOf(int slice) const;
   std::map<int, SliceSchedule> schedules_;  // slice -> its accumulations, once one changed
   // The schedules as every node's map carries them (resume, rollback), and beside the
   // checkpoints (kSchedulesFile, written at each change) for a later --resume.

@@ -41,7 +41,7 @@ DEFINE_int32(replicas, 1,
              "PS modes: servers holding each key range (--servers must be a multiple); with 2, "
              "a lost server is replaced by its replica and the job goes on");
 DEFINE_int32(min_workers, 0,
-             "sync: with fewer live workers than this (lost ones, not replaced by a worker that "
+             "sync, async, ssp: with fewer live workers than this (lost ones, not replaced by a worker that "
              "joined with tteps-worker --scheduler ADDRESS) training pauses; a pause longer than "
              "--timeout_s fails the job; 0: off");
 DEFINE_bool(check, false,

@@ -73,7 +73,15 @@ int ParamServer::Primary() const {
 
 bool ParamServer::following() const { return order_ && !order_broken_ && Primary() != id_; }
 
-void ParamServer::SendOrder(int worker, int64_t count) {
+int ParamServer::SlotOf(int worker) const {
+  if (worker >= 0 && worker < static_cast<int>(map_.workers.size())) return worker;
+  for (const auto& [slot, joiner] : joined_) {
+    if (joiner == worker) return slot;
+  }
+  return -1;
+}
+
+void ParamServer::SendOrder(int sender, int slot, int64_t count) {
   Header o;
   o.type = MsgType::kOrder;
   o.sender_role = Role::kServer;
@@ -81,7 +89,8 @@ void ParamServer::SendOrder(int worker, int64_t count) {
   o.epoch = map_.epoch;
   o.fingerprint = map_.fingerprint;
   o.request_id = order_seq_++;
-  o.step = worker;
+  o.slice = sender;
+  o.step = slot;
   o.samples = count;
   for (int s : group_) {
     if (s == id_ || lost_servers_.count(s)) continue;
@@ -102,13 +111,15 @@ void ParamServer::HandleOrder(const Message& m) {
                           std::to_string(Primary()) + ")");
   }
   if (order_broken_) return;
-  if (!order_->AddOrder(h.request_id, static_cast<int>(h.step), h.samples)) {
+  if (!order_->AddOrder(h.request_id, h.slice, static_cast<int>(h.step), h.samples)) {
     LOG(ERROR) << "server " << id_ << ": entry " << h.request_id << " of the primary's order "
                << "(expected " << order_->next_seq() << ", worker " << h.step
                << ") breaks its stream; this replica applies pushes as they arrive from now on "
                << "and may no longer be bit-identical to its primary";
     order_broken_ = true;
-    for (auto& [w, held] : order_->TakeAll()) ApplyHeld(held, w, "a held push");
+    for (auto& [sender, held] : order_->TakeAll()) {
+      ApplyHeld(held, held.header.slice >= 0 ? held.header.slice : sender, "a held push");
+    }
     return;
   }
   ApplyOrdered();
@@ -116,48 +127,81 @@ void ParamServer::HandleOrder(const Message& m) {
 
 void ParamServer::ApplyOrdered() {
   while (const PushOrder::Entry* e = order_->Front()) {
-    const int w = e->worker;
+    const int sender = e->sender, slot = e->slot;
     const int64_t count = e->count;
-    if (count < 0) {  // the primary dropped the worker here
+    if (count == PushOrder::kDropped) {  // the primary dropped the slot here
       order_->PopFront();
-      if (!shard_->dropped(w)) shard_->DropWorker(w);
+      if (!shard_->dropped(slot)) shard_->DropWorker(slot);
       continue;
     }
-    if (shard_->clock(w) >= count) {  // applied already, named by a primary lost since
+    if (count < 0) {  // ... or gave it to a worker that joined
+      order_->PopFront();
+      shard_->Rejoin(slot, PushOrder::RejoinClock(count));
+      pending_rejoins_.erase(slot);
+      continue;
+    }
+    if (shard_->clock(slot) >= count) {  // applied already, named by a primary lost since
       order_->PopFront();
       continue;
     }
-    if (!order_->HasPush(w)) {
-      if (!lost_workers_.count(w)) return;  // on its way
+    if (!order_->HasPush(sender)) {
+      if (!lost_workers_.count(sender)) return;  // on its way
       // Lost between its sends to the primary and to this server: it will never come.
-      LOG(ERROR) << "server " << id_ << ": the primary applied a push of lost worker " << w
+      LOG(ERROR) << "server " << id_ << ": the primary applied a push of lost worker " << sender
                  << " that never reached this server; the replicas differ from here on";
       order_->PopFront();
       continue;
     }
-    Message m = order_->PopPush(w);
+    Message m = order_->PopPush(sender);
     order_->PopFront();
-    LOG_IF(ERROR, shard_->clock(w) + 1 != count)
-        << "server " << id_ << ": the primary's push of worker " << w << " made its count " << count
-        << ", here " << shard_->clock(w) + 1;
-    ApplyHeld(m, w, "the primary applied a push that this server refuses");
+    LOG_IF(ERROR, shard_->clock(slot) + 1 != count)
+        << "server " << id_ << ": the primary's push of worker " << sender << " made slot " << slot
+        << "'s count " << count << ", here " << shard_->clock(slot) + 1;
+    ApplyHeld(m, slot, "the primary applied a push that this server refuses");
   }
 }
 
-void ParamServer::ApplyHeld(Message& m, int worker, const char* what) {
+void ParamServer::ApplyHeld(Message& m, int slot, const char* what) {
   decoded_for_ = nullptr;  // another message may have lived at m's address
   try {
-    AfterPush(ApplyPush(m, worker));
+    AfterPush(ApplyPush(m, slot));
   } catch (const std::exception& e) {
-    LOG(ERROR) << "server " << id_ << ": " << what << " (worker " << worker << "): " << e.what();
+    LOG(ERROR) << "server " << id_ << ": " << what << " (worker " << m.header.sender_id
+               << "): " << e.what();
   }
 }
 
 void ParamServer::DropWorker(int w) {
   lost_workers_.insert(w);
+  const int slot = SlotOf(w);
+  if (slot < 0) return;  // a joiner of a sync job: its slice comes from another worker
+  if (w != slot || joined_.count(slot)) {
+    if (joined_.count(slot) && joined_.at(slot) != w) return;  // the slot's joiner lives on
+    joined_.erase(slot);
+  }
   if (following()) return ApplyOrdered();  // where the primary's order drops it
-  shard_->DropWorker(w);
-  if (order_ && !order_broken_) SendOrder(w, -1);
+  shard_->DropWorker(slot);
+  if (order_ && !order_broken_) SendOrder(w, slot, PushOrder::kDropped);
+}
+
+void ParamServer::Rejoin(int slot, int joiner, int64_t clock) {
+  if (shard_->consistency() == Consistency::kSync || slot < 0 ||
+      slot >= static_cast<int>(map_.workers.size()) || clock < 0) {
+    LOG(ERROR) << "server " << id_ << ": worker " << joiner << " cannot take worker " << slot
+               << "'s place (async and SSP only)";
+    return;
+  }
+  joined_[slot] = joiner;
+  LOG(WARNING) << "server " << id_ << ": worker " << joiner << " takes worker " << slot
+               << "'s place from its push " << clock + 1 << " on";
+  if (following()) {
+    pending_rejoins_[slot] = clock;  // where the primary's order says
+    ApplyOrdered();
+  } else {
+    shard_->Rejoin(slot, clock);
+    if (order_ && !order_broken_) SendOrder(joiner, slot, PushOrder::Rejoined(clock));
+  }
+  for (Message& m : before_join_.Take()) Handle(m);
 }
 
 void ParamServer::LoseServer(int s) {
@@ -171,11 +215,21 @@ void ParamServer::Promote() {
   auto held = order_->TakeAll();
   LOG(WARNING) << "server " << id_ << " is its range's primary now; it applies the " << held.size()
                << " pushes its primary never named, in arrival order";
-  for (auto& [w, m] : held) {
-    if (!lost_workers_.count(w)) ApplyHeld(m, w, "a held push");  // refused from its loss on
+  // The joiners' places first: their pushes count for the slots they took.
+  for (const auto& [slot, clock] : pending_rejoins_) {
+    shard_->Rejoin(slot, clock);
+    SendOrder(joined_.at(slot), slot, PushOrder::Rejoined(clock));
+  }
+  pending_rejoins_.clear();
+  for (auto& [sender, m] : held) {
+    if (lost_workers_.count(sender)) continue;  // refused from its loss on
+    ApplyHeld(m, m.header.slice >= 0 ? m.header.slice : sender, "a held push");
   }
   for (int w : lost_workers_) {
-    if (!shard_->dropped(w)) DropWorker(w);
+    const int slot = SlotOf(w);
+    if (slot < 0 || joined_.count(slot) || shard_->dropped(slot)) continue;
+    shard_->DropWorker(slot);
+    SendOrder(w, slot, PushOrder::kDropped);
   }
 }
 
@@ -304,7 +358,22 @@ void ParamServer::Handle(Message& m) {
           throw std::invalid_argument("worker " + std::to_string(h.sender_id) +
                                       " was declared lost; its pushes are refused");
         }
-        if (slice != h.sender_id && AdoptedSliceIsIn(h, slice)) {
+        if (slice != h.sender_id && shard_->consistency() != Consistency::kSync) {
+          // Async / SSP: a worker that joined pushes for the lost worker's place it took.
+          const auto j = joined_.find(slice);
+          if (j == joined_.end() || j->second != h.sender_id) {
+            if (slice >= 0 && slice < static_cast<int>(map_.workers.size()) &&
+                h.sender_id >= static_cast<int>(map_.workers.size())) {
+              Hold(m, &before_join_,
+                   "a push of worker " + std::to_string(h.sender_id) + " for worker " +
+                       std::to_string(slice) + "'s place, before the scheduler's word of it");
+              break;
+            }
+            throw std::invalid_argument("worker " + std::to_string(h.sender_id) +
+                                        " pushes for worker " + std::to_string(slice) +
+                                        ", whose place it did not take");
+          }
+        } else if (slice != h.sender_id && AdoptedSliceIsIn(h, slice)) {
           Reply(m.peer, h, MsgType::kPushAck);  // the same gradient is already counted
           break;
         }
@@ -312,7 +381,7 @@ void ParamServer::Handle(Message& m) {
           // Held (and acknowledged: this replica has it) until the primary names it.
           const std::string peer = m.peer;
           const Header head = h;
-          if (!order_->AddPush(slice, std::move(m))) {
+          if (!order_->AddPush(head.sender_id, std::move(m))) {
             throw std::invalid_argument("too many pushes held for the primary's order");
           }
           Reply(peer, head, MsgType::kPushAck);
@@ -349,7 +418,9 @@ int64_t ParamServer::ApplyPush(Message& m, int slice) {
   if (!h.more) {  // a push counts once, however many parts it came in
     ++staleness_[stale];
     ++pushes_;
-    if (order_ && !order_broken_ && Primary() == id_) SendOrder(slice, shard_->clock(slice));
+    if (order_ && !order_broken_ && Primary() == id_) {
+      SendOrder(h.sender_id, slice, shard_->clock(slice));
+    }
   }
   return before;
 }

@@ -47,6 +47,9 @@ class ParamServer {
   // late pushes are refused; sync: its slice comes from another worker. A backup following its
   // primary's order drops it where the order says. Throws std::invalid_argument as Shard does.
   void DropWorker(int w);
+  // Async / SSP: worker `joiner` joined in lost worker `slot`'s place, with `clock` pushes
+  // counted; its pushes count for that slot (held until this word came).
+  void Rejoin(int slot, int joiner, int64_t clock);
   // The scheduler declared server `s` lost. A backup whose primary it was becomes the primary.
   void LoseServer(int s);
   // A backup applying pushes in its primary's order.
@@ -102,11 +105,13 @@ class ParamServer {
   // of ordered replicas names it to its backups.
   int64_t ApplyPush(Message& m, int slice);
   // A push held for the order: applied, or refused with a log line (it was acknowledged).
-  void ApplyHeld(Message& m, int worker, const char* what);
+  void ApplyHeld(Message& m, int slot, const char* what);
   // A backup: what its primary's order allows now.
   void ApplyOrdered();
   void HandleOrder(const Message& m);
-  void SendOrder(int worker, int64_t count);
+  void SendOrder(int sender, int slot, int64_t count);
+  // The worker slot a worker's pushes count for: its own, or the one it joined for (-1: none).
+  int SlotOf(int worker) const;
   // A backup whose primary was lost: applies what it holds, in arrival order, and leads.
   void Promote();
   int Primary() const;
@@ -122,6 +127,7 @@ class ParamServer {
   };
   Held later_epoch_;  // requests of a later epoch
   Held after_norm_;   // pushes of the next version, while this one waits for its norm
+  Held before_join_;  // a joiner's pushes before the scheduler's word that it joined
   std::map<int64_t, int64_t> staleness_;  // staleness -> pushes
   int64_t max_push_trips_;
   int64_t pushes_ = 0, pulls_ = 0, errors_ = 0, non_finite_ = 0, dropped_ = 0;
@@ -129,7 +135,9 @@ class ParamServer {
   // Ordered replication (SetOrderLink): this range's servers, those lost, the stream.
   std::vector<int> group_;
   std::set<int> lost_servers_;
-  std::set<int> lost_workers_;
+  std::set<int> lost_workers_;              // declared lost (their ids)
+  std::map<int, int> joined_;               // async / SSP: slot -> the worker that joined for it
+  std::map<int, int64_t> pending_rejoins_;  // a backup: slot -> clock, until its order says
   std::function<bool(int, const Header&)> send_order_;
   std::unique_ptr<PushOrder> order_;  // non-null: ordered
   uint64_t order_seq_ = 0;            // the primary's next entry

@@ -5,26 +5,25 @@
 namespace tteps::server {
 
 PushOrder::PushOrder(int num_workers, size_t max_held)
-    : pushes_(static_cast<size_t>(std::max(num_workers, 0))), max_held_(max_held) {}
+    : num_workers_(num_workers), max_held_(max_held) {}
 
-bool PushOrder::AddPush(int worker, Message m) {
+bool PushOrder::AddPush(int sender, Message m) {
   if (held_ >= max_held_) return false;
   Kept k;
   k.arrival = arrivals_++;
-  k.worker = worker;
+  k.sender = sender;
   k.m = std::move(m);
-  pushes_.at(static_cast<size_t>(worker)).push_back(std::move(k));
+  pushes_[sender].push_back(std::move(k));
   ++held_;
   return true;
 }
 
-bool PushOrder::AddOrder(uint64_t seq, int worker, int64_t count) {
-  if (seq != next_seq_ || worker < 0 || static_cast<size_t>(worker) >= pushes_.size() ||
-      orders_.size() >= 16 * max_held_) {
+bool PushOrder::AddOrder(uint64_t seq, int sender, int slot, int64_t count) {
+  if (seq != next_seq_ || slot < 0 || slot >= num_workers_ || orders_.size() >= 16 * max_held_) {
     return false;
   }
   ++next_seq_;
-  orders_.push_back({worker, count});
+  orders_.push_back({sender, slot, count});
   return true;
 }
 
@@ -32,10 +31,16 @@ void PushOrder::PopFront() {
   if (!orders_.empty()) orders_.pop_front();
 }
 
-Message PushOrder::PopPush(int worker) {
-  auto& q = pushes_.at(static_cast<size_t>(worker));
+bool PushOrder::HasPush(int sender) const {
+  const auto it = pushes_.find(sender);
+  return it != pushes_.end() && !it->second.empty();
+}
+
+Message PushOrder::PopPush(int sender) {
+  auto& q = pushes_.at(sender);
   Message m = std::move(q.front().m);
   q.pop_front();
+  if (q.empty()) pushes_.erase(sender);
   --held_;
   return m;
 }
@@ -46,18 +51,16 @@ void PushOrder::Restart() {
 }
 
 std::vector<std::pair<int, Message>> PushOrder::TakeAll() {
-  std::vector<std::pair<uint64_t, Kept*>> all;  // arrival, what arrived
-  for (size_t w = 0; w < pushes_.size(); ++w) {
-    for (Kept& k : pushes_[w]) all.emplace_back(k.arrival, &k);
+  std::vector<Kept*> all;
+  for (auto& [sender, q] : pushes_) {
+    for (Kept& k : q) all.push_back(&k);
   }
-  std::sort(all.begin(), all.end());
+  std::sort(all.begin(), all.end(),
+            [](const Kept* a, const Kept* b) { return a->arrival < b->arrival; });
   std::vector<std::pair<int, Message>> out;
   out.reserve(all.size());
-  for (const auto& a : all) {
-    const int w = a.second->worker;
-    out.emplace_back(w, std::move(a.second->m));
-  }
-  for (auto& q : pushes_) q.clear();
+  for (Kept* k : all) out.emplace_back(k->sender, std::move(k->m));
+  pushes_.clear();
   orders_.clear();
   held_ = 0;
   return out;

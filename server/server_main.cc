@@ -41,6 +41,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   std::map<int64_t, double> norms;  // version -> global norm
   std::vector<int> lost;            // workers declared lost, not yet dropped from the shard
   std::vector<int> lost_servers;    // servers declared lost, not yet told to the ParamServer
+  std::vector<Header> joined;       // joiners in lost workers' places, not yet told to it
   ControlChannel control(ctx, boot.scheduler_endpoint, self, node.timeout_s, node.heartbeat_s);
   ClusterMap map = control.Register();
   const JobConfig& config = map.config;
@@ -62,6 +63,10 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
     lost_servers.push_back(static_cast<int>(h.step));
     NoteLostPeer();
   });
+  control.OnCommand(topics::kWorkerJoined, [&](const Header& h) {
+    std::lock_guard<std::mutex> lock(commands_mu);
+    joined.push_back(h);
+  });
   control.OnCommand(topics::kWorkerLost, [&](const Header& h) {
     std::lock_guard<std::mutex> lock(commands_mu);
     lost.push_back(static_cast<int>(h.step));
@@ -79,6 +84,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   const OutputConfig& output = config.output;
   auto tracer = MakeNodeTracer(&control, !output.trace.empty());
   std::vector<int> dropped;    // every worker declared lost (dropped again after a rollback)
+  std::map<int, int> joiners;  // async / SSP: slot -> the worker that joined for it
   int64_t refused_before = 0;  // errors of the epochs before a rollback
   std::vector<Message> held;   // requests of the epoch a rollback starts, sent before it did
 
@@ -109,10 +115,14 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
                 << shard.version()
                 << (from == id ? "" : " (server " + std::to_string(from) + "'s)");
     }
-    for (int w : dropped) shard.DropWorker(w);
+    for (int w : dropped) {
+      if (w < static_cast<int>(map.workers.size())) shard.DropWorker(w);
+    }
     ParamServer server(socket, map, id, &shard, timeout_s);
     ReplicaLinks links(ctx, map, id);
     server.SetOrderLink([&links](int to, const Header& order) { return links.Send(to, order); });
+    // After a rollback the joiners push again from the checkpoint's clocks of their places.
+    for (const auto& [slot, joiner] : joiners) server.Rejoin(slot, joiner, shard.clock(slot));
     for (Message& m : held) server.Handle(m);  // sent by nodes that rolled back before this one
     held.clear();
     server.set_tracer(tracer.get());
@@ -148,10 +158,19 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
       std::lock_guard<std::mutex> lock(commands_mu);
       for (int s : lost_servers) server.LoseServer(s);
       lost_servers.clear();
+      for (const Header& h : joined) {
+        server.Rejoin(static_cast<int>(h.step), static_cast<int>(h.samples),
+                      static_cast<int64_t>(h.norm));
+        joiners[static_cast<int>(h.step)] = static_cast<int>(h.samples);
+      }
+      joined.clear();
       for (int w : lost) {
         try {
           server.DropWorker(w);
           dropped.push_back(w);
+          for (auto it = joiners.begin(); it != joiners.end();) {
+            it = it->second == w ? joiners.erase(it) : std::next(it);
+          }
           LOG(WARNING) << "server " << id << ": worker " << w << " was declared lost; "
                        << (config.exchange.mode == Mode::kSync
                                ? "its slice comes from another worker"

@@ -231,6 +231,15 @@ void Shard::DropWorker(int worker) {
   if (mode_ == Consistency::kSync && !pushed_[worker]) held_[worker].clear();
 }
 
+void Shard::Rejoin(int worker, int64_t clock) {
+  if (worker < 0 || worker >= num_workers_ || mode_ == Consistency::kSync || clock < 0) {
+    throw std::invalid_argument("worker " + std::to_string(worker) +
+                                " cannot rejoin (async and SSP only, a known worker, clock >= 0)");
+  }
+  dropped_[worker] = false;
+  clocks_[worker] = clock;
+}
+
 void Shard::RequestStop(int64_t grad_version) {
   const int64_t v = grad_version + 1;
   if (stop_version_ < 0 || v < stop_version_) stop_version_ = v;

@@ -102,6 +102,9 @@ class Shard {
   // of each step is pushed by another worker from now on (the server refuses the lost worker's
   // own late pushes); the parts of a push it left incomplete are dropped.
   void DropWorker(int worker);
+  // Async / SSP: a worker that joined takes a dropped worker's place, with `clock` pushes
+  // counted (the step it starts at): its pushes count and its clock holds SSP's pulls again.
+  void Rejoin(int worker, int64_t clock);
   // Sync: whether `worker`'s slice of the version being collected is complete.
   bool pushed(int worker) const { return pushed_[worker]; }
   bool dropped(int worker) const { return dropped_[worker]; }

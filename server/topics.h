@@ -10,6 +10,9 @@ inline constexpr char kNormPartial[] = "norm-partial";
 inline constexpr char kNormTotal[] = "norm-total";
 // Scheduler -> servers (async / SSP): step = the id of a worker declared lost.
 inline constexpr char kWorkerLost[] = "worker-lost";
+// Scheduler -> servers (async / SSP): a worker joined in a lost worker's place: step = the lost
+// worker's id (its slot), samples = the joiner's id, norm = the step it starts at (its clock).
+inline constexpr char kWorkerJoined[] = "worker-joined";
 // Scheduler -> servers (--replicas): step = the id of a server declared lost; another holds
 // its range.
 inline constexpr char kServerLost[] = "server-lost";

@@ -255,6 +255,62 @@ TEST(ReplicaCluster, AWorkerJoiningASyncJobTakesALostSliceOverAndTheModelIsTheSa
   EXPECT_EQ(diff, 0.0);
 }
 
+// Async and SSP: a worker started by hand joins in a lost worker's place. The servers count its
+// pushes for that place (SSP: its clock holds the others' pulls again), it starts at the step
+// the lost worker last reported, and the job ends with exit 0 and a join record. --min_workers
+// 2: training pauses from the loss to the join. With --replicas 2 (async) the replicas stay
+// bit-identical through the loss and the join: the primary names both in its order.
+TEST(ReplicaCluster, AWorkerJoiningAnAsyncOrSspJobTakesALostWorkersPlace) {
+  for (const std::string mode : {"async", "ssp"}) {
+    SCOPED_TRACE(mode);
+    const std::string dir = FreshDir("join_" + mode);
+    const std::string servers = mode == "async" ? "2" : "1";
+    const std::string own = mode == "async" ? " --replicas 2" : " --staleness 2";
+    BackgroundJob run(Launcher() + " --mode " + mode + " --workers 2 --servers " + servers +
+                          " --out_dir " + dir + "/run --" + own + " --train_data " + kData +
+                          " --epochs 20 --log_every 1 --heartbeat_s 0.5 --timeout_s 20"
+                          " --optimizer adam --lr 0.001 --min_workers 2",
+                      dir + "/run", dir + "/log");
+    ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
+    const pid_t worker = WorkerPid(dir + "/run", 1);
+    ASSERT_GT(worker, 0);
+    ASSERT_EQ(kill(worker, SIGKILL), 0);
+    ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"event\":\"lost\"", 30)) << run.log();
+    const std::string endpoint = SchedulerEndpoint(dir + "/run");
+    BackgroundJob join(
+        Bin() + "/tteps-worker --scheduler=" + endpoint + " --logs " + dir + "/join-logs",
+        dir + "/run", dir + "/join.log");
+    ASSERT_TRUE(run.Wait(240)) << "the job did not end\n" << run.log();
+    EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+    ASSERT_TRUE(join.Wait(60)) << join.log();
+    EXPECT_TRUE(WIFEXITED(join.status()) && WEXITSTATUS(join.status()) == 0) << join.log();
+    const std::string summary = ReadFile(dir + "/run/summary.json");
+    EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+    const size_t joined = summary.find("{\"event\":\"join\",\"worker\":2,\"slice\":1,");
+    ASSERT_NE(joined, std::string::npos) << summary;
+    EXPECT_NE(run.log().find("joined: it takes worker 1's place"), std::string::npos) << run.log();
+    EXPECT_NE(summary.find("{\"event\":\"pause\""), std::string::npos) << summary;
+    EXPECT_NE(summary.find("{\"event\":\"resume\""), std::string::npos) << summary;
+    const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
+    const std::regex trained(R"re("type":"train","worker":2,"step":(\d+),)re");
+    int lines = 0;
+    for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), trained);
+         it != std::sregex_iterator(); ++it) {
+      ++lines;
+    }
+    EXPECT_GT(lines, 10) << "the joiner hardly trained";
+    std::printf(
+        "%s: worker 1 killed, worker 2 joined in its place from step %g and reported %d "
+        "windows\n",
+        mode.c_str(), JsonNumber(summary.substr(joined), "step") + 1, lines);
+    if (mode == "async") {
+      const std::vector<std::string> hashes = StateHashes(summary);
+      ASSERT_EQ(hashes.size(), 2u) << summary;
+      EXPECT_EQ(hashes[0], hashes[1]) << summary;
+    }
+  }
+}
+
 // --min_workers: a lost worker that nobody replaces within --timeout_s fails the job, naming it;
 // the survivor waits meanwhile and ends with the job.
 TEST(ReplicaCluster, TooFewWorkersForLongerThanTheTimeoutFailTheJobNamingTheLost) {

@@ -29,8 +29,11 @@ struct PsExchangeOptions {
   bool pull_overlap = false;     // sync only: the next forward starts on the first blocks pulled
   Tracer* tracer = nullptr;
   // Sync: true while a lost worker's slice was given to this worker and the driver has not
-  // taken it yet; a wait for the next weights then ends (ExchangeInterrupted).
+  // taken it yet; sync and SSP: while the scheduler pauses training (--min_workers). A wait for
+  // the next weights then ends (ExchangeInterrupted).
   std::function<bool()> interrupt;
+  // Sync, where a worker may be lost: the last step waits for its completion (one key).
+  bool last_step_waits = false;
 };
 // Push to and pull from the parameter servers (sync, async, SSP).
 std::unique_ptr<Exchange> MakePsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv,

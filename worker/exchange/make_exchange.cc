@@ -36,7 +36,10 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
   // So does a pull by stages: one step's weights are all of one version only in sync mode.
   o.pull_overlap = mode == Mode::kSync && c.config.exchange.pull_overlap;
   o.tracer = c.tracer;
-  if (mode == Mode::kSync) o.interrupt = c.interrupt;
+  // Sync: a lost worker's slice to compute, or a pause (--min_workers); SSP: a pause, while a
+  // pull waits for a slower worker.
+  if (mode == Mode::kSync || mode == Mode::kSsp) o.interrupt = c.interrupt;
+  o.last_step_waits = mode == Mode::kSync;
   return MakePsExchange(model, std::move(kv), o);
 }
 

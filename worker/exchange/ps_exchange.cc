@@ -242,7 +242,7 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
   std::vector<std::vector<KeyRange>> stages;
   if (!planned_last && !blocks_.empty()) stages = PullStages();
   try {
-    if (planned_last && o_.interrupt) {
+    if (planned_last && o_.last_step_waits) {
       // Sync, where a worker may be lost: the last step waits for its completion (one key),
       // which a lost worker's slice pushed from here may be needed for.
       next = kv_->PushPull(grad_, push_spans, pulled_.version, trips, norm, step + 1,

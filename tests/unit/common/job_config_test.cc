@@ -104,19 +104,21 @@ TEST(JobConfig, ValidateNamesTheBadFlag) {
     c.exchange.mode = m;
     EXPECT_NO_THROW(c.Validate()) << ModeName(m);
   }
-  // Workers join sync jobs only: elsewhere --min_workers would pause for nobody.
-  for (Mode m : {Mode::kAsync, Mode::kSsp, Mode::kRing, Mode::kAverage, Mode::kLocal}) {
+  // Workers join parameter-server jobs only: elsewhere --min_workers would pause for nobody.
+  for (Mode m : {Mode::kRing, Mode::kAverage, Mode::kLocal}) {
     ExpectRefused(
         [m](JobConfig& c) {
           c.cluster.min_workers = 2;
           c.exchange.mode = m;
         },
-        "--min_workers: workers join sync jobs only");
+        "--min_workers: workers join parameter-server jobs only");
   }
-  JobConfig sync = Valid();
-  sync.exchange.mode = Mode::kSync;
-  sync.cluster.min_workers = 2;
-  EXPECT_NO_THROW(sync.Validate());
+  for (Mode m : {Mode::kSync, Mode::kAsync, Mode::kSsp}) {
+    JobConfig c = Valid();
+    c.exchange.mode = m;
+    c.cluster.min_workers = 2;
+    EXPECT_NO_THROW(c.Validate()) << ModeName(m);
+  }
 }
 
 TEST(JobConfig, SlowdownsPerWorkerOrForOne) {

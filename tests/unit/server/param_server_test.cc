@@ -719,8 +719,9 @@ TEST(ReplicatedServers, PushesReachBothAndAPullWaitingOnALostServerIsAnsweredByI
 // as the primary in another order, and the primary's order (kOrder) as it goes. Both end
 // bit-identical, where a replica applying pushes in arrival order does not (Adam's state makes
 // the order matter). A worker the primary drops is dropped where its order says so, and a late
-// push of it, refused by the primary, is never applied by the backup. Once the primary is lost,
-// the backup applies the pushes it holds and leads.
+// push of it, refused by the primary, is never applied by the backup; a worker that joins in
+// its place counts where the order says. Once the primary is lost, the backup applies the
+// pushes it holds and leads.
 TEST(OrderedReplicas, ABackupAppliesPushesInItsPrimarysOrderAndEndsBitIdentical) {
   zmq::context_t ctx;
   ClusterMap map;
@@ -772,11 +773,12 @@ TEST(OrderedReplicas, ABackupAppliesPushesInItsPrimarysOrderAndEndsBitIdentical)
   EXPECT_FALSE(primary.server.following());
   EXPECT_TRUE(backup.server.following());
   // Worker w's push number k: gradients that are not dyadic, so that rounding shows the order.
-  const auto push = [](int w, int k) {
+  const auto push = [](int w, int k, int slot = -1) {
     Message m;
     m.header.type = MsgType::kPush;
     m.header.sender_role = Role::kWorker;
     m.header.sender_id = w;
+    m.header.slice = slot;
     m.header.fingerprint = kFingerprint;
     m.header.samples = 3;
     m.header.ranges = {{0, kN}};
@@ -785,8 +787,8 @@ TEST(OrderedReplicas, ABackupAppliesPushesInItsPrimarysOrderAndEndsBitIdentical)
     m.payloads.emplace_back(g.data(), g.size() * sizeof(float));
     return m;
   };
-  const auto to = [&](Replica& r, int w, int k) {
-    Message m = push(w, k);
+  const auto to = [&](Replica& r, int w, int k, int slot = -1) {
+    Message m = push(w, k, slot);
     r.server.Handle(m);
   };
   const auto deliver = [&](size_t n) {
@@ -823,17 +825,31 @@ TEST(OrderedReplicas, ABackupAppliesPushesInItsPrimarysOrderAndEndsBitIdentical)
   EXPECT_EQ(backup.shard.version(), 7);
   EXPECT_EQ(backup.shard.StateHash(), primary.shard.StateHash());
 
+  // Worker 5 joins in worker 2's place (at its clock 2). Its first push reaches the backup
+  // before the scheduler's word that it joined (held until then) and counts where the
+  // primary's order says; worker 2's own late push there is never taken for it.
+  primary.server.Rejoin(2, 5, 2);
+  to(primary, 5, 1, 2);
+  to(backup, 5, 1, 2);
+  EXPECT_EQ(primary.shard.clock(2), 3);
+  EXPECT_EQ(backup.shard.version(), 7);
+  backup.server.Rejoin(2, 5, 2);
+  deliver(orders.size());
+  EXPECT_EQ(backup.shard.version(), 8);
+  EXPECT_EQ(backup.shard.clock(2), 3);
+  EXPECT_EQ(backup.shard.StateHash(), primary.shard.StateHash());
+
   // The primary applies one more push and is lost before its entry reaches the backup.
   to(primary, 1, 3);
   to(backup, 1, 3);
   orders.clear();
-  EXPECT_EQ(backup.shard.version(), 7);
+  EXPECT_EQ(backup.shard.version(), 8);
   backup.server.LoseServer(0);
   EXPECT_FALSE(backup.server.following());
-  EXPECT_EQ(backup.shard.version(), 8);
+  EXPECT_EQ(backup.shard.version(), 9);
   EXPECT_EQ(backup.shard.StateHash(), primary.shard.StateHash());
   EXPECT_EQ(backup.server.errors(), 0);
-  EXPECT_EQ(backup.server.Stats().pushes, 8);
+  EXPECT_EQ(backup.server.Stats().pushes, 9);
 }
 
 }  // namespace
