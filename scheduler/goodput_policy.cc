@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "common/gradient_noise.h"
-#include "scheduler/decision_queue.h"
 #include "scheduler/speed_policy.h"
+#include "scheduler/split_policy.h"
 
 namespace tteps::scheduler {
 
@@ -50,16 +50,14 @@ namespace {
 constexpr double kNoiseDecay = 0.9;
 constexpr double kMinNoiseSteps = 8;
 
-class GoodputPolicy : public AccumulationPolicy {
+class GoodputPolicy : public SplitPolicy {
  public:
   GoodputPolicy(int workers, int64_t accumulation, int64_t lo, int64_t hi)
-      : lo_(lo),
+      : SplitPolicy(workers, accumulation),
+        lo_(lo),
         hi_(hi),
         start_(accumulation),
-        alpha_(workers, accumulation),
-        overhead_(workers, -1.0),
-        extra_(workers, 0.0),
-        orphaned_(workers, false) {
+        overhead_(workers, -1.0) {
     m_.seconds.assign(workers, 0.0);
     m_.trips.assign(workers, 0.0);
   }
@@ -84,25 +82,10 @@ class GoodputPolicy : public AccumulationPolicy {
     Decide(r.step);
   }
 
-  std::optional<AlphaDecision> Poll() override { return decisions_.Pop(); }
-
-  void SetOrphaned(int slice, int64_t accumulation) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (slice < 0 || static_cast<size_t>(slice) >= alpha_.size() || accumulation < 1) return;
-    orphaned_[slice] = true;
-    alpha_[slice] = accumulation;
-  }
-
-  void SetOwned(int slice) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (slice < 0 || static_cast<size_t>(slice) >= alpha_.size()) return;
-    orphaned_[slice] = false;
-    m_.seconds[slice] = 0;  // a new worker: measured before the next decision
+  void Forget(size_t slice) override {
+    m_.seconds[slice] = 0;
     overhead_[slice] = -1;
-    extra_[slice] = 0;
   }
-
-  std::string Finish() override { return ""; }
 
  private:
   void Decide(int64_t step) {
@@ -162,14 +145,9 @@ class GoodputPolicy : public AccumulationPolicy {
   }
 
   const int64_t lo_, hi_, start_;
-  std::mutex mu_;
-  std::vector<int64_t> alpha_;
   std::vector<double> overhead_;  // per worker: step beyond compute; -1: not measured at alpha_
-  std::vector<double> extra_;     // micro-batches of orphaned slices each computes besides
-  std::vector<bool> orphaned_;    // computed by another worker at a fixed accumulation
   GoodputModel m_;                // every slice's measurements
   NoiseSum noise_;                // decaying average over the windows
-  DecisionQueue decisions_;
 };
 
 }  // namespace

@@ -40,10 +40,11 @@ DEFINE_double(silence_s, 0, "a node silent this long fails the job (0: 5 x --hea
 DEFINE_int32(replicas, 1,
              "PS modes: servers holding each key range (--servers must be a multiple); with 2, "
              "a lost server is replaced by its replica and the job goes on");
-DEFINE_int32(min_workers, 0,
-             "sync, async, ssp: with fewer live workers than this (lost ones, not replaced by a worker that "
-             "joined with tteps-worker --scheduler ADDRESS) training pauses; a pause longer than "
-             "--timeout_s fails the job; 0: off");
+DEFINE_int32(
+    min_workers, 0,
+    "sync, async, ssp: with fewer live workers than this (lost ones, not replaced by a worker that "
+    "joined with tteps-worker --scheduler ADDRESS) training pauses; a pause longer than "
+    "--timeout_s fails the job; 0: off");
 DEFINE_bool(check, false,
             "only check the configuration (flags, data and stats files) and exit: launch/tteps "
             "runs this before mpirun, so a mistake fails at once instead of at the deadline");

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "scheduler/decision_queue.h"
+#include "scheduler/split_policy.h"
 
 namespace tteps::scheduler {
 
@@ -73,16 +73,14 @@ std::vector<int64_t> SpeedShares(const std::vector<double>& seconds_per_micro_ba
 
 namespace {
 
-class SpeedPolicy : public AccumulationPolicy {
+class SpeedPolicy : public SplitPolicy {
  public:
   SpeedPolicy(int workers, int64_t accumulation, int64_t lo, int64_t hi)
-      : lo_(lo),
+      : SplitPolicy(workers, accumulation),
+        lo_(lo),
         hi_(hi),
         total_(workers * accumulation),
-        alpha_(workers, accumulation),
-        seconds_(workers, 0.0),
-        extra_(workers, 0.0),
-        orphaned_(workers, false) {}
+        seconds_(workers, 0.0) {}
 
   void Observe(const ppo::WindowReport& r) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -96,24 +94,7 @@ class SpeedPolicy : public AccumulationPolicy {
     Decide(r.step);
   }
 
-  std::optional<AlphaDecision> Poll() override { return decisions_.Pop(); }
-
-  void SetOrphaned(int slice, int64_t accumulation) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (slice < 0 || static_cast<size_t>(slice) >= alpha_.size() || accumulation < 1) return;
-    orphaned_[slice] = true;
-    alpha_[slice] = accumulation;
-  }
-
-  void SetOwned(int slice) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (slice < 0 || static_cast<size_t>(slice) >= alpha_.size()) return;
-    orphaned_[slice] = false;
-    seconds_[slice] = 0;  // a new worker: measured before the next split
-    extra_[slice] = 0;
-  }
-
-  std::string Finish() override { return ""; }
+  void Forget(size_t slice) override { seconds_[slice] = 0; }
 
  private:
   // A new split of the global batch, less the orphaned slices', over the other slices.
@@ -161,12 +142,7 @@ class SpeedPolicy : public AccumulationPolicy {
   }
 
   const int64_t lo_, hi_, total_;
-  std::mutex mu_;
-  std::vector<int64_t> alpha_;
   std::vector<double> seconds_;  // per micro-batch, smoothed; 0: not measured at alpha_ yet
-  std::vector<double> extra_;    // micro-batches of orphaned slices each computes besides
-  std::vector<bool> orphaned_;   // computed by another worker at a fixed accumulation
-  DecisionQueue decisions_;
 };
 
 }  // namespace
