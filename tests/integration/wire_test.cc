@@ -217,16 +217,20 @@ TEST(Wire, CurveJobEqualsThePlainOneAndStrangersChangeNothing) {
   const CurveKeys stranger = LoadCurveKeys(dir + "/stranger");
   const std::string flags = " -- --max_steps 150 --log_every 5";
   int64_t flooded = 0;
-  const auto run = [&](const std::string& name, const std::string& launch_flags) {
+  const auto run = [&](const std::string& name, const std::string& launch_flags,
+                       const std::string& job_flags = "") {
     const std::string out = dir + "/" + name;
     return std::make_unique<BackgroundJob>(Launcher() + " --mode sync --workers 2 --servers 2 " +
-                                               launch_flags + " --out_dir " + out + flags,
+                                               launch_flags + " --out_dir " + out + flags +
+                                               job_flags,
                                            out, out + ".log");
   };
   {
     // Plain: a foreign push is accepted on the wire, but NaN values are refused and counted;
-    // so is a flood of 100,000 bad messages.
-    auto job = run("plain", "");
+    // so is a flood of 100,000 bad messages. Its workers sleep twice their compute time (a sleep
+    // changes no number) so that the job outlives the flood: it took 12 s on CI, longer than the
+    // unslowed job's 150 steps.
+    auto job = run("plain", "", " --slowdowns 200,200");
     ASSERT_TRUE(job->WaitForTraining(120)) << job->log();
     EXPECT_TRUE(Intrude(dir + "/plain", nullptr, "", std::nanf(""), 20));
     const auto flood_start = std::chrono::steady_clock::now();
