@@ -187,7 +187,7 @@ struct ClusterConfig {
   double heartbeat_s = 1;   // between heartbeats
   double silence_s = 0;     // a node silent this long fails the job (0: 5 x heartbeat_s)
   int32_t replicas = 1;     // PS modes: servers holding each key range (2: a server may be lost)
-  int32_t min_workers = 0;  // sync: below this many live workers training pauses (0: off)
+  int32_t min_workers = 0;  // sync/async/SSP: below this many live workers training pauses (0: off)
 
   template <class A>
   void serialize(A& ar) {

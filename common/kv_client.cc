@@ -33,6 +33,9 @@ struct KVClient::Inflight {
   std::vector<std::vector<bool>> done;  // [request][server]
   std::vector<size_t> missing_of;       // servers yet to answer, per request
   size_t answered = 0;                  // requests [0, answered) are answered by every server
+  // Ordered replicas: per server, the first request (a push) not sent to it yet, with every
+  // later one, until the range's other replicas hold it (SIZE_MAX: none held back).
+  std::vector<size_t> held_from;
 };
 
 KVClient::KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& self,
@@ -42,8 +45,53 @@ KVClient::KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& s
     sockets_.push_back(MakeSocket(ctx, zmq::socket_type::dealer));
     sockets_.back().connect(server.endpoint);
   }
-  for (size_t s = 0; s < map_.servers.size(); ++s) replicas_.push_back(ReplicasOf(map_, s));
+  for (size_t s = 0; s < map_.servers.size(); ++s) {
+    replicas_.push_back(ReplicasOf(map_, s));
+    ordered_ =
+        ordered_ || (replicas_.back().size() > 1 && (map_.config.exchange.mode == Mode::kAsync ||
+                                                     map_.config.exchange.mode == Mode::kSsp));
+  }
   dead_.assign(map_.servers.size(), false);
+}
+
+bool KVClient::WaitsForBackups(const Request& q, size_t s) const {
+  if (!ordered_ || q.type != MsgType::kPush || q.more || ReaderOf(s) != s) return false;
+  for (int r : replicas_[s]) {
+    if (static_cast<size_t>(r) != s && !dead_[r]) return true;
+  }
+  return false;
+}
+
+void KVClient::SendHeld() {
+  if (!inflight_) return;
+  Inflight& f = *inflight_;
+  bool holding = false;
+  for (size_t s = 0; s < f.held_from.size(); ++s) {
+    const size_t first = f.held_from[s];
+    if (first == SIZE_MAX) continue;
+    bool held_by_all = !dead_[s];  // a lost primary's requests are LoseServer's
+    for (int r : replicas_[s]) {
+      if (static_cast<size_t>(r) != s && !dead_[r] && !f.replies.got[first][r]) held_by_all = false;
+    }
+    if (!held_by_all && !dead_[s]) {
+      holding = true;
+      continue;
+    }
+    f.held_from[s] = SIZE_MAX;
+    if (dead_[s]) continue;
+    for (size_t i = first; i < f.requests.size(); ++i) {
+      if (!f.done[i][s]) Send(f.requests[i], f.first_id + i, s);
+    }
+  }
+  if (!holding) ReleasePayloads(&f.requests);
+}
+
+void KVClient::ReleasePayloads(std::vector<Request>* requests) {
+  // ZeroMQ holds what it still sends; kept here, a gradient buffer would look in use.
+  for (Request& q : *requests) {
+    q.owner.clear();
+    q.data.clear();
+  }
 }
 
 bool KVClient::Sends(MsgType type, size_t s) const {
@@ -79,6 +127,7 @@ void KVClient::LoseServer(size_t s) {
   }
   if (!inflight_) return;
   Inflight& f = *inflight_;
+  f.held_from[s] = SIZE_MAX;  // whether sent or not, its requests go to the replica now
   for (size_t i = 0; i < f.requests.size(); ++i) {
     if (f.done[i][s]) continue;
     f.done[i][s] = true;
@@ -93,6 +142,7 @@ void KVClient::LoseServer(size_t s) {
   // The re-asked replica gets a full deadline of its own.
   f.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                   std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
+  SendHeld();  // a primary waiting for this backup waits no more
 }
 
 void KVClient::Send(const Request& q, uint64_t id, size_t s) {
@@ -166,19 +216,22 @@ void KVClient::Begin(std::vector<Request> requests, const char* what) {
                                std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
   f->done.assign(k, std::vector<bool>(n, true));
   f->missing_of.assign(k, 0);
+  f->held_from.assign(n, SIZE_MAX);
+  bool holding = false;
   for (size_t s = 0; s < n; ++s) {
     for (size_t i = 0; i < k; ++i) {
       if (!Sends(requests[i].type, s)) continue;
-      Send(requests[i], f->first_id + i, s);
+      // Ordered replicas: a range's primary applies a push as it comes and names it to its
+      // backups, so it gets the push (and the pulls behind it) once they hold it. A worker lost
+      // between the two sends then leaves a push that only a backup holds (and never applies).
+      if (f->held_from[s] == SIZE_MAX && WaitsForBackups(requests[i], s)) f->held_from[s] = i;
+      if (f->held_from[s] > i) Send(requests[i], f->first_id + i, s);
+      holding = holding || f->held_from[s] <= i;
       f->done[i][s] = false;
       ++f->missing_of[i];
     }
   }
-  // ZeroMQ holds what it still sends; kept here, a gradient buffer would look in use.
-  for (Request& q : requests) {
-    q.owner.clear();
-    q.data.clear();
-  }
+  if (!holding) ReleasePayloads(&requests);
   f->replies.answers.resize(k);
   for (auto& a : f->replies.answers) a.resize(n);  // Message is move-only
   f->replies.got.assign(k, std::vector<bool>(n, false));
@@ -239,6 +292,7 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
                                  e.what());
       }
     }
+    SendHeld();
     advance();
     // Checked after reading what has come: answers already here never time out.
     if ((f.answered < upto || !parts_.empty()) && Clock::now() > f.deadline) {

@@ -148,6 +148,12 @@ class KVClient {
   // Takes in the servers declared lost since the last look (set_lost_servers).
   void CheckLosses();
   void LoseServer(size_t server);
+  // Ordered replicas (async / SSP, --replicas > 1): whether request `q` waits for the other live
+  // replicas of `server`, its range's primary, to hold it before it goes to `server`.
+  bool WaitsForBackups(const Request& q, size_t server) const;
+  // Sends what the primaries held back once their backups hold the push it waited for.
+  void SendHeld();
+  static void ReleasePayloads(std::vector<Request>* requests);
   // Sends `requests` to every server, in order, and waits (deadline) for every answer (and for
   // those of the parts sent before).
   // `interruptible_from`: once requests [0, n) are answered, the interrupt hook may end the wait.
@@ -169,6 +175,7 @@ class KVClient {
   std::vector<zmq::socket_t> sockets_;
   std::vector<std::vector<int>> replicas_;  // per server: the servers holding its range
   std::vector<bool> dead_;                  // declared lost
+  bool ordered_ = false;  // replicas apply pushes in their primary's order (async / SSP)
   const LostServers* lost_servers_ = nullptr;
   size_t lost_seen_ = 0;
   uint64_t next_request_ = 1;

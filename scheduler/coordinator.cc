@@ -755,15 +755,26 @@ void Coordinator::OnJoin(const Message& m) {
                                         : " (its place)");
 }
 
+int64_t Coordinator::PlaceStep(int place) const {
+  // Whoever held the place last reported the furthest step: its first worker, or a joiner for it
+  // that was lost in turn.
+  int64_t step = progress_.count(place) ? progress_.at(place).step : 0;
+  for (const auto& [joiner, held] : joined_slice_) {
+    if (held == place && progress_.count(joiner)) step = std::max(step, progress_.at(joiner).step);
+  }
+  return step;
+}
+
 void Coordinator::OnJoinerReady(const Node& node) {
   const int slice = joined_slice_.at(node.info.id);
   if (mode_ != Mode::kSync) {
     // Async / SSP: it starts where the lost worker last reported, and the servers count its
     // pushes for that place (SSP: its clock holds the others' pulls again).
-    const int64_t start = progress_.count(slice) ? progress_.at(slice).step : 0;
+    const int64_t start = PlaceStep(slice);
     Command(Role::kServer, server::topics::kWorkerJoined, slice, node.info.id,
             static_cast<double>(start));
     Command(Role::kWorker, topics::kGo, start, 0, -1, node.info.id, ScheduleText(slice));
+    PauseIfShort(node.info.id, start);
     if (policy_) policy_->SetOwned(slice);
     int live = 0;
     for (const auto& o : nodes_) live += o.info.role == Role::kWorker && !o.lost;
@@ -809,6 +820,7 @@ void Coordinator::OnReleased(const Node& node, const Header& h) {
   if (policy_) policy_->SetOwned(slice);
   // With the slice's schedule: the joiner draws what its lost worker would have.
   Command(Role::kWorker, topics::kGo, h.step, 0, -1, joiner, ScheduleText(slice));
+  PauseIfShort(joiner, h.step);
   int live = 0;
   std::string name = "worker " + std::to_string(joiner);
   for (const auto& o : nodes_) {
@@ -827,6 +839,11 @@ void Coordinator::OnReleased(const Node& node, const Header& h) {
   RecordMembership(event, name + " joined: it computes the slice of worker " +
                               std::to_string(slice) + " from step " + std::to_string(h.step + 1) +
                               " (worker " + std::to_string(node.info.id) + " computed it before)");
+}
+
+void Coordinator::PauseIfShort(int worker, int64_t step) {
+  // Still too few with it: it waits with the others (the resume goes to every worker).
+  if (short_) Command(Role::kWorker, topics::kPause, step, 1, 0, worker, pause_text_);
 }
 
 void Coordinator::CheckMinWorkers() {
@@ -870,6 +887,7 @@ void Coordinator::CheckMinWorkers() {
                              std::to_string(want) + ": training pauses; the job fails unless one " +
                              "joins within " + std::to_string(wait_s) +
                              " s (tteps-worker --scheduler ADDRESS); lost: " + lost;
+    pause_text_ = text;
     Command(Role::kWorker, topics::kPause, step, 1, 0, -1, text);
     JsonObject event;
     event.Add("event", "pause")

@@ -120,10 +120,14 @@ class Coordinator {
   void OnJoin(const Message& m);
   std::string JoinRefusal(const NodeInfo& info, int* slice) const;
   void OnJoinerReady(const Node& node);
+  // Async / SSP: the last step reported for a worker's place, by it or by a joiner that held it.
+  int64_t PlaceStep(int place) const;
   void OnReleased(const Node& node, const Header& h);
-  // --min_workers (sync): below that many live workers the workers pause (kPause) until one
-  // joins; a pause longer than --timeout_s fails the job, naming the lost.
+  // --min_workers (sync, async, SSP): below that many live workers the workers pause (kPause)
+  // until enough joined; a pause longer than --timeout_s fails the job, naming the lost.
   void CheckMinWorkers();
+  // A joiner given its go while training is paused gets the pause too.
+  void PauseIfShort(int worker, int64_t step);
   void Rollback(Node& n, double silent_s);
   // The first server of s's range (its replicas'): the key of its share of a clipping norm.
   int RangeGroup(int server) const;
@@ -181,6 +185,7 @@ class Coordinator {
   std::set<int> ready_joiners_;         // joiners whose slice's release was asked for
   std::chrono::steady_clock::time_point short_since_;  // --min_workers: since when too few
   bool short_ = false;
+  std::string pause_text_;        // why training is paused, for workers that join meanwhile
   double paused_s_ = 0;           // the pauses that ended; TrainSeconds leaves them out
   Patience patience_{0};          // --patience over the evaluations (set in the constructor)
   std::string early_stop_;        // {"evaluation_step", "patience", "best_mape"}; empty: none

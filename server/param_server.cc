@@ -132,12 +132,16 @@ void ParamServer::ApplyOrdered() {
     if (count == PushOrder::kDropped) {  // the primary dropped the slot here
       order_->PopFront();
       if (!shard_->dropped(slot)) shard_->DropWorker(slot);
+      const auto j = joined_.find(slot);
+      if (j != joined_.end() && j->second == sender) joined_.erase(j);  // a lost joiner's
       continue;
     }
-    if (count < 0) {  // ... or gave it to a worker that joined
+    if (count < 0) {  // ... or gave it to a worker that joined (the entry's sender)
       order_->PopFront();
       shard_->Rejoin(slot, PushOrder::RejoinClock(count));
       pending_rejoins_.erase(slot);
+      joined_[slot] = sender;
+      rejoined_.insert(sender);
       continue;
     }
     if (shard_->clock(slot) >= count) {  // applied already, named by a primary lost since
@@ -175,11 +179,11 @@ void ParamServer::DropWorker(int w) {
   lost_workers_.insert(w);
   const int slot = SlotOf(w);
   if (slot < 0) return;  // a joiner of a sync job: its slice comes from another worker
-  if (w != slot || joined_.count(slot)) {
-    if (joined_.count(slot) && joined_.at(slot) != w) return;  // the slot's joiner lives on
-    joined_.erase(slot);
-  }
-  if (following()) return ApplyOrdered();  // where the primary's order drops it
+  const auto j = joined_.find(slot);
+  if (j != joined_.end() && j->second != w) return;  // the slot's joiner lives on
+  // A backup drops the slot (and forgets its joiner) where the primary's order says.
+  if (following()) return ApplyOrdered();
+  if (j != joined_.end()) joined_.erase(j);
   shard_->DropWorker(slot);
   if (order_ && !order_broken_) SendOrder(w, slot, PushOrder::kDropped);
 }
@@ -195,10 +199,12 @@ void ParamServer::Rejoin(int slot, int joiner, int64_t clock) {
   LOG(WARNING) << "server " << id_ << ": worker " << joiner << " takes worker " << slot
                << "'s place from its push " << clock + 1 << " on";
   if (following()) {
-    pending_rejoins_[slot] = clock;  // where the primary's order says
+    // Where the primary's order says, unless its entry came first.
+    if (!rejoined_.count(joiner)) pending_rejoins_[slot] = clock;
     ApplyOrdered();
   } else {
     shard_->Rejoin(slot, clock);
+    rejoined_.insert(joiner);
     if (order_ && !order_broken_) SendOrder(joiner, slot, PushOrder::Rejoined(clock));
   }
   for (Message& m : before_join_.Take()) Handle(m);
@@ -217,17 +223,24 @@ void ParamServer::Promote() {
                << " pushes its primary never named, in arrival order";
   // The joiners' places first: their pushes count for the slots they took.
   for (const auto& [slot, clock] : pending_rejoins_) {
+    const auto j = joined_.find(slot);
+    if (j == joined_.end()) continue;
     shard_->Rejoin(slot, clock);
-    SendOrder(joined_.at(slot), slot, PushOrder::Rejoined(clock));
+    rejoined_.insert(j->second);
+    SendOrder(j->second, slot, PushOrder::Rejoined(clock));
   }
   pending_rejoins_.clear();
   for (auto& [sender, m] : held) {
     if (lost_workers_.count(sender)) continue;  // refused from its loss on
     ApplyHeld(m, m.header.slice >= 0 ? m.header.slice : sender, "a held push");
   }
+  // The losses its primary had not ordered yet: the slot of a lost worker, or of a lost joiner.
   for (int w : lost_workers_) {
     const int slot = SlotOf(w);
-    if (slot < 0 || joined_.count(slot) || shard_->dropped(slot)) continue;
+    if (slot < 0 || shard_->dropped(slot)) continue;
+    const auto j = joined_.find(slot);
+    if (j != joined_.end() && j->second != w) continue;  // its place is another's now
+    if (j != joined_.end()) joined_.erase(j);
     shard_->DropWorker(slot);
     SendOrder(w, slot, PushOrder::kDropped);
   }
@@ -299,13 +312,15 @@ void ParamServer::Handle(Message& m) {
   const Header& h = m.header;
   const bool data =
       h.type == MsgType::kInit || h.type == MsgType::kPush || h.type == MsgType::kPull;
-  if (h.type == MsgType::kOrder) return HandleOrder(m);
-  if (!data) return ReplyError(m.peer, h, std::string("unexpected ") + TypeName(h.type));
+  const bool order = h.type == MsgType::kOrder;
+  if (!data && !order) return ReplyError(m.peer, h, std::string("unexpected ") + TypeName(h.type));
+  // A primary's order too: its stream of the new epoch starts before this server has rolled back.
   if (h.epoch > map_.epoch) {
     return Hold(m, &later_epoch_,
                 "a request of epoch " + std::to_string(h.epoch) + " while this server serves " +
                     std::to_string(map_.epoch) + " (until it has rolled back too)");
   }
+  if (order) return HandleOrder(m);
   if (h.epoch < map_.epoch) {  // sent before a rollback, or by a node that missed it
     return ReplyError(m.peer, h,
                       "a request of epoch " + std::to_string(h.epoch) + "; this server serves " +
@@ -353,8 +368,13 @@ void ParamServer::Handle(Message& m) {
           break;
         }
         const int slice = h.slice >= 0 ? h.slice : h.sender_id;
-        if (h.sender_id >= 0 && h.sender_id < static_cast<int>(map_.workers.size()) &&
-            shard_->dropped(h.sender_id)) {
+        // Declared lost (and perhaps only stopped): refused, even once a joiner has its place.
+        // A backup holds it instead (its primary may have applied it before the word came)
+        // unless the primary's order dropped it. Sync: an adopter's copy may drop it first.
+        const bool original =
+            h.sender_id >= 0 && h.sender_id < static_cast<int>(map_.workers.size());
+        if ((original && shard_->dropped(h.sender_id)) ||
+            (lost_workers_.count(h.sender_id) && !following())) {
           throw std::invalid_argument("worker " + std::to_string(h.sender_id) +
                                       " was declared lost; its pushes are refused");
         }

@@ -138,6 +138,7 @@ class ParamServer {
   std::set<int> lost_workers_;              // declared lost (their ids)
   std::map<int, int> joined_;               // async / SSP: slot -> the worker that joined for it
   std::map<int, int64_t> pending_rejoins_;  // a backup: slot -> clock, until its order says
+  std::set<int> rejoined_;                  // joiners whose place the shard has given them
   std::function<bool(int, const Header&)> send_order_;
   std::unique_ptr<PushOrder> order_;  // non-null: ordered
   uint64_t order_seq_ = 0;            // the primary's next entry

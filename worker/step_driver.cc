@@ -254,12 +254,13 @@ DriverResult StepDriver::Run() {
   exchange_->Start(o_.start_step);
   TrainWindow window;
   for (int64_t step = o_.start_step; step < total_steps; ++step) {
+    hold();  // a pause is neither compute nor a step's time (nor a slowdown's measure)
     const auto step_start = Clock::now();
+    const double held_before = held_s;
     epoch = data.epoch;
     // Lost workers' slices first: they overwrite the gradients, which the own push then holds.
     adopted_sum = {};
     adopted_micro = 0;
-    hold();
     adopt_new(step);
     release(step);
     for (auto& a : adopted) push_adopted(*a, step);
@@ -337,7 +338,7 @@ DriverResult StepDriver::Run() {
     sum.loss_sum += adopted_sum.loss_sum;
     sum.trips += adopted_sum.trips;
     window.AddStep(sum.loss_sum, sum.trips, compute + ex.compute_s, ex.wait_s,
-                   SecondsSince(step_start));
+                   SecondsSince(step_start) - (held_s - held_before));
     res.trips += sum.trips;
 
     if ((step + 1) % opts_.log_every == 0 || last) {

@@ -68,9 +68,10 @@ struct DriverHooks {
   // computing each from the step it is at, and says so through `released(slice, step)`.
   std::function<std::vector<int>()> take_released;
   std::function<void(int slice, int64_t step)> released;
-  // Sync, --min_workers: returns once the scheduler no longer pauses training (too few workers
-  // live), with the seconds it waited; throws at its deadline. Called before each step and in
-  // an interrupted wait for one. Paused time is not training time.
+  // --min_workers (sync, async, SSP): returns once the scheduler no longer pauses training (too
+  // few workers live), with the seconds it waited; throws at its deadline. Called before each
+  // step (before its clock starts) and in an interrupted wait for one. Paused time is neither
+  // training time nor a step's.
   std::function<double()> hold;
   // Evaluates the model's weights after `steps` steps and `train_s` training seconds (the final
   // one once training ends). Only where this worker's weights are the job's (local mode,

@@ -30,8 +30,9 @@ inline constexpr char kAdoptSlice[] = "adopt-slice";
 // Sync: step = an adopted slice that a joining worker takes over; stop computing it from the
 // next step (and say from which: kReleased).
 inline constexpr char kReleaseSlice[] = "release-slice";
-// Sync, --min_workers: samples 1: fewer workers live than that; stop before the next step (or
-// in the pull waiting for one) until samples 0 comes (one joined); text: why.
+// --min_workers (sync, async, SSP): samples 1: fewer workers live than that; stop before the
+// next step (or in the pull waiting for one) until samples 0 comes (one joined); text: why. A
+// worker that joins while training is paused gets samples 1 after its go.
 inline constexpr char kPause[] = "pause";
 // step = the id of a worker declared lost (the job goes on without it).
 inline constexpr char kPeerLost[] = "peer-lost";
