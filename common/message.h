@@ -38,8 +38,10 @@ enum class MsgType : uint8_t {
   kCommand,  // scheduler -> node
   kReport,   // node -> scheduler
   // server -> server (async / SSP with --replicas, server/push_order.h): the push a range's
-  // primary applied next. request_id = the entry's number in its stream, step = the worker,
-  // samples = that worker's pushes counted after it (-1: the primary dropped the worker).
+  // primary applied next. request_id = the entry's number in its stream, step = the worker's
+  // slot (a joiner pushes for the slot it took), slice = the sender, samples = the slot's pushes
+  // counted after it (-1: the primary dropped the slot; -2 - c: the sender joined for the slot
+  // at count c).
   kOrder,
   kTypeCount  // not a type: the number of types
 };

@@ -33,7 +33,9 @@ class AccumulationPolicy {
   // Sync and ring after a worker loss: `slice` is computed by a survivor (whose windows count
   // it in `extra`) at `accumulation`, its schedule's last, which no decision changes until a
   // worker joins for it: SetOwned, and its windows come as the slice's again. A policy that
-  // splits a global batch keeps an orphaned slice's accumulation out of the split.
+  // splits a global batch keeps an orphaned slice's accumulation out of the split. Async and
+  // SSP: the lost worker's place is orphaned the same way, though nobody computes it until a
+  // worker joins (goodput still counts its trips in the batch it models).
   virtual void SetOrphaned(int slice, int64_t accumulation) {
     (void)slice;
     (void)accumulation;

@@ -172,6 +172,7 @@ void Coordinator::OnReady(const Node& node) {
   if (!phase_.is(Phase::kReady) || static_cast<int>(ready_.size()) != opts_.num_workers) return;
   phase_.MoveTo(Phase::kTraining);
   train_start_ = Clock::now();
+  KeepSchedules();  // those it resumed with, or none: never a former job's beside its checkpoints
   Command(Role::kWorker, topics::kGo);
 }
 

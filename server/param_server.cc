@@ -113,7 +113,7 @@ void ParamServer::HandleOrder(const Message& m) {
   if (order_broken_) return;
   if (!order_->AddOrder(h.request_id, h.slice, static_cast<int>(h.step), h.samples)) {
     LOG(ERROR) << "server " << id_ << ": entry " << h.request_id << " of the primary's order "
-               << "(expected " << order_->next_seq() << ", worker " << h.step
+               << "(expected " << order_->next_seq() << ", slot " << h.step
                << ") breaks its stream; this replica applies pushes as they arrive from now on "
                << "and may no longer be bit-identical to its primary";
     order_broken_ = true;
