@@ -5,26 +5,30 @@
 #
 #   bench/ppo_compare.sh [--out DIR] [--budget_s 45] [--seeds "1 2 3"] [--alphas "1 2 4 8"]
 #                        [--policies "fixed speed goodput ppo ppo-shipped ppo-sim"]
-#                        [--target_mape 0.28]
+#                        [--target_mape 0.28] [--eval_every_s 3] [--split_accumulation 4]
+#                        [--log_every 10]
 #                        [--cases "even slow comego hetero"] [--scalings "none adascale"]
 #                        [--quick]
 #
 # Cases: "even" (two equal workers), "slow" (worker 1 sleeps 200 % of its compute time: 3x
 # slower), "comego" (worker 1 3x slower for 10 s of every 20 s: --slowdown_schedule 10/20) and
 # "hetero" (4 workers of speeds 1, 1, 2, 3: --slowdowns 200,200,50,0). Policies: "fixed" (one run
-# per alpha in --alphas); "speed" and "goodput" (starting at alpha 4, goodput within [2, 16]);
+# per alpha in --alphas); "speed" and "goodput" (starting at alpha --split_accumulation, 4 by
+# default; speed keeps that global batch; goodput within [2, 16]);
 # "ppo", learning online from scratch; "ppo-shipped", starting from the shipped policy
 # (scheduler/ppo/shipped_policy.pt) and learning on; "ppo-sim", starting from a policy
 # pre-trained offline on the simulated job calibrated from a live probe of the case, learning on.
 # Writes DIR/report.md (medians over seeds), DIR/results.csv and DIR/*.png
 # (bench/ppo_report.py). --quick: 1 seed, 30 s. --scalings: each policy once per learning-rate
 # scaling ("none", and "adascale": --lr_scaling adascale, the policy named with "+ada").
+# --eval_every_s: the held-out evaluation's cadence (time to target is measured in its steps).
+# --log_every: steps per train report, the window every policy decides on.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TTEPS_BIN:-$root/build/bin}
 out="bench-out/ppo-$(date +%Y%m%d-%H%M%S)" budget=45 seeds="1 2 3" alphas="1 2 4 8"
 target=0.28 cases="even slow comego hetero" kinds="fixed speed goodput ppo ppo-shipped ppo-sim"
-scalings="none"
+scalings="none" eval_every=3 split_alpha=4 log_every=10
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
@@ -35,8 +39,11 @@ while [ $# -gt 0 ]; do
     --cases) cases=$2; shift 2 ;;
     --policies) kinds=$2; shift 2 ;;
     --scalings) scalings=$2; shift 2 ;;
+    --eval_every_s) eval_every=$2; shift 2 ;;
+    --split_accumulation) split_alpha=$2; shift 2 ;;
+    --log_every) log_every=$2; shift 2 ;;
     --quick) seeds=1 budget=30; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ppo_compare: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -95,13 +102,14 @@ for seed in $seeds; do
       dir="$out/runs/$c/$p/seed$seed"
       mkdir -p "$(dirname "$dir")"
       flags=(--train_data "$data" --split tail
-             --eval_fraction 0.1667 --epochs 100000 --max_train_s "$budget" --eval_every_s 3
-             --log_every 10 --seed "$seed" --progress_s 1000 ${case_flags[$c]})
+             --eval_fraction 0.1667 --epochs 100000 --max_train_s "$budget" --eval_every_s "$eval_every"
+             --log_every "$log_every" --seed "$seed" --progress_s 1000 ${case_flags[$c]})
       case "$p" in *+ada) flags+=(--lr_scaling adascale) ;; esac
       case "${p%+ada}" in
         fixed-*) a=${p#fixed-}; flags+=(--accumulation "${a%+ada}") ;;
-        speed) flags+=(--accumulation_policy speed --accumulation 4) ;;
-        goodput) flags+=(--accumulation_policy goodput --accumulation 4 --accumulation_min 2) ;;
+        speed) flags+=(--accumulation_policy speed --accumulation "$split_alpha") ;;
+        goodput) flags+=(--accumulation_policy goodput --accumulation "$split_alpha"
+                         --accumulation_min 2) ;;
         ppo) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_policy_in none) ;;
         ppo-shipped) flags+=(--accumulation_policy ppo --ppo_seed "$seed") ;;
         ppo-sim) flags+=(--accumulation_policy ppo --ppo_seed "$seed"
@@ -118,5 +126,5 @@ for seed in $seeds; do
   done
 done
 /usr/bin/python3 "$root/bench/ppo_report.py" --out "$out" --target_mape "$target" \
-  --budget_s "$budget"
+  --budget_s "$budget" --eval_every_s "$eval_every"
 echo "report: $out/report.md" >&2
