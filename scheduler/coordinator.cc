@@ -226,9 +226,7 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
   last_trips_per_s_ = tps;
   if (policy_) {
     ppo::WindowReport window = ToWindowReport(r);
-    // A joiner's window is its slice's.
-    const auto joined = joined_slice_.find(node.info.id);
-    if (joined != joined_slice_.end()) window.worker = joined->second;
+    window.worker = OwnSliceOf(node.info.id);  // a joiner's window is its slice's
     policy_->Observe(window);
   }
   MaybeEvaluate();
@@ -309,10 +307,7 @@ void Coordinator::SendDecisions() {
     // A slice's decision goes to the worker whose own slice it is: its first worker, or the one
     // that joined for it. A lost worker's slice computed by another follows its schedule.
     const int owner = OwnerOf(d->worker);
-    const auto joined = joined_slice_.find(owner);
-    const bool own =
-        owner == d->worker || (joined != joined_slice_.end() && joined->second == d->worker);
-    if (!own || lost_.count(owner)) {
+    if (owner < 0 || OwnSliceOf(owner) != d->worker || lost_.count(owner)) {
       LOG(INFO) << "decision for the slice of worker " << d->worker
                 << " not sent: " << (owner < 0 ? "no such slice" : "its worker was lost");
       continue;
@@ -393,9 +388,7 @@ void Coordinator::HandleMessage(const Message& m) {
 }
 
 void Coordinator::OnAccumulationChanged(const Node& node, const Header& h) {
-  // A joiner's own slice is the lost worker's it took over.
-  const auto joined = joined_slice_.find(node.info.id);
-  const int slice = joined != joined_slice_.end() ? joined->second : node.info.id;
+  const int slice = OwnSliceOf(node.info.id);
   const double acc = h.norm;
   if (slice < 0 || slice >= opts_.num_workers || OwnerOf(slice) != node.info.id || !(acc >= 1) ||
       acc != std::floor(acc) || acc > 1e9) {
@@ -435,6 +428,11 @@ void Coordinator::KeepSchedules() const {
     // A resume would draw as if the accumulation never changed; the job itself goes on.
     LOG(ERROR) << "could not keep the accumulation schedules in " << path << ": " << e.what();
   }
+}
+
+int Coordinator::OwnSliceOf(int worker) const {
+  const auto joined = joined_slice_.find(worker);
+  return joined != joined_slice_.end() ? joined->second : worker;
 }
 
 int Coordinator::OwnerOf(int slice) const {
@@ -589,8 +587,7 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
   }
   // Async / SSP: its place is empty until a worker joins for it.
   if (!slices && policy_) {
-    const auto joined = joined_slice_.find(id);
-    const int place = joined != joined_slice_.end() ? joined->second : id;
+    const int place = OwnSliceOf(id);
     if (place >= 0 && place < opts_.num_workers)
       policy_->SetOrphaned(place, LastAccumulationOf(place));
   }
@@ -700,9 +697,7 @@ std::string Coordinator::JoinRefusal(const NodeInfo& info, int* slice) const {
   int best = -1, best_load = 0;
   for (int x = 0; x < static_cast<int>(slice_owner_.size()); ++x) {
     const int owner = slice_owner_[x];
-    const auto own = joined_slice_.find(owner);
-    if (owner == x || (own != joined_slice_.end() && own->second == x) ||
-        pending_release_.count(x)) {
+    if (OwnSliceOf(owner) == x || pending_release_.count(x)) {
       continue;
     }
     const int load = static_cast<int>(std::count(slice_owner_.begin(), slice_owner_.end(), owner));

@@ -191,6 +191,8 @@ class Coordinator {
   std::string early_stop_;        // {"evaluation_step", "patience", "best_mape"}; empty: none
   std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)
   int OwnerOf(int slice) const;   // -1: no such slice
+  // The slice a worker computes as its own: the lost worker's it joined for, else its id's.
+  int OwnSliceOf(int worker) const;
   // The accumulation a slice drew last (its schedule's, or --accumulation).
   int64_t LastAccumulationOf(int slice) const;
   std::map<int, SliceSchedule> schedules_;  // slice -> its accumulations, once one changed
