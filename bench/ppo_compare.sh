@@ -4,7 +4,7 @@
 # budget (--max_train_s):
 #
 #   bench/ppo_compare.sh [--out DIR] [--budget_s 45] [--seeds "1 2 3"] [--alphas "1 2 4 8"]
-#                        [--policies "fixed speed goodput ppo ppo-shipped ppo-sim"]
+#                        [--policies "fixed speed goodput ppo ppo-shipped ppo-sim ppo-worker"]
 #                        [--target_mape 0.28] [--eval_every_s 3] [--split_accumulation 4]
 #                        [--log_every 10]
 #                        [--cases "even slow comego hetero"] [--scalings "none adascale"]
@@ -15,9 +15,12 @@
 # "hetero" (4 workers of speeds 1, 1, 2, 3: --slowdowns 200,200,50,0). Policies: "fixed" (one run
 # per alpha in --alphas); "speed" and "goodput" (starting at alpha --split_accumulation, 4 by
 # default; speed keeps that global batch; goodput within [2, 16]);
-# "ppo", learning online from scratch; "ppo-shipped", starting from the shipped policy
-# (scheduler/ppo/shipped_policy.pt) and learning on; "ppo-sim", starting from a policy
-# pre-trained offline on the simulated job calibrated from a live probe of the case, learning on.
+# the PPO agent of job scope (it sets the global batch and the speed split allocates it; it
+# starts at --split_accumulation too): "ppo", learning online from scratch; "ppo-shipped",
+# starting from the shipped policy (scheduler/ppo/shipped_policy.pt) and learning on;
+# "ppo-sim", starting from a policy pre-trained offline on the simulated job calibrated from a
+# live probe of the case, learning on; "ppo-worker": the agent of worker scope (it sets each
+# worker's alpha), from scratch.
 # Writes DIR/report.md (medians over seeds), DIR/results.csv and DIR/*.png
 # (bench/ppo_report.py). --quick: 1 seed, 30 s. --scalings: each policy once per learning-rate
 # scaling ("none", and "adascale": --lr_scaling adascale, the policy named with "+ada").
@@ -27,7 +30,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TTEPS_BIN:-$root/build/bin}
 out="bench-out/ppo-$(date +%Y%m%d-%H%M%S)" budget=45 seeds="1 2 3" alphas="1 2 4 8"
-target=0.28 cases="even slow comego hetero" kinds="fixed speed goodput ppo ppo-shipped ppo-sim"
+target=0.28 cases="even slow comego hetero" kinds="fixed speed goodput ppo ppo-shipped ppo-sim ppo-worker"
 scalings="none" eval_every=3 split_alpha=4 log_every=10
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -81,9 +84,9 @@ policies=""
 for k in $kinds; do
   case "$k" in
     fixed) for a in $alphas; do policies+=" fixed-$a"; done ;;
-    speed|goodput|ppo|ppo-shipped|ppo-sim) policies+=" $k" ;;
+    speed|goodput|ppo|ppo-shipped|ppo-sim|ppo-worker) policies+=" $k" ;;
     *) echo "ppo_compare: unknown policy '$k' (fixed, speed, goodput, ppo, ppo-shipped," \
-         "ppo-sim)" >&2; exit 2 ;;
+         "ppo-sim, ppo-worker)" >&2; exit 2 ;;
   esac
 done
 scaled=""
@@ -110,10 +113,14 @@ for seed in $seeds; do
         speed) flags+=(--accumulation_policy speed --accumulation "$split_alpha") ;;
         goodput) flags+=(--accumulation_policy goodput --accumulation "$split_alpha"
                          --accumulation_min 2) ;;
-        ppo) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_policy_in none) ;;
-        ppo-shipped) flags+=(--accumulation_policy ppo --ppo_seed "$seed") ;;
+        ppo) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_policy_in none
+                     --accumulation "$split_alpha") ;;
+        ppo-shipped) flags+=(--accumulation_policy ppo --ppo_seed "$seed"
+                             --accumulation "$split_alpha") ;;
         ppo-sim) flags+=(--accumulation_policy ppo --ppo_seed "$seed"
-                         --ppo_policy_in "$out/policies/$c.pt") ;;
+                         --ppo_policy_in "$out/policies/$c.pt" --accumulation "$split_alpha") ;;
+        ppo-worker) flags+=(--accumulation_policy ppo --ppo_scope worker --ppo_seed "$seed"
+                            --ppo_policy_in none --accumulation "$split_alpha") ;;
       esac
       printf '== %-5s %-8s seed %s: ' "$c" "$p" "$seed" >&2
       if TTEPS_BIN=$bin "$root/launch/tteps" --mode sync --workers "${case_workers[$c]}" --servers 1 \

@@ -133,6 +133,8 @@ void JobConfig::Validate() const {
   const PolicyConfig& p = policy;
   Check(p.name == "fixed" || p.name == "speed" || p.name == "goodput" || p.name == "ppo",
         "--accumulation_policy must be fixed, speed, goodput or ppo, not '" + p.name + "'");
+  Check(p.scope == "job" || p.scope == "worker",
+        "--ppo_scope must be job or worker, not '" + p.scope + "'");
   Check(p.name != "goodput" || p.accumulation_min >= 2,
         "--accumulation_policy goodput: --accumulation_min must be >= 2 (a worker measures the "
         "gradient noise from two micro-batches or more)");

@@ -147,7 +147,8 @@ struct ExchangeConfig {
 
 // Who chooses each worker's accumulation while the job runs (the scheduler).
 struct PolicyConfig {
-  std::string name = "fixed";  // fixed | speed | ppo
+  std::string name = "fixed";  // fixed | speed | goodput | ppo
+  std::string scope = "job";   // ppo: job (the global batch, split by speed) | worker
   int64_t accumulation_min = 1, accumulation_max = 16;
   std::string policy_in, policy_out;  // ppo: start from / save to
   bool learn = true;                  // ppo: update the policy during the job
@@ -158,11 +159,11 @@ struct PolicyConfig {
 
   template <class A>
   void serialize(A& ar) {
-    ar(CEREAL_NVP(name), CEREAL_NVP(accumulation_min), CEREAL_NVP(accumulation_max),
-       CEREAL_NVP(policy_in), CEREAL_NVP(policy_out), CEREAL_NVP(learn), CEREAL_NVP(rollout),
-       CEREAL_NVP(hidden), CEREAL_NVP(epochs), CEREAL_NVP(minibatch), CEREAL_NVP(lr),
-       CEREAL_NVP(gamma), CEREAL_NVP(lambda), CEREAL_NVP(clip), CEREAL_NVP(value_coef),
-       CEREAL_NVP(entropy), CEREAL_NVP(seed));
+    ar(CEREAL_NVP(name), CEREAL_NVP(scope), CEREAL_NVP(accumulation_min),
+       CEREAL_NVP(accumulation_max), CEREAL_NVP(policy_in), CEREAL_NVP(policy_out),
+       CEREAL_NVP(learn), CEREAL_NVP(rollout), CEREAL_NVP(hidden), CEREAL_NVP(epochs),
+       CEREAL_NVP(minibatch), CEREAL_NVP(lr), CEREAL_NVP(gamma), CEREAL_NVP(lambda),
+       CEREAL_NVP(clip), CEREAL_NVP(value_coef), CEREAL_NVP(entropy), CEREAL_NVP(seed));
   }
 };
 

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "common/gradient_noise.h"
-#include "scheduler/speed_policy.h"
+#include "scheduler/speed_shares.h"
 #include "scheduler/split_policy.h"
 
 namespace tteps::scheduler {

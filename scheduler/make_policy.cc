@@ -26,6 +26,7 @@ ppo::LivePolicyOptions LivePolicyOptionsOf(const PolicyConfig& p) {
   o.alpha_max = p.accumulation_max;
   o.policy_in = p.policy_in;
   o.policy_out = p.policy_out;
+  o.job_scope = p.scope != "worker";
   return o;
 }
 
@@ -51,7 +52,7 @@ std::unique_ptr<AccumulationPolicy> MakePolicy(const PolicyConfig& p, int worker
     return MakeGoodputPolicy(workers, accumulation, p.accumulation_min, p.accumulation_max);
   }
   CheckPpo(p);
-  return ppo::MakePpoPolicy(LivePolicyOptionsOf(p));
+  return ppo::MakePpoPolicy(LivePolicyOptionsOf(p), workers, accumulation);
 }
 
 }  // namespace tteps::scheduler

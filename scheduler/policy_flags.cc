@@ -7,16 +7,20 @@ DEFINE_string(accumulation_policy, "fixed",
               "accumulation in proportion to its measured speed, the sum over the workers kept; "
               "goodput (Pollux): the global batch of highest throughput x statistical "
               "efficiency (from the measured gradient noise scale), split as speed splits it; "
-              "ppo: a PPO2 agent in the scheduler sets each worker's accumulation from its "
-              "training windows");
+              "ppo: a PPO2 agent in the scheduler sets the global batch, split as speed splits "
+              "it (--ppo_scope job), or each worker's accumulation (--ppo_scope worker)");
+DEFINE_string(ppo_scope, "job",
+              "ppo: job (the agent halves, keeps or doubles the global batch from the job's "
+              "windows; the speed split allocates it) or worker (the agent sets each worker's "
+              "accumulation from that worker's windows)");
 DEFINE_int64(accumulation_min, 1,
              "ppo, speed, goodput: the smallest accumulation the policy may set");
 DEFINE_int64(accumulation_max, 16,
              "ppo, speed, goodput: the largest accumulation the policy may set");
 DEFINE_string(ppo_policy_in, "shipped",
-              "ppo: start from this saved policy; shipped: the one in the repository "
-              "(scheduler/ppo/shipped_policy.pt, pre-trained on simulated jobs, see the README); "
-              "none: from scratch");
+              "ppo: start from this saved policy; shipped: the one in the repository for the "
+              "scope (scheduler/ppo/shipped_policy.pt for job, shipped_worker_policy.pt for "
+              "worker; pre-trained on simulated jobs, see the README); none: from scratch");
 DEFINE_string(ppo_policy_out, "", "ppo: save the policy here when training ends");
 DEFINE_bool(ppo_learn, true, "ppo: update the policy during the job (false: only act)");
 DEFINE_double(ppo_lr, 3e-4, "ppo: Adam learning rate of the actor-critic");
@@ -36,10 +40,12 @@ namespace tteps::scheduler {
 PolicyConfig PolicyConfigFromFlags() {
   PolicyConfig p;
   p.name = FLAGS_accumulation_policy;
+  p.scope = FLAGS_ppo_scope;
   p.accumulation_min = FLAGS_accumulation_min;
   p.accumulation_max = FLAGS_accumulation_max;
+  const char* shipped = p.scope == "worker" ? kShippedWorkerPolicy : kShippedPolicy;
   p.policy_in = FLAGS_ppo_policy_in == "none"      ? ""
-                : FLAGS_ppo_policy_in == "shipped" ? kShippedPolicy
+                : FLAGS_ppo_policy_in == "shipped" ? shipped
                                                    : FLAGS_ppo_policy_in;
   p.policy_out = FLAGS_ppo_policy_out;
   p.learn = FLAGS_ppo_learn;

@@ -6,8 +6,10 @@
 
 namespace tteps::scheduler {
 
-// The policy --ppo_policy_in shipped (the default) loads.
+// The policies --ppo_policy_in shipped (the default) loads, for --ppo_scope job and worker.
 inline constexpr const char* kShippedPolicy = TTEPS_SOURCE_DIR "/scheduler/ppo/shipped_policy.pt";
+inline constexpr const char* kShippedWorkerPolicy =
+    TTEPS_SOURCE_DIR "/scheduler/ppo/shipped_worker_policy.pt";
 
 // Unvalidated: JobConfig::Validate and CheckPpo check it.
 PolicyConfig PolicyConfigFromFlags();

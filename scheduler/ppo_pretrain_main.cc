@@ -82,6 +82,7 @@ int Pretrain() {
     sc.trips_per_microbatch = FLAGS_sim_trips;
     sc.alpha_min = opts.alpha_min;
     sc.alpha_max = opts.alpha_max;
+    sc.job_scope = opts.job_scope;
     for (double s0 : noise_scales) {
       sc.s0 = s0;
       sc.seed = opts.ppo.seed + jobs.size();

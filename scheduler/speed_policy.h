@@ -11,13 +11,6 @@
 
 namespace tteps::scheduler {
 
-// Integer accumulations in proportion to 1 / seconds_per_micro_batch[i] that sum to `total`
-// (largest remainders), each within [lo, hi] (the sum then as close to `total` as the bounds
-// allow). `extra[i]` (empty: none): micro-batches worker i computes besides its share (a lost
-// worker's slice); the shares then even out share + extra in time.
-std::vector<int64_t> SpeedShares(const std::vector<double>& seconds_per_micro_batch, int64_t total,
-                                 int64_t lo, int64_t hi, const std::vector<double>& extra = {});
-
 // `accumulation`: every worker's at the start. A new split is sent once every worker has
 // reported a window at its current accumulation, and only where it shortens the predicted step
 // (the slowest worker's accumulation x seconds per micro-batch) by more than 5%. After a loss

@@ -6,27 +6,45 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "scheduler/speed_shares.h"
+
 namespace tteps::ppo {
 
 SimEnvironment::SimEnvironment(SimConfig config)
     : c_(std::move(config)), rng_(c_.seed), builder_(c_.alpha_min, c_.alpha_max) {
   const size_t w = c_.compute_s.size();
   if (w == 0) throw std::invalid_argument("the simulation needs at least one worker");
-  std::vector<int64_t> grid;
-  for (int64_t a = c_.alpha_min; a <= c_.alpha_max; a *= 2) grid.push_back(a);
-  // Exhaustive search over the grid (small: 5^W).
-  std::vector<size_t> idx(w, 0);
+  const std::vector<int64_t> grid = Grid();
   double best = -1;
-  while (true) {
-    std::vector<int64_t> a(w);
-    for (size_t i = 0; i < w; ++i) a[i] = grid[idx[i]];
-    const double g = Goodput(a);
-    if (g > best) best = g, best_ = a;
-    size_t i = 0;
-    while (i < w && ++idx[i] == grid.size()) idx[i++] = 0;
-    if (i == w) break;
+  if (c_.job_scope) {  // the speed split of W times each value of the grid
+    for (int64_t m : grid) {
+      const double g = Goodput(SplitOf(m));
+      if (g > best) best = g, best_ = SplitOf(m), best_mean_ = m;
+    }
+  } else {  // exhaustive search over the grid (small: 5^W)
+    std::vector<size_t> idx(w, 0);
+    while (true) {
+      std::vector<int64_t> a(w);
+      for (size_t i = 0; i < w; ++i) a[i] = grid[idx[i]];
+      const double g = Goodput(a);
+      if (g > best) best = g, best_ = a;
+      size_t i = 0;
+      while (i < w && ++idx[i] == grid.size()) idx[i++] = 0;
+      if (i == w) break;
+    }
   }
   reference_goodput_ = Goodput(std::vector<int64_t>(w, c_.alpha_min));
+}
+
+std::vector<int64_t> SimEnvironment::Grid() const {
+  std::vector<int64_t> grid;
+  for (int64_t a = c_.alpha_min; a <= c_.alpha_max; a *= 2) grid.push_back(a);
+  return grid;
+}
+
+std::vector<int64_t> SimEnvironment::SplitOf(int64_t mean_alpha) const {
+  const auto w = static_cast<int64_t>(c_.compute_s.size());
+  return scheduler::SpeedShares(c_.compute_s, mean_alpha * w, c_.alpha_min, c_.alpha_max);
 }
 
 double SimEnvironment::Goodput(const std::vector<int64_t>& alphas) const {
@@ -40,12 +58,17 @@ double SimEnvironment::Goodput(const std::vector<int64_t>& alphas) const {
 
 AgentObservation SimEnvironment::Reset() {
   const size_t w = c_.compute_s.size();
-  std::vector<int64_t> grid;
-  for (int64_t a = c_.alpha_min; a <= c_.alpha_max; a *= 2) grid.push_back(a);
+  const std::vector<int64_t> grid = Grid();
+  const auto draw = [&] {
+    return grid[std::uniform_int_distribution<size_t>(0, grid.size() - 1)(rng_)];
+  };
   alphas_.assign(w, c_.alpha_min);
-  if (c_.random_start) {
-    for (auto& a : alphas_)
-      a = grid[std::uniform_int_distribution<size_t>(0, grid.size() - 1)(rng_)];
+  if (c_.random_start && !c_.job_scope) {
+    for (auto& a : alphas_) a = draw();
+  }
+  if (c_.job_scope) {
+    mean_alpha_ = c_.random_start ? draw() : c_.alpha_min;
+    alphas_ = SplitOf(mean_alpha_);
   }
   excess_loss_ = 1;
   last_losses_.assign(w, {});
@@ -84,6 +107,16 @@ AgentObservation SimEnvironment::Observe(int worker) {
   JobView view;
   view.relative_compute = c_.compute_s[worker] / mean;
   view.relative_step = r.compute_s / (slowest_plus - c_.comm_s);
+  if (c_.job_scope) {  // the merged window, as job_policy.h's MergeWindows builds it
+    r.alpha = mean_alpha_;
+    r.compute_s = slowest_plus - c_.comm_s;
+    r.wait_s = 0;
+    for (size_t i = 0; i < alphas_.size(); ++i) {
+      r.wait_s += (r.compute_s - alphas_[i] * c_.compute_s[i]) / alphas_.size();
+    }
+    view.relative_compute = 1;  // one window: the live job's view of it
+    view.relative_step = 1;
+  }
   double batch = 0;
   for (auto a : alphas_) batch += a * c_.trips_per_microbatch;
   view.batch_over_noise = batch / c_.s0;  // s0 plays the noise scale's part
@@ -95,20 +128,27 @@ AgentObservation SimEnvironment::Observe(int worker) {
 }
 
 EnvStep SimEnvironment::Step(int action) {
-  alphas_[turn_] = ApplyAction(alphas_[turn_], action, c_.alpha_min, c_.alpha_max);
+  if (c_.job_scope) {
+    mean_alpha_ = ApplyAction(mean_alpha_, action, c_.alpha_min, c_.alpha_max);
+    alphas_ = SplitOf(mean_alpha_);
+  } else {
+    alphas_[turn_] = ApplyAction(alphas_[turn_], action, c_.alpha_min, c_.alpha_max);
+  }
   ++decisions_;
   SimulateWindow();
   EnvStep out;
-  turn_ = (turn_ + 1) % static_cast<int>(alphas_.size());
+  if (!c_.job_scope) turn_ = (turn_ + 1) % static_cast<int>(alphas_.size());
   out.next = Observe(turn_);
   out.reward = Goodput(alphas_) / reference_goodput_;
   out.has_reward = true;
-  out.done = decisions_ >= c_.decisions_per_worker * static_cast<int>(alphas_.size());
+  const int deciders = c_.job_scope ? 1 : static_cast<int>(alphas_.size());
+  out.done = decisions_ >= c_.decisions_per_worker * deciders;
   return out;
 }
 
 int SimEnvironment::OracleAction() const {
-  const int64_t a = alphas_[turn_], best = best_[turn_];
+  const int64_t a = c_.job_scope ? mean_alpha_ : alphas_[turn_];
+  const int64_t best = c_.job_scope ? best_mean_ : best_[turn_];
   return a < best ? 2 : a > best ? 0 : 1;
 }
 

@@ -6,6 +6,11 @@
 // help less per trip. Goodput is therefore g(S) / T with g(S) = S / (S + S0), and the reward
 // of a window is its goodput relative to that of all workers at alpha_min. The observed
 // per-step losses carry Gaussian noise.
+//
+// With job_scope the agent decides for the job as a whole (scheduler/ppo/job_policy.h): one
+// observation per window, the job's merged window, whose alpha is the workers' mean; the
+// action halves, keeps or doubles that mean, and the global batch (mean x W) is split over the
+// workers by their speed, as the live job splits it.
 #pragma once
 
 #include <random>
@@ -27,6 +32,7 @@ struct SimConfig {
   int64_t alpha_min = 1, alpha_max = 16;
   double loss_noise = 0.02;
   bool random_start = true;  // start each episode at random alphas (else alpha_min)
+  bool job_scope = false;    // one decision per window for the global batch
   uint64_t seed = 1;
 };
 
@@ -37,7 +43,8 @@ class SimEnvironment : public Environment {
   EnvStep Step(int action) override;
   std::string Render() const override;
 
-  // The known optimum: the alphas of the grid {alpha_min * 2^j} with the highest goodput.
+  // The known optimum: the alphas of the grid {alpha_min * 2^j} with the highest goodput (job
+  // scope: the speed splits of W times the grid).
   const std::vector<int64_t>& best_alphas() const { return best_; }
   // What a policy that knows the optimum does now: one doubling or halving toward it.
   int OracleAction() const;
@@ -47,10 +54,14 @@ class SimEnvironment : public Environment {
   AgentObservation Observe(int worker);
   // One window of steps_per_window training steps at the current alphas.
   void SimulateWindow();
+  // Job scope: every worker's alpha from the mean, split by the workers' speeds.
+  std::vector<int64_t> SplitOf(int64_t mean_alpha) const;
+  std::vector<int64_t> Grid() const;
 
   SimConfig c_;
   std::mt19937_64 rng_;
   std::vector<int64_t> best_, alphas_;
+  int64_t mean_alpha_ = 1, best_mean_ = 1;  // job scope
   double reference_goodput_ = 1;
   double excess_loss_ = 1;
   std::vector<std::vector<double>> last_losses_;  // per worker, the last window's

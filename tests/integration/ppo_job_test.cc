@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <regex>
 #include <sstream>
@@ -24,14 +25,16 @@ int Count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// The agent of worker scope: each worker's window is an observation and sets its alpha.
 TEST(PpoJob, SyncJobWithTheAgentChangesAlphaAndFinishes) {
   const std::string dir = FreshDir("ppo_sync");
   const std::string policy = dir + "/policy.pt";
   const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
                           "/run -- --train_data " + kData +
                           " --max_steps 80 --batch_size 32 --log_every 2 --accumulation 2" +
-                          " --accumulation_policy ppo --accumulation_max 8 --ppo_rollout 8" +
-                          " --ppo_minibatch 8 --ppo_policy_in none --ppo_policy_out " + policy;
+                          " --accumulation_policy ppo --ppo_scope worker --accumulation_max 8" +
+                          " --ppo_rollout 8 --ppo_minibatch 8 --ppo_policy_in none" +
+                          " --ppo_policy_out " + policy;
   ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
   const std::string summary = ReadFile(dir + "/run/summary.json");
   EXPECT_NE(summary.find("\"accumulation_policy\":\"ppo\""), std::string::npos) << summary;
@@ -63,20 +66,23 @@ TEST(PpoJob, SyncJobWithTheAgentChangesAlphaAndFinishes) {
   const std::string ring = Launcher() + " --mode ring --workers 2 --out_dir " + dir +
                            "/ring -- --train_data " + kData +
                            " --max_steps 30 --batch_size 32 --log_every 2 --accumulation 2" +
-                           " --accumulation_policy ppo --accumulation_max 8 --ppo_learn=false" +
-                           " --ppo_policy_in " + policy;
+                           " --accumulation_policy ppo --ppo_scope worker --accumulation_max 8" +
+                           " --ppo_learn=false --ppo_policy_in " + policy;
   ASSERT_EQ(RunCommand(ring, 600, dir + "/ring.log"), 0) << ReadFile(dir + "/ring.log");
   EXPECT_NE(JobLogs(dir + "/ring").find("PPO policy loaded from " + policy), std::string::npos);
   EXPECT_GT(JsonNumber(ReadFile(dir + "/ring/summary.json"), "accumulation_decisions"), 0);
 }
 
-// Without --ppo_policy_in the agent starts from the policy shipped in the repository.
-TEST(PpoJob, TheShippedPolicyIsTheDefault) {
+// Without --ppo_policy_in the agent starts from the policy shipped in the repository for its
+// scope; the default scope is job: the agent sets the global batch, 2 x a power of two, and the
+// speed split gives worker 1, slowed 3x, a quarter of it.
+TEST(PpoJob, TheShippedPolicyIsTheDefaultAndSetsTheGlobalBatch) {
   const std::string dir = FreshDir("ppo_shipped");
   const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
                           "/run -- --train_data " + kData +
-                          " --max_steps 20 --batch_size 32 --log_every 2 --accumulation 2" +
-                          " --accumulation_policy ppo";
+                          " --max_steps 40 --batch_size 32 --log_every 2 --accumulation 4" +
+                          " --accumulation_policy ppo --accumulation_max 8" +
+                          " --slowdown 200 --slowdown_worker 1";
   ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
   EXPECT_NE(
       JobLogs(dir + "/run")
@@ -84,6 +90,34 @@ TEST(PpoJob, TheShippedPolicyIsTheDefault) {
       std::string::npos)
       << JobLogs(dir + "/run");
   EXPECT_GT(JsonNumber(ReadFile(dir + "/run/summary.json"), "accumulation_decisions"), 0);
+  const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
+  const std::regex decision(
+      R"re("type":"decision","worker":(\d),"step":(\d+),"wall_s":[^,]+,"action":"(halve|keep|double)/split","old_accumulation":\d+,"new_accumulation":(\d+))re");
+  // A decision's splits arrive one line per worker: the pair is checked once both are in.
+  std::map<int64_t, std::map<int, int64_t>> splits;  // step -> worker -> accumulation
+  int decisions = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), decision);
+       it != std::sregex_iterator(); ++it, ++decisions) {
+    splits[std::stoll((*it)[2])][std::stoi((*it)[1])] = std::stoll((*it)[4]);
+  }
+  int64_t alpha[2] = {4, 4}, step = -1;
+  bool uneven = false;  // (the smallest batch, 2 x 1, cannot be split unevenly)
+  for (const auto& [at, split] : splits) {
+    for (const auto& [w, a] : split) alpha[w] = a;
+    step = at;
+    uneven = uneven || alpha[1] < alpha[0];
+    EXPECT_LE(alpha[1], alpha[0]) << "step " << at << "\n" << metrics;
+    const int64_t total = alpha[0] + alpha[1];  // 2 x a power of two
+    EXPECT_TRUE(total == 2 || total == 4 || total == 8 || total == 16)
+        << "step " << at << ": " << total << "\n"
+        << metrics;
+  }
+  ASSERT_GT(decisions, 0) << metrics;
+  EXPECT_TRUE(uneven) << metrics;
+  std::printf(
+      "job scope, worker 1 slowed 3x: %d decisions, at step %lld accumulations %lld, %lld\n",
+      decisions, static_cast<long long>(step), static_cast<long long>(alpha[0]),
+      static_cast<long long>(alpha[1]));
 }
 
 // --accumulation_policy speed (LB-BSP): worker 1 slowed 3x gets the smaller accumulation, and

@@ -68,6 +68,7 @@ TEST(JobConfig, ValidateNamesTheBadFlag) {
         c.exchange.accumulation = 32;
       },
       "--accumulation_max");
+  ExpectRefused([](JobConfig& c) { c.policy.scope = "slice"; }, "--ppo_scope");
   ExpectRefused([](JobConfig& c) { c.cluster.timeout_s = 0; }, "--timeout_s");
   ExpectRefused([](JobConfig& c) { c.train.slowdowns = {0, -1}; }, "--slowdowns");
   ExpectRefused(
@@ -145,6 +146,7 @@ TEST(JobConfig, CerealCarriesEveryPart) {
   c.exchange.mode = Mode::kSsp;
   c.exchange.staleness = 4;
   c.policy.name = "ppo";
+  c.policy.scope = "worker";
   c.policy.seed = 9;
   c.output.trace = "t.json";
   c.cluster.heartbeat_s = 0.5;
@@ -153,6 +155,7 @@ TEST(JobConfig, CerealCarriesEveryPart) {
   EXPECT_EQ(d.exchange.mode, Mode::kSsp);
   EXPECT_EQ(d.model.local_loss_weight, 0.25);
   EXPECT_EQ(d.policy.seed, 9u);
+  EXPECT_EQ(d.policy.scope, "worker");
   EXPECT_THROW(DecodeCereal<JobConfig>(EncodeCereal(c).substr(0, 40)), CodecError);
 }
 

@@ -4,6 +4,8 @@
 
 #include <numeric>
 
+#include "scheduler/speed_shares.h"
+
 namespace tteps::scheduler {
 namespace {
 

@@ -1,0 +1,42 @@
+#include "scheduler/ppo/agent_thread.h"
+
+#include <glog/logging.h>
+
+#include "scheduler/ppo/runner.h"
+
+namespace tteps::ppo {
+
+AgentThread::AgentThread(const LivePolicyOptions& options, LiveEnvironment* env)
+    : options_(options), env_(env), agent_(options.ppo) {
+  if (!options_.policy_in.empty()) {
+    agent_.Load(options_.policy_in);
+    LOG(INFO) << "PPO policy loaded from " << options_.policy_in;
+  }
+  thread_ = std::thread([this] {
+    try {
+      Runner runner(&agent_, {options_.learn, false, options_.rollout});
+      runner.RunEpisode(*env_);
+      LOG(INFO) << "PPO agent done: " << runner.updates() << " updates";
+    } catch (const std::exception& e) {
+      error_ = std::string("the PPO agent failed: ") + e.what();
+      LOG(ERROR) << error_ << " (alphas stay as they are)";
+    }
+  });
+}
+
+std::string AgentThread::Finish() {
+  if (!thread_.joinable()) return error_;
+  env_->Finish();
+  thread_.join();
+  if (error_.empty() && !options_.policy_out.empty()) {
+    try {
+      agent_.Save(options_.policy_out);
+      LOG(INFO) << "PPO policy saved to " << options_.policy_out;
+    } catch (const std::exception& e) {
+      error_ = "cannot save the PPO policy to " + options_.policy_out + ": " + e.what();
+    }
+  }
+  return error_;
+}
+
+}  // namespace tteps::ppo
