@@ -6,8 +6,9 @@
 #   bench/ppo_compare.sh [--out DIR] [--budget_s 45] [--seeds "1 2 3"] [--alphas "1 2 4 8"]
 #                        [--policies "fixed speed goodput ppo ppo-shipped ppo-sim ppo-worker"]
 #                        [--target_mape 0.28] [--eval_every_s 3] [--split_accumulation 4]
-#                        [--log_every 10]
+#                        [--log_every 10] [--data FILE --eval_fraction F]
 #                        [--cases "even slow comego hetero"] [--scalings "none adascale"]
+#                        [--geometries "optimizer plain"]
 #                        [--quick]
 #
 # Cases: "even" (two equal workers), "slow" (worker 1 sleeps 200 % of its compute time: 3x
@@ -24,14 +25,20 @@
 # Writes DIR/report.md (medians over seeds), DIR/results.csv and DIR/*.png
 # (bench/ppo_report.py). --quick: 1 seed, 30 s. --scalings: each policy once per learning-rate
 # scaling ("none", and "adascale": --lr_scaling adascale, the policy named with "+ada").
+# --geometries: each policy once per geometry of the measured gradient noise (--noise_geometry:
+# "optimizer", Adam's preconditioned gradient, the default; "plain", the policy named "+plain";
+# fixed accumulations read no noise and run once).
 # --eval_every_s: the held-out evaluation's cadence (time to target is measured in its steps).
 # --log_every: steps per train report, the window every policy decides on.
+# --data: another trips file (e.g. tteps-gen's synthetic trips) with its held-out share
+# --eval_fraction (tail split); by default the shipped sample, 1/6 held out.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TTEPS_BIN:-$root/build/bin}
 out="bench-out/ppo-$(date +%Y%m%d-%H%M%S)" budget=45 seeds="1 2 3" alphas="1 2 4 8"
 target=0.28 cases="even slow comego hetero" kinds="fixed speed goodput ppo ppo-shipped ppo-sim ppo-worker"
-scalings="none" eval_every=3 split_alpha=4 log_every=10
+scalings="none" geometries="optimizer" eval_every=3 split_alpha=4 log_every=10
+data="$root/data/chengdu/trajectories.jsonl" eval_fraction=0.1667 data_label=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
@@ -42,9 +49,12 @@ while [ $# -gt 0 ]; do
     --cases) cases=$2; shift 2 ;;
     --policies) kinds=$2; shift 2 ;;
     --scalings) scalings=$2; shift 2 ;;
+    --geometries) geometries=$2; shift 2 ;;
     --eval_every_s) eval_every=$2; shift 2 ;;
     --split_accumulation) split_alpha=$2; shift 2 ;;
     --log_every) log_every=$2; shift 2 ;;
+    --data) data=$2; data_label=$2; shift 2 ;;
+    --eval_fraction) eval_fraction=$2; shift 2 ;;
     --quick) seeds=1 budget=30; shift ;;
     -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ppo_compare: unknown option $1" >&2; exit 2 ;;
@@ -62,7 +72,6 @@ for c in $cases; do
   [ -n "${case_workers[$c]:-}" ] ||
     { echo "ppo_compare: unknown case '$c' (even, slow, comego, hetero)" >&2; exit 2; }
 done
-data="$root/data/chengdu/trajectories.jsonl"
 # "ppo-sim": the simulated job calibrated from a 20 s live probe of the case (fixed alpha 4;
 # bench/calibrate_sim.py: speeds, exchange time, gradient noise scale), then pre-trained on it.
 case " $kinds " in *" ppo-sim "*) pretrain=$cases ;; *) pretrain="" ;; esac
@@ -97,7 +106,15 @@ for s in $scalings; do
     *) echo "ppo_compare: unknown scaling '$s' (none, adascale)" >&2; exit 2 ;;
   esac
 done
-policies=$scaled
+policies=""
+for g in $geometries; do
+  case "$g" in
+    optimizer) policies+="$scaled" ;;
+    # A fixed accumulation reads no noise: its training is the same in either geometry.
+    plain) for p in $scaled; do case "$p" in fixed-*) ;; *) policies+=" $p+plain" ;; esac; done ;;
+    *) echo "ppo_compare: unknown geometry '$g' (optimizer, plain)" >&2; exit 2 ;;
+  esac
+done
 # Seeds outermost: drift in the machine's speed touches every policy alike.
 for seed in $seeds; do
   for c in $cases; do
@@ -105,11 +122,13 @@ for seed in $seeds; do
       dir="$out/runs/$c/$p/seed$seed"
       mkdir -p "$(dirname "$dir")"
       flags=(--train_data "$data" --split tail
-             --eval_fraction 0.1667 --epochs 100000 --max_train_s "$budget" --eval_every_s "$eval_every"
+             --eval_fraction "$eval_fraction" --epochs 100000 --max_train_s "$budget" --eval_every_s "$eval_every"
              --log_every "$log_every" --seed "$seed" --progress_s 1000 ${case_flags[$c]})
-      case "$p" in *+ada) flags+=(--lr_scaling adascale) ;; esac
-      case "${p%+ada}" in
-        fixed-*) a=${p#fixed-}; flags+=(--accumulation "${a%+ada}") ;;
+      case "$p" in *+plain) flags+=(--noise_geometry plain) ;; esac
+      case "${p%+plain}" in *+ada) flags+=(--lr_scaling adascale) ;; esac
+      base=${p%+plain}
+      case "${base%+ada}" in
+        fixed-*) a=${base#fixed-}; flags+=(--accumulation "${a%+ada}") ;;
         speed) flags+=(--accumulation_policy speed --accumulation "$split_alpha") ;;
         goodput) flags+=(--accumulation_policy goodput --accumulation "$split_alpha"
                          --accumulation_min 2) ;;
@@ -132,6 +151,8 @@ for seed in $seeds; do
     done
   done
 done
+report_data=()
+[ -n "$data_label" ] && report_data=(--data "$data_label, $eval_fraction held out (tail split)")
 /usr/bin/python3 "$root/bench/ppo_report.py" --out "$out" --target_mape "$target" \
-  --budget_s "$budget" --eval_every_s "$eval_every"
+  --budget_s "$budget" --eval_every_s "$eval_every" "${report_data[@]}"
 echo "report: $out/report.md" >&2

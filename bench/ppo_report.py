@@ -60,10 +60,12 @@ POLICY_RANK = {"speed": 1, "goodput": 2, "ppo": 3, "ppo-shipped": 4, "ppo-sim": 
 
 
 def policy_order(p):
-    base, scaled = (p[:-4], 1) if p.endswith("+ada") else (p, 0)  # "+ada": --lr_scaling adascale
+    # "+plain": --noise_geometry plain; "+ada": --lr_scaling adascale
+    base, plain = (p[:-6], 1) if p.endswith("+plain") else (p, 0)
+    base, scaled = (base[:-4], 1) if base.endswith("+ada") else (base, 0)
     if base.startswith("fixed-"):
-        return (0, int(base.split("-")[1]), scaled, p)
-    return (POLICY_RANK.get(base, 5), 0, scaled, p)
+        return (0, int(base.split("-")[1]), scaled, plain, p)
+    return (POLICY_RANK.get(base, 5), 0, scaled, plain, p)
 
 
 def main():
@@ -72,6 +74,7 @@ def main():
     ap.add_argument("--target_mape", type=float, default=0.28)
     ap.add_argument("--budget_s", type=float, default=45)
     ap.add_argument("--eval_every_s", type=float, default=3)
+    ap.add_argument("--data", default="shipped sample (1,000 train / 200 eval trips, tail split)")
     args = ap.parse_args()
     runs_dir = os.path.join(args.out, "runs")
     rows = []
@@ -107,7 +110,7 @@ def main():
         w.writerows(rows)
 
     lines = [f"# Accumulation policies: fixed alpha, speed, goodput and PPO\n",
-             f"Sync mode, 1 server, shipped sample (1,000 train / 200 eval trips, tail split), "
+             f"Sync mode, 1 server, {args.data}, "
              f"{args.budget_s:g} s training budget per run (`--max_train_s`), evaluation every "
              f"{args.eval_every_s:g} s. Median (min-max) over seeds. Time to target: training "
              f"seconds until the eval MAPE first reached {args.target_mape} (runs that reached it / runs). Mean alpha: "

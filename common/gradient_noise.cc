@@ -37,6 +37,11 @@ double NoiseScale(const NoiseEstimate& mean) {
   return mean.trace / mean.grad_sq;
 }
 
+double NoiseScaleForDecision(const NoiseEstimate& mean) {
+  if (!(mean.grad_sq > 0) && mean.trace > 0) return std::numeric_limits<double>::infinity();
+  return NoiseScale(mean);
+}
+
 void NoiseSum::Add(const NoiseEstimate& e, double weight) {
   grad_sq_ += weight * e.grad_sq;
   trace_ += weight * e.trace;

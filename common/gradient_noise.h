@@ -40,6 +40,12 @@ std::optional<NoiseEstimate> EstimateNoiseFromPieces(double total_sq, int64_t tr
 // B_noise = trace / grad_sq of averaged estimates; NaN while grad_sq is not positive.
 double NoiseScale(const NoiseEstimate& mean);
 
+// B_noise for a decision: as NoiseScale, but +infinity where the noise is measured (trace > 0)
+// and the true gradient is not (grad_sq <= 0: below what the averaged estimates resolve), so
+// every batch is far below B_noise and worth its full size (Adam's preconditioned gradient on
+// the shipped sample); NaN where neither is known.
+double NoiseScaleForDecision(const NoiseEstimate& mean);
+
 // Sums estimates (optionally weighted) for their mean.
 class NoiseSum {
  public:

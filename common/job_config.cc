@@ -69,6 +69,8 @@ void OptimizerConfig::Validate() const {
         "--lr_scaling must be none or adascale, not '" + lr_scaling + "'");
   Check(lr_scaling_base >= 0, "--lr_scaling_base must be >= 0");
   Check(lr_scaling_workers >= 1, "--lr_scaling_workers must be >= 1");
+  Check(noise_geometry == "optimizer" || noise_geometry == "plain",
+        "--noise_geometry must be optimizer or plain, not '" + noise_geometry + "'");
 }
 
 void JobConfig::Validate() const {

@@ -68,6 +68,9 @@ struct OptimizerConfig {
   // pieces whose spread measures the noise (a sync job's pieces are its workers' slices), so
   // that local training equals a sync job of that many workers.
   int64_t lr_scaling_workers = 2;
+  // The geometry the train reports' gradient noise is measured in (worker/step_noise.h):
+  // optimizer (Adam's preconditioned gradient with adam, the plain one otherwise) | plain.
+  std::string noise_geometry = "optimizer";
 
   // Throws std::invalid_argument naming the bad field. Every field is checked, also those the
   // named optimizer does not use: lr finite > 0, momentum/beta1/beta2 in [0, 1), eps finite >= 0.
@@ -77,7 +80,8 @@ struct OptimizerConfig {
     ar(CEREAL_NVP(name), CEREAL_NVP(lr), CEREAL_NVP(momentum), CEREAL_NVP(beta1), CEREAL_NVP(beta2),
        CEREAL_NVP(eps), CEREAL_NVP(clip_norm), CEREAL_NVP(lr_schedule), CEREAL_NVP(warmup_steps),
        CEREAL_NVP(lr_steps), CEREAL_NVP(lr_decay_every), CEREAL_NVP(lr_decay),
-       CEREAL_NVP(lr_scaling), CEREAL_NVP(lr_scaling_base), CEREAL_NVP(lr_scaling_workers));
+       CEREAL_NVP(lr_scaling), CEREAL_NVP(lr_scaling_base), CEREAL_NVP(lr_scaling_workers),
+       CEREAL_NVP(noise_geometry));
   }
 };
 

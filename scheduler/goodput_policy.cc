@@ -13,7 +13,7 @@
 namespace tteps::scheduler {
 
 double StatisticalEfficiency(double noise_scale, double base_batch, double batch) {
-  if (std::isnan(noise_scale) || batch <= 0) return 1.0;
+  if (std::isnan(noise_scale) || std::isinf(noise_scale) || batch <= 0) return 1.0;
   // A negative estimate: the noise is too small to measure, so a larger batch gains nothing.
   const double phi = std::max(0.0, noise_scale);
   return (phi + base_batch) / (phi + batch);
@@ -115,10 +115,10 @@ class GoodputPolicy : public SplitPolicy {
     m.base_batch = m_.base_batch;
     // Until the noise is known, only the split may change (the speed policy's move).
     const bool noise_known = noise_.weight() >= kMinNoiseSteps;
-    m.noise_scale = noise_known ? NoiseScale(noise_.Mean()) : std::nan("");
+    m.noise_scale = noise_known ? NoiseScaleForDecision(noise_.Mean()) : std::nan("");
     m_.noise_scale = m.noise_scale;
     std::vector<int64_t> next;
-    if (noise_known && std::isfinite(m.noise_scale)) {
+    if (noise_known && !std::isnan(m.noise_scale)) {
       next = BestSplit(m, lo_, hi_);
     } else {
       int64_t total = 0;

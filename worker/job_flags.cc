@@ -49,6 +49,9 @@ DEFINE_string(lr_scaling, "none",
               "micro-batches (square root of it with adam); sync and local modes");
 DEFINE_int64(lr_scaling_base, 0,
              "--lr_scaling adascale: the batch --lr is tuned for (0: --batch_size)");
+DEFINE_string(noise_geometry, "optimizer",
+              "the gradient noise of the train reports (and the policies that read it) in the "
+              "optimizer's geometry (Adam: its preconditioned gradient, as Pollux) or plain");
 DEFINE_int64(lr_scaling_workers, 2,
              "--lr_scaling adascale, local mode: measure the noise between the slices of this many "
              "workers (to equal a sync job of that many)");
@@ -186,6 +189,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(optimizer.lr_scaling, lr_scaling);
   TTEPS_SET(optimizer.lr_scaling_base, lr_scaling_base);
   TTEPS_SET(optimizer.lr_scaling_workers, lr_scaling_workers);
+  TTEPS_SET(optimizer.noise_geometry, noise_geometry);
   TTEPS_SET(train.batch_size, batch_size);
   TTEPS_SET(train.epochs, epochs);
   TTEPS_SET(train.max_steps, max_steps);

@@ -17,6 +17,7 @@
 #include "worker/deeptte/embedding_rows.h"
 #include "worker/gradient_step.h"
 #include "worker/slice_stream.h"
+#include "worker/step_noise.h"
 
 namespace tteps {
 namespace {
@@ -253,6 +254,7 @@ DriverResult StepDriver::Run() {
   if (rows && o_.start_step < total_steps) exchange_->PullRows(data.rows);
   exchange_->Start(o_.start_step);
   TrainWindow window;
+  StepNoiseMeter noise_meter(o_.noise_adam_beta2, o_.noise_adam_eps);
   for (int64_t step = o_.start_step; step < total_steps; ++step) {
     hold();  // a pause is neither compute nor a step's time (nor a slowdown's measure)
     const auto step_start = Clock::now();
@@ -268,27 +270,17 @@ DriverResult StepDriver::Run() {
     if (rows) exchange_->PushRows(data.rows);
     model_.zero_grad();
     MicroBatchStats sum;
-    double first_sq = 0;  // the first micro-batch's gradient, for the noise estimate
-    int64_t first_trips = 0;
     PieceNoise pieces;
     for (int64_t a = 0; a < accumulation; ++a) {
       if (a + 1 == accumulation) exchange_->BeforeLastBackward(data.trips, stop_vote());
       const auto s = accumulate(data.slices[a], &pieces);
       sum.loss_sum += s.loss_sum;
       sum.trips += s.trips;
-      if (a == 0 && accumulation > 1) {
-        first_sq = GradientSquaredNorm(model_);
-        first_trips = s.trips;
-      }
+      if (a == 0 && accumulation > 1) noise_meter.FirstMicroBatch(model_, s.trips);
     }
     CheckFinite(model_, step, sum.loss_sum, data.slices);
     if (o_.noise_pieces > 0) exchange_->SetPushNoise(pieces);
-    // The first micro-batch against the step's own ones: two batch sizes on the same weights.
-    if (accumulation > 1) {
-      const auto noise =
-          EstimateNoise(first_sq, first_trips, GradientSquaredNorm(model_), sum.trips);
-      if (noise) window.AddNoise(*noise);
-    }
+    if (const auto noise = noise_meter.EndOfStep(model_, sum.trips)) window.AddNoise(*noise);
     TraceSince(o_.tracer, "compute", step_start);
     // Weights the forward waited for are communication (the exchange reports them as such).
     const double forward_wait = exchange_->TakeForwardWaitS();

@@ -14,6 +14,7 @@ namespace {
 // As the goodput policy averages the noise (scheduler/goodput_policy.cc).
 constexpr double kNoiseDecay = 0.9;
 constexpr double kMinNoiseSteps = 8;
+constexpr double kFarBelowNoise = 1.0 / 65536;
 }  // namespace
 
 void LiveEnvironment::Account(Report* out) {
@@ -41,10 +42,14 @@ void LiveEnvironment::Account(Report* out) {
     slowest_base = std::max(slowest_base, s.compute_per_micro * alpha_min_);
     step_s = std::max(step_s, s.step_s);
   }
-  const double phi = noise_.weight() >= kMinNoiseSteps ? NoiseScale(noise_.Mean()) : NAN;
+  const double phi = noise_.weight() >= kMinNoiseSteps ? NoiseScaleForDecision(noise_.Mean()) : NAN;
   out->view.relative_compute = mean_compute > 0 ? w.compute_per_micro / mean_compute : 1.0;
   out->view.relative_step = slowest > 0 ? w.compute_per_micro * w.alpha / slowest : 1.0;
-  out->view.batch_over_noise = std::isfinite(phi) ? batch / std::max(phi, 1.0) : 0.0;
+  // An unresolved true gradient (phi infinite): the batch as far below the noise scale as the
+  // observation tells (its log2 clamps), not "unknown" (0).
+  out->view.batch_over_noise = std::isinf(phi)      ? kFarBelowNoise
+                               : std::isfinite(phi) ? batch / std::max(phi, 1.0)
+                                                    : 0.0;
   const double efficiency =
       std::isfinite(phi) ? (std::max(phi, 0.0) + base) / (std::max(phi, 0.0) + batch) : 1.0;
   // The reference: every worker at alpha_min, its step the slowest one's compute there plus

@@ -55,6 +55,16 @@ TEST(GradientNoise, NothingFromOneBatchSizeOrNonFiniteNorms) {
   EXPECT_EQ(NoiseSum().Mean().grad_sq, 0.0);
 }
 
+// For a decision, a measured noise over an unresolved true gradient is a noise scale beyond
+// every batch; with no noise measured either, it stays unknown.
+TEST(GradientNoise, AnUnresolvedGradientUnderMeasuredNoiseIsAnInfiniteScale) {
+  EXPECT_TRUE(std::isinf(NoiseScaleForDecision({0.0, 1.0})));
+  EXPECT_TRUE(std::isinf(NoiseScaleForDecision({-0.5, 1.0})));
+  EXPECT_TRUE(std::isnan(NoiseScaleForDecision({-0.5, -1.0})));
+  EXPECT_TRUE(std::isnan(NoiseScaleForDecision({0.0, 0.0})));
+  EXPECT_DOUBLE_EQ(NoiseScaleForDecision({2.0, 50.0}), 25.0);
+}
+
 }  // namespace
 }  // namespace tteps
 

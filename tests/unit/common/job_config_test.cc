@@ -91,6 +91,7 @@ TEST(JobConfig, ValidateNamesTheBadFlag) {
       "--accumulation_min must be >= 2");
   ExpectRefused([](JobConfig& c) { c.optimizer.lr_scaling = "linear"; }, "--lr_scaling");
   ExpectRefused([](JobConfig& c) { c.optimizer.lr_scaling_workers = 0; }, "--lr_scaling_workers");
+  ExpectRefused([](JobConfig& c) { c.optimizer.noise_geometry = "fisher"; }, "--noise_geometry");
   for (Mode m : {Mode::kAsync, Mode::kSsp, Mode::kAverage}) {
     ExpectRefused(
         [m](JobConfig& c) {

@@ -79,6 +79,26 @@ TEST(GoodputPolicy, RaisesTheBatchOnceTheNoiseIsMeasured) {
   EXPECT_FALSE(policy->Poll());
 }
 
+// The true gradient below what the averaged estimates resolve, under measured noise (Adam's
+// preconditioned gradient on the shipped sample): every batch is worth its size, so the batch
+// of the highest throughput, the largest, wins.
+TEST(GoodputPolicy, AnUnresolvedGradientBuysTheBatchOfTheHighestThroughput) {
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(INFINITY, 64, 1000), 1.0);
+  EXPECT_EQ(BestSplit(Model(INFINITY), 2, 8), (std::vector<int64_t>{8, 8}));
+  auto policy = MakeGoodputPolicy(2, 2, 2, 8);
+  auto quiet = [](int worker) {
+    ppo::WindowReport r = Window(worker, 2, 30.0);
+    r.noise.grad_sq = -0.1;  // trace 30, |G|^2 not resolved
+    return r;
+  };
+  policy->Observe(quiet(0));
+  policy->Observe(quiet(1));
+  auto d0 = policy->Poll(), d1 = policy->Poll();
+  ASSERT_TRUE(d0 && d1);
+  EXPECT_EQ(d0->new_alpha, 8);
+  EXPECT_EQ(d1->new_alpha, 8);
+}
+
 TEST(GoodputPolicy, KeepsTheBatchWhereTheGradientIsQuiet) {
   auto policy = MakeGoodputPolicy(2, 2, 2, 8);
   for (int i = 0; i < 3; ++i) {

@@ -1,0 +1,102 @@
+// The step's noise meter in the plain and in Adam's geometry (worker/step_noise.h).
+#include "worker/step_noise.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <vector>
+
+namespace tteps {
+namespace {
+
+// Two parameters whose gradients a test sets by hand.
+struct Params : torch::nn::Module {
+  Params() {
+    a = register_parameter("a", torch::zeros({3}, torch::kFloat64));
+    b = register_parameter("b", torch::zeros({2}, torch::kFloat64));
+  }
+  void SetGrad(const std::vector<double>& g) {
+    a.mutable_grad() = torch::tensor({g[0], g[1], g[2]}, torch::kFloat64);
+    b.mutable_grad() = torch::tensor({g[3], g[4]}, torch::kFloat64);
+  }
+  torch::Tensor a, b;
+};
+
+std::vector<double> Times(const std::vector<double>& g, double n) {
+  std::vector<double> out;
+  for (double x : g) out.push_back(x * n);
+  return out;
+}
+
+// Every trip's gradient is G: the step of 12 trips sums to 12 G, its first micro-batch of 4 to
+// 4 G. Plain: |G|^2 and no noise, as EstimateNoise says; one micro-batch measures nothing.
+TEST(StepNoiseMeter, PlainGeometryMeasuresThePlainGradient) {
+  Params m;
+  const std::vector<double> g = {3, 0, 0, 4, 0};
+  StepNoiseMeter meter(0, 1e-8);
+  m.SetGrad(Times(g, 4));
+  meter.FirstMicroBatch(m, 4);
+  m.SetGrad(Times(g, 12));
+  const auto e = meter.EndOfStep(m, 12);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_NEAR(e->grad_sq, 25.0, 1e-9);
+  EXPECT_NEAR(e->trace, 0.0, 1e-9);
+  EXPECT_FALSE(meter.EndOfStep(m, 12).has_value());  // a step of one micro-batch
+}
+
+// Adam divides each weight's gradient by the root of its second moment, so in its geometry a
+// noise-free gradient measures the same whatever the scale of each weight's: no noise, and the
+// true gradient as large as the steps' mean gradient (1 in that unit), also where some weights'
+// gradients are 1000x larger. The first two steps measure nothing (no v to divide by, then no
+// earlier step to give the unit).
+TEST(StepNoiseMeter, AdamGeometryIsBlindToEachWeightsScale) {
+  for (double scale : {1.0, 1000.0}) {
+    Params m;
+    StepNoiseMeter meter(0.999, 1e-12);
+    const std::vector<double> g = {1, -2, 0.5, 3 * scale, -scale};
+    for (int step = 0; step < 5; ++step) {
+      m.SetGrad(Times(g, 4));
+      meter.FirstMicroBatch(m, 4);
+      m.SetGrad(Times(g, 12));
+      const auto e = meter.EndOfStep(m, 12);
+      if (step < 2) {
+        EXPECT_FALSE(e.has_value()) << "step " << step;
+        continue;
+      }
+      ASSERT_TRUE(e.has_value());
+      EXPECT_NEAR(e->grad_sq, 1.0, 1e-6) << "scale " << scale << ", step " << step;
+      EXPECT_NEAR(e->trace, 0.0, 1e-5) << "scale " << scale << ", step " << step;
+    }
+  }
+}
+
+// Two weights of large gradients, each with a signal (per trip: G = sigma / 4, a noise scale of
+// 16 trips), and three of small ones that are pure noise. The plain gradient's noise scale is
+// the large weights': 16 trips. In Adam's geometry every weight counts alike, and the noise-only
+// ones add their noise and no signal: with v = G^2 + sigma^2 / 32 (the step's 32 trips), the
+// two give |P G|^2 = 2 (2/3) and tr(P Sigma P) = 2 (32/3), the three 3 (32): 88 trips.
+TEST(StepNoiseMeter, AdamGeometryCountsTheNoiseOfEveryWeight) {
+  const auto sigma = torch::tensor({100.0, 100.0, 1.0, 1.0, 1.0}, torch::kFloat64);
+  const auto signal = torch::tensor({25.0, -25.0, 0.0, 0.0, 0.0}, torch::kFloat64);
+  for (const double beta2 : {0.0, 0.999}) {
+    Params m;
+    StepNoiseMeter meter(beta2, 1e-8);
+    torch::manual_seed(3);
+    NoiseSum sum;
+    for (int step = 0; step < 3000; ++step) {
+      const auto trips = torch::randn({32, 5}, torch::kFloat64) * sigma + signal;
+      const auto first = trips.slice(0, 0, 8).sum(0).contiguous();
+      const auto all = trips.sum(0).contiguous();
+      m.SetGrad(std::vector<double>(first.data_ptr<double>(), first.data_ptr<double>() + 5));
+      meter.FirstMicroBatch(m, 8);
+      m.SetGrad(std::vector<double>(all.data_ptr<double>(), all.data_ptr<double>() + 5));
+      if (const auto e = meter.EndOfStep(m, 32)) sum.Add(*e);
+    }
+    const double expected = beta2 > 0 ? 88.0 : 16.0;
+    EXPECT_NEAR(NoiseScale(sum.Mean()), expected, 0.2 * expected) << "beta2 " << beta2;
+  }
+}
+
+}  // namespace
+}  // namespace tteps
