@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 
 
 def main():
@@ -43,6 +44,12 @@ def main():
         max(0.0, m["window_s"] / max(1, len(m["step_losses"])) - m["compute_s"])
         for m in windows[slowest][args.skip:] or windows[slowest])
     noise = statistics.mean(trace) / statistics.mean(sq) if sq and statistics.mean(sq) > 0 else 0
+    if sq and statistics.mean(sq) <= 0 < statistics.mean(trace):
+        # Noise measured over a true gradient it did not resolve (as NoiseScaleForDecision
+        # reads it): a scale beyond every batch the simulation tries.
+        noise = 65536.0
+        print("calibrate_sim: the true gradient was not resolved; noise scale taken as 65536",
+              file=sys.stderr)
     if noise <= 0:
         raise SystemExit("calibrate_sim: no positive noise scale measured (accumulation >= 2?)")
     print(f"--sim_compute_s {','.join(f'{per_micro[w]:.4f}' for w in sorted(per_micro))} "

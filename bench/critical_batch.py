@@ -54,6 +54,8 @@ def main():
     points = {}  # batch -> per level, the median steps over seeds
     noise = []
     for policy in sorted(glob.glob(os.path.join(args.out, "runs", args.case, "fixed-*"))):
+        if "+" in os.path.basename(policy):  # fixed-N+ada: another learning rate
+            continue
         runs = sorted(glob.glob(os.path.join(policy, "seed*/")))
         per_run = [steps_to(r, levels, args.smooth) for r in runs]
         if not per_run:

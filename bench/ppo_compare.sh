@@ -56,7 +56,7 @@ while [ $# -gt 0 ]; do
     --data) data=$2; data_label=$2; shift 2 ;;
     --eval_fraction) eval_fraction=$2; shift 2 ;;
     --quick) seeds=1 budget=30; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ppo_compare: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -73,12 +73,14 @@ for c in $cases; do
     { echo "ppo_compare: unknown case '$c' (even, slow, comego, hetero)" >&2; exit 2; }
 done
 # "ppo-sim": the simulated job calibrated from a 20 s live probe of the case (fixed alpha 4;
-# bench/calibrate_sim.py: speeds, exchange time, gradient noise scale), then pre-trained on it.
+# bench/calibrate_sim.py: speeds, exchange time, gradient noise scale, measured in the first
+# geometry of --geometries), then pre-trained on it.
 case " $kinds " in *" ppo-sim "*) pretrain=$cases ;; *) pretrain="" ;; esac
 for c in $pretrain; do
   echo "== probing the $c case and pre-training its policy on the calibrated simulation" >&2
   TTEPS_BIN=$bin "$root/launch/tteps" --mode sync --workers "${case_workers[$c]}" --servers 1 \
     --out_dir "$out/policies/probe-$c" -- --train_data "$data" --split tail --eval_fraction 0 \
+    --noise_geometry "${geometries%% *}" \
     --epochs 100000 --max_train_s 20 --log_every 10 --accumulation 4 --progress_s 1000 \
     ${case_flags[$c]} >"$out/policies/probe-$c.log" 2>&1
   sim=$(/usr/bin/python3 "$root/bench/calibrate_sim.py" "$out/policies/probe-$c")
@@ -111,7 +113,12 @@ for g in $geometries; do
   case "$g" in
     optimizer) policies+="$scaled" ;;
     # A fixed accumulation reads no noise: its training is the same in either geometry.
-    plain) for p in $scaled; do case "$p" in fixed-*) ;; *) policies+=" $p+plain" ;; esac; done ;;
+    plain) for p in $scaled; do
+             case "$p" in
+               fixed-*) [[ " $geometries " == *" optimizer "* ]] || policies+=" $p+plain" ;;
+               *) policies+=" $p+plain" ;;
+             esac
+           done ;;
     *) echo "ppo_compare: unknown geometry '$g' (optimizer, plain)" >&2; exit 2 ;;
   esac
 done

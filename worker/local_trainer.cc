@@ -47,6 +47,7 @@ TrainResult LocalTrainer::Run() {
   o.max_train_s = opts.max_train_s;
   o.tracer = tracer_;
   if (optimizer.name == "adam" && optimizer.noise_geometry == "optimizer") {
+    o.noise_adam = true;
     o.noise_adam_beta2 = optimizer.beta2;
     o.noise_adam_eps = optimizer.eps;
   }

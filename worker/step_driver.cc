@@ -254,7 +254,7 @@ DriverResult StepDriver::Run() {
   if (rows && o_.start_step < total_steps) exchange_->PullRows(data.rows);
   exchange_->Start(o_.start_step);
   TrainWindow window;
-  StepNoiseMeter noise_meter(o_.noise_adam_beta2, o_.noise_adam_eps);
+  StepNoiseMeter noise_meter(o_.noise_adam, o_.noise_adam_beta2, o_.noise_adam_eps);
   for (int64_t step = o_.start_step; step < total_steps; ++step) {
     hold();  // a pause is neither compute nor a step's time (nor a slowdown's measure)
     const auto step_start = Clock::now();

@@ -40,8 +40,9 @@ struct DriverOptions {
   // so that it measures what a sync job of that many workers does.
   int64_t noise_pieces = 0;
   // The gradient noise of the train reports in Adam's geometry (worker/step_noise.h) with the
-  // optimizer's beta2 and eps; beta2 0: in the plain gradient's (SGD, momentum).
-  double noise_adam_beta2 = 0, noise_adam_eps = 1e-8;
+  // optimizer's beta2 and eps; otherwise in the plain gradient's (SGD, momentum).
+  bool noise_adam = false;
+  double noise_adam_beta2 = 0.999, noise_adam_eps = 1e-8;
   int64_t pieces_first_worker_batch = -1;
   bool pieces_balanced = false;
   // The driver's own clock ends training after this many training seconds (0: none; in a

@@ -20,16 +20,20 @@ std::vector<torch::Tensor> Gradients(torch::nn::Module& model) {
 double StepNoiseMeter::SquaredNorm(const std::vector<torch::Tensor>& grads) const {
   torch::NoGradGuard no_grad;
   torch::Tensor total;
-  const double correction = 1.0 - std::pow(beta2_, static_cast<double>(updates_));
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined()) continue;
-    torch::Tensor g = grads[i];
-    if (beta2_ > 0) {
+    torch::Tensor sq;
+    if (!adam_) {
+      sq = grads[i].to(torch::kDouble).square().sum();
+    } else {
+      if (i >= v_.size() || !v_[i].defined() || updates_[i] == 0) continue;  // no v yet
+      const double correction = 1.0 - std::pow(beta2_, static_cast<double>(updates_[i]));
       // In the gradient's own precision; only the sum is taken in double.
       const torch::Tensor root = (v_[i] / correction).sqrt_().add_(eps_);
-      g = torch::where(v_[i] > 0, g / root, torch::zeros_like(g));
+      sq = torch::where(v_[i] > 0, grads[i] / root, torch::zeros_like(grads[i]))
+               .square()
+               .sum(torch::kDouble);
     }
-    const auto sq = g.square().sum(torch::kDouble);
     total = total.defined() ? total + sq : sq;
   }
   return total.defined() ? total.item<double>() : 0.0;
@@ -37,7 +41,7 @@ double StepNoiseMeter::SquaredNorm(const std::vector<torch::Tensor>& grads) cons
 
 void StepNoiseMeter::FirstMicroBatch(torch::nn::Module& model, int64_t trips) {
   // Adam's first step has no v to divide by: nothing to measure.
-  if (beta2_ > 0 && updates_ == 0) return;
+  if (adam_ && v_.empty()) return;
   first_sq_ = SquaredNorm(Gradients(model));
   first_trips_ = trips;
 }
@@ -45,13 +49,13 @@ void StepNoiseMeter::FirstMicroBatch(torch::nn::Module& model, int64_t trips) {
 std::optional<NoiseEstimate> StepNoiseMeter::EndOfStep(torch::nn::Module& model, int64_t trips) {
   const auto grads = Gradients(model);
   std::optional<NoiseEstimate> estimate;
-  const bool unit_wanted = beta2_ > 0 && updates_ > 0;  // Adam, with a v to divide by
+  const bool unit_wanted = adam_ && !v_.empty();  // Adam, with a v to divide by
   const double step_sq = first_trips_ > 0 || unit_wanted ? SquaredNorm(grads) : 0.0;
   if (first_trips_ > 0) {
     estimate = EstimateNoise(first_sq_, first_trips_, step_sq, trips);
     // Adam: in units of the earlier steps' mean gradient (their |P g|^2 / trips^2, averaged), so
     // that every step weighs alike in an average; a unit of this step's own would bias both.
-    if (estimate && beta2_ > 0) {
+    if (estimate && adam_) {
       if (unit_ > 0) {
         estimate->grad_sq /= unit_;
         estimate->trace /= unit_;
@@ -61,21 +65,21 @@ std::optional<NoiseEstimate> StepNoiseMeter::EndOfStep(torch::nn::Module& model,
     }
   }
   first_trips_ = 0;
-  if (unit_wanted && trips > 0 && step_sq > 0) {
+  if (unit_wanted && trips > 0 && step_sq > 0 && std::isfinite(step_sq)) {
     const double unit = step_sq / (static_cast<double>(trips) * static_cast<double>(trips));
     unit_ = unit_ > 0 ? kUnitDecay * unit_ + (1 - kUnitDecay) * unit : unit;
   }
-  if (beta2_ > 0 && trips > 0) {
+  if (adam_ && trips > 0) {
     torch::NoGradGuard no_grad;
-    if (v_.empty()) {
-      for (const auto& g : grads) v_.push_back(g.defined() ? torch::zeros_like(g) : g);
-    }
+    v_.resize(grads.size());
+    updates_.resize(grads.size(), 0);
     const double per_trip = 1.0 / static_cast<double>(trips);
     for (size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].defined() || !v_[i].defined()) continue;
+      if (!grads[i].defined()) continue;
+      if (!v_[i].defined()) v_[i] = torch::zeros_like(grads[i]);
       v_[i].mul_(beta2_).addcmul_(grads[i], grads[i], (1.0 - beta2_) * per_trip * per_trip);
+      ++updates_[i];
     }
-    ++updates_;
   }
   return estimate;
 }

@@ -33,8 +33,9 @@ namespace tteps {
 
 class StepNoiseMeter {
  public:
-  // adam_beta2 0: the plain gradient's geometry (SGD, momentum).
-  StepNoiseMeter(double adam_beta2, double adam_eps) : beta2_(adam_beta2), eps_(adam_eps) {}
+  // adam: in Adam's geometry with its beta2 and eps; otherwise the plain gradient's (SGD,
+  // momentum, or --noise_geometry plain).
+  StepNoiseMeter(bool adam, double beta2, double eps) : adam_(adam), beta2_(beta2), eps_(eps) {}
 
   // After the step's first micro-batch, with its gradient (of `trips` trips) in the model's.
   void FirstMicroBatch(torch::nn::Module& model, int64_t trips);
@@ -47,9 +48,12 @@ class StepNoiseMeter {
   // Σ over the tensors of |P g|^2 (|g|^2 in the plain geometry), in double.
   double SquaredNorm(const std::vector<torch::Tensor>& grads) const;
 
+  const bool adam_;
   const double beta2_, eps_;
-  std::vector<torch::Tensor> v_;  // Adam: per parameter, the running E[(g / trips)^2]
-  int64_t updates_ = 0;
+  // Adam, per parameter: the running E[(g / trips)^2] and the steps folded into it (a parameter
+  // gets both with its first gradient; until then it is left out).
+  std::vector<torch::Tensor> v_;
+  std::vector<int64_t> updates_;
   double unit_ = 0;      // Adam: the earlier steps' |P g|^2 / trips^2, a running average
   double first_sq_ = 0;  // the first micro-batch's |P g|^2
   int64_t first_trips_ = 0;

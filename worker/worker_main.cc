@@ -207,6 +207,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   o.tracer = tracer.get();
   if (config.optimizer.lr_scaling != "none") o.noise_pieces = 1;  // its slice is a piece
   if (config.optimizer.name == "adam" && config.optimizer.noise_geometry == "optimizer") {
+    o.noise_adam = true;
     o.noise_adam_beta2 = config.optimizer.beta2;
     o.noise_adam_eps = config.optimizer.eps;
   }
