@@ -356,9 +356,9 @@ TEST(PpoJob, AResumedPolicyJobStartsEachSliceWhereItsScheduleStood) {
 }
 
 // --accumulation_policy goodput (Pollux): every train line carries the gradient noise the
-// workers measured (two micro-batches or more per step; the scale itself is null in a window
-// whose |G|^2 estimate came out not positive), and the policy moves the global batch within the
-// bounds once it has measured it.
+// workers measured (two micro-batches or more per step, from the third step on in Adam's
+// geometry; the scale itself is null in a window whose |G|^2 estimate came out not positive),
+// and the policy moves the global batch within the bounds once it has measured it.
 TEST(PpoJob, TheGoodputPolicyMeasuresTheNoiseScaleAndChoosesTheBatch) {
   const std::string dir = FreshDir("goodput_policy");
   const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
@@ -380,7 +380,9 @@ TEST(PpoJob, TheGoodputPolicyMeasuresTheNoiseScaleAndChoosesTheBatch) {
     if ((*it)[1] != "null") ++scales;
   }
   EXPECT_EQ(lines, 2 * 15) << metrics;
-  EXPECT_GT(scales, lines / 2) << metrics;
+  // In Adam's geometry (the default) a window of 4 steps resolves the true gradient about every
+  // other time in this short job (17 of 30 windows in one run; on the plain gradient more).
+  EXPECT_GT(scales, lines / 4) << metrics;
   const std::regex decision(
       R"re("type":"decision","worker":(\d),"step":\d+,"wall_s":[^,]+,"action":"goodput","old_accumulation":\d+,"new_accumulation":(\d+))re");
   int decisions = 0;
