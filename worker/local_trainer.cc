@@ -46,11 +46,7 @@ TrainResult LocalTrainer::Run() {
   o.accumulation = config_.exchange.accumulation;
   o.max_train_s = opts.max_train_s;
   o.tracer = tracer_;
-  if (optimizer.name == "adam" && optimizer.noise_geometry == "optimizer") {
-    o.noise_adam = true;
-    o.noise_adam_beta2 = optimizer.beta2;
-    o.noise_adam_eps = optimizer.eps;
-  }
+  SetNoiseGeometry(config_, &o);
   if (optimizer.lr_scaling != "none") {
     o.noise_pieces = optimizer.lr_scaling_workers;
     o.pieces_first_worker_batch = config_.exchange.first_worker_batch;

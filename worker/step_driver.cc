@@ -104,6 +104,15 @@ struct AdoptedSlice {
 
 }  // namespace
 
+void SetNoiseGeometry(const JobConfig& config, DriverOptions* o) {
+  const bool measurable = config.exchange.accumulation > 1 ||
+                          (config.policy.name != "fixed" && config.policy.accumulation_max > 1);
+  o->noise_adam = config.optimizer.name == "adam" &&
+                  config.optimizer.noise_geometry == "optimizer" && measurable;
+  o->noise_adam_beta2 = config.optimizer.beta2;
+  o->noise_adam_eps = config.optimizer.eps;
+}
+
 DriverResult StepDriver::Run() {
   const int64_t total_steps = TotalSteps(opts_, train_.size());
   SliceStream stream(train_, opts_, o_.num_workers, o_.worker, o_.first_worker_batch,

@@ -52,6 +52,11 @@ struct DriverOptions {
 };
 
 // What the driver asks of its surroundings; every hook may be left empty.
+// The noise meter's geometry (--noise_geometry): Adam's where the optimizer is Adam and a step
+// can be measured at all (an accumulation above 1, now or by a policy later; without one,
+// keeping Adam's second moment would cost every step for nothing); the plain one otherwise.
+void SetNoiseGeometry(const JobConfig& config, DriverOptions* o);
+
 struct DriverHooks {
   // Called once the data and model are ready; returns when every worker is (the start barrier).
   std::function<void()> ready;

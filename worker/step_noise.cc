@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "worker/gradient_step.h"
+
 namespace tteps {
 
 namespace {
@@ -9,31 +11,21 @@ namespace {
 // The unit's running average forgets quickly: it follows the norms' fall over the first steps.
 constexpr double kUnitDecay = 0.8;
 
-std::vector<torch::Tensor> Gradients(torch::nn::Module& model) {
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : model.parameters()) grads.push_back(p.grad());
-  return grads;
-}
-
 }  // namespace
 
-double StepNoiseMeter::SquaredNorm(const std::vector<torch::Tensor>& grads) const {
+double StepNoiseMeter::SquaredNorm(torch::nn::Module& model) const {
+  if (!adam_) return GradientSquaredNorm(model);
   torch::NoGradGuard no_grad;
   torch::Tensor total;
-  for (size_t i = 0; i < grads.size(); ++i) {
-    if (!grads[i].defined()) continue;
-    torch::Tensor sq;
-    if (!adam_) {
-      sq = grads[i].to(torch::kDouble).square().sum();
-    } else {
-      if (i >= v_.size() || !v_[i].defined() || updates_[i] == 0) continue;  // no v yet
-      const double correction = 1.0 - std::pow(beta2_, static_cast<double>(updates_[i]));
-      // In the gradient's own precision; only the sum is taken in double.
-      const torch::Tensor root = (v_[i] / correction).sqrt_().add_(eps_);
-      sq = torch::where(v_[i] > 0, grads[i] / root, torch::zeros_like(grads[i]))
-               .square()
-               .sum(torch::kDouble);
-    }
+  const auto params = model.parameters();
+  for (size_t k = 0; k < params.size(); ++k) {
+    const torch::Tensor& g = params[k].grad();
+    if (!g.defined() || k >= v_.size() || !v_[k].defined()) continue;  // no v yet: left out
+    const double correction = 1.0 - std::pow(beta2_, static_cast<double>(updates_[k]));
+    // In the gradient's own precision; only the sum is taken in double.
+    const torch::Tensor root = (v_[k] / correction).sqrt_().add_(eps_);
+    const auto sq =
+        torch::where(v_[k] > 0, g / root, torch::zeros_like(g)).square().sum(torch::kDouble);
     total = total.defined() ? total + sq : sq;
   }
   return total.defined() ? total.item<double>() : 0.0;
@@ -42,15 +34,14 @@ double StepNoiseMeter::SquaredNorm(const std::vector<torch::Tensor>& grads) cons
 void StepNoiseMeter::FirstMicroBatch(torch::nn::Module& model, int64_t trips) {
   // Adam's first step has no v to divide by: nothing to measure.
   if (adam_ && v_.empty()) return;
-  first_sq_ = SquaredNorm(Gradients(model));
+  first_sq_ = SquaredNorm(model);
   first_trips_ = trips;
 }
 
 std::optional<NoiseEstimate> StepNoiseMeter::EndOfStep(torch::nn::Module& model, int64_t trips) {
-  const auto grads = Gradients(model);
   std::optional<NoiseEstimate> estimate;
   const bool unit_wanted = adam_ && !v_.empty();  // Adam, with a v to divide by
-  const double step_sq = first_trips_ > 0 || unit_wanted ? SquaredNorm(grads) : 0.0;
+  const double step_sq = first_trips_ > 0 || unit_wanted ? SquaredNorm(model) : 0.0;
   if (first_trips_ > 0) {
     estimate = EstimateNoise(first_sq_, first_trips_, step_sq, trips);
     // Adam: in units of the earlier steps' mean gradient (their |P g|^2 / trips^2, averaged), so
@@ -71,13 +62,15 @@ std::optional<NoiseEstimate> StepNoiseMeter::EndOfStep(torch::nn::Module& model,
   }
   if (adam_ && trips > 0) {
     torch::NoGradGuard no_grad;
-    v_.resize(grads.size());
-    updates_.resize(grads.size(), 0);
+    const auto params = model.parameters();
+    v_.resize(params.size());
+    updates_.resize(params.size(), 0);
     const double per_trip = 1.0 / static_cast<double>(trips);
-    for (size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].defined()) continue;
-      if (!v_[i].defined()) v_[i] = torch::zeros_like(grads[i]);
-      v_[i].mul_(beta2_).addcmul_(grads[i], grads[i], (1.0 - beta2_) * per_trip * per_trip);
+    for (size_t i = 0; i < params.size(); ++i) {
+      const torch::Tensor& g = params[i].grad();
+      if (!g.defined()) continue;
+      if (!v_[i].defined()) v_[i] = torch::zeros_like(g);
+      v_[i].mul_(beta2_).addcmul_(g, g, (1.0 - beta2_) * per_trip * per_trip);
       ++updates_[i];
     }
   }

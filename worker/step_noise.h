@@ -45,8 +45,8 @@ class StepNoiseMeter {
   std::optional<NoiseEstimate> EndOfStep(torch::nn::Module& model, int64_t trips);
 
  private:
-  // Σ over the tensors of |P g|^2 (|g|^2 in the plain geometry), in double.
-  double SquaredNorm(const std::vector<torch::Tensor>& grads) const;
+  // Σ over the model's gradients of |P g|^2 (|g|^2 in the plain geometry), in double.
+  double SquaredNorm(torch::nn::Module& model) const;
 
   const bool adam_;
   const double beta2_, eps_;

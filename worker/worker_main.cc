@@ -206,11 +206,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   o.slowdown_period_s = config.train.slowdown_period_s;
   o.tracer = tracer.get();
   if (config.optimizer.lr_scaling != "none") o.noise_pieces = 1;  // its slice is a piece
-  if (config.optimizer.name == "adam" && config.optimizer.noise_geometry == "optimizer") {
-    o.noise_adam = true;
-    o.noise_adam_beta2 = config.optimizer.beta2;
-    o.noise_adam_eps = config.optimizer.eps;
-  }
+  SetNoiseGeometry(config, &o);
   DriverHooks hooks;
   // Every worker begins together, once all have loaded their data (the training clock's start).
   // A joining worker begins alone, at the step the slice's adopter left it (the go's step).
