@@ -87,6 +87,14 @@ JsonObject& JsonObject::Add(const std::string& key, const std::vector<double>& v
   }
   return AddRaw(key, arr + "]");
 }
+JsonObject& JsonObject::Add(const std::string& key, const std::vector<int64_t>& values) {
+  std::string arr = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) arr += ',';
+    arr += std::to_string(values[i]);
+  }
+  return AddRaw(key, arr + "]");
+}
 JsonObject& JsonObject::Add(const std::string& key, const std::vector<std::string>& values) {
   std::string arr = "[";
   for (size_t i = 0; i < values.size(); ++i) {

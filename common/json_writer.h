@@ -21,6 +21,7 @@ class JsonObject {
   }
   JsonObject& Add(const std::string& key, const JsonObject& value);
   JsonObject& Add(const std::string& key, const std::vector<double>& values);
+  JsonObject& Add(const std::string& key, const std::vector<int64_t>& values);
   JsonObject& Add(const std::string& key, const std::vector<std::string>& values);
   // `json` must already be valid JSON text.
   JsonObject& AddRaw(const std::string& key, const std::string& json);

@@ -37,6 +37,8 @@ ppo::WindowReport ToWindowReport(const TrainReport& t) {
   r.wait_s = t.wait_s;
   r.staleness = t.Exchange("staleness");
   r.losses = t.step_losses;
+  r.step_compute_s = t.step_compute_s;
+  r.step_alpha = t.step_accumulation;
   r.noise_steps = t.noise_steps;
   r.noise = t.noise;
   r.step_s = r.losses.empty() ? 0 : r.window_s / r.losses.size();

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/gradient_noise.h"
+#include "scheduler/speed_meter.h"
 #include "scheduler/speed_shares.h"
 #include "scheduler/split_policy.h"
 
@@ -57,8 +58,8 @@ class GoodputPolicy : public SplitPolicy {
         lo_(lo),
         hi_(hi),
         start_(accumulation),
-        overhead_(workers, -1.0) {
-    m_.seconds.assign(workers, 0.0);
+        overhead_(workers, -1.0),
+        meter_(static_cast<size_t>(workers)) {
     m_.trips.assign(workers, 0.0);
   }
 
@@ -70,12 +71,9 @@ class GoodputPolicy : public SplitPolicy {
       noise_.Decay(kNoiseDecay);
       noise_.Add(r.noise, static_cast<double>(r.noise_steps));
     }
-    // A window that ran (at least partly) at another accumulation says little about this one.
-    if (r.alpha != alpha_[w] || r.compute_s <= 0) return;
+    if (!meter_.Observe(w, r, alpha_[w])) return;
     const double steps = static_cast<double>(r.losses.size());
     const double micro = static_cast<double>(r.alpha + std::max<int64_t>(0, r.extra));
-    const double t = r.compute_s / micro;
-    m_.seconds[w] = m_.seconds[w] > 0 ? 0.5 * m_.seconds[w] + 0.5 * t : t;
     m_.trips[w] = r.trips / (steps * micro);
     extra_[w] = micro - static_cast<double>(r.alpha);
     overhead_[w] = std::max(0.0, r.step_s - r.compute_s);
@@ -83,7 +81,7 @@ class GoodputPolicy : public SplitPolicy {
   }
 
   void Forget(size_t slice) override {
-    m_.seconds[slice] = 0;
+    meter_.Forget(slice);
     overhead_[slice] = -1;
   }
 
@@ -99,16 +97,17 @@ class GoodputPolicy : public SplitPolicy {
         m.fixed_trips += alpha_[i] * m_.trips[i];
         continue;
       }
-      if (m_.seconds[i] <= 0 || overhead_[i] < 0) return;  // not measured at its accumulation
+      if (!meter_.fresh(i) || overhead_[i] < 0) return;  // the round is not complete
       owned.push_back(i);
       alpha.push_back(alpha_[i]);
-      m.seconds.push_back(m_.seconds[i]);
+      m.seconds.push_back(meter_.seconds(i));
       m.trips.push_back(m_.trips[i]);
       m.extra.push_back(extra_[i]);
       // The slowest worker waits least: its step beyond its compute is the exchange's own time.
       m.overhead_s = m.overhead_s < 0 ? overhead_[i] : std::min(m.overhead_s, overhead_[i]);
     }
     if (owned.empty()) return;
+    meter_.NewRound();
     if (m_.base_batch <= 0) {
       for (double b : m_.trips) m_.base_batch += start_ * b;
     }
@@ -136,17 +135,16 @@ class GoodputPolicy : public SplitPolicy {
       d.new_alpha = next[k];
       d.action = "goodput";
       d.observation = {static_cast<float>(m.noise_scale), static_cast<float>(Goodput(m, next)),
-                       static_cast<float>(m_.seconds[i])};
+                       static_cast<float>(meter_.seconds(i))};
       decisions_.Push(std::move(d));
       alpha_[i] = next[k];
-      m_.seconds[i] = 0;  // measured again at the new accumulation before the next decision
-      overhead_[i] = -1;
     }
   }
 
   const int64_t lo_, hi_, start_;
-  std::vector<double> overhead_;  // per worker: step beyond compute; -1: not measured at alpha_
-  GoodputModel m_;                // every slice's measurements
+  std::vector<double> overhead_;  // per worker: step beyond compute; -1: not measured
+  SpeedMeter meter_;              // every slice's seconds per micro-batch
+  GoodputModel m_;                // every slice's trips per micro-batch, the base batch
   NoiseSum noise_;                // decaying average over the windows
 };
 

@@ -36,7 +36,8 @@ std::vector<int64_t> BestSplit(const GoodputModel& m, int64_t lo, int64_t hi);
 
 // `accumulation`: every worker's at the start (it sets M0). lo must be >= 2: a worker measures
 // the noise from two micro-batches or more. Decisions come once every worker has reported a
-// window at its current accumulation and the noise has been measured over 8 steps, and only
+// window since the last one with steps at its current accumulation (scheduler/speed_meter.h)
+// and the noise has been measured over 8 steps, and only
 // where they raise the predicted goodput by more than 5%. After a loss the orphaned slices keep
 // their accumulation (and count in the batch) and the others are split as above.
 std::unique_ptr<AccumulationPolicy> MakeGoodputPolicy(int workers, int64_t accumulation, int64_t lo,

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "scheduler/speed_meter.h"
 #include "scheduler/speed_shares.h"
 #include "scheduler/split_policy.h"
 
@@ -20,24 +21,22 @@ class SpeedPolicy : public SplitPolicy {
         lo_(lo),
         hi_(hi),
         total_(workers * accumulation),
-        seconds_(workers, 0.0) {}
+        meter_(static_cast<size_t>(workers)) {}
 
   void Observe(const ppo::WindowReport& r) override {
     std::lock_guard<std::mutex> lock(mu_);
     const size_t w = static_cast<size_t>(r.worker);
-    if (w >= alpha_.size() || orphaned_[w] || r.alpha <= 0 || r.compute_s <= 0) return;
-    // A window that ran (at least partly) at another accumulation says little about this one.
-    if (r.alpha != alpha_[w]) return;
-    const double t = r.compute_s / static_cast<double>(r.alpha + std::max<int64_t>(0, r.extra));
-    seconds_[w] = seconds_[w] > 0 ? 0.5 * seconds_[w] + 0.5 * t : t;
+    if (w >= alpha_.size() || orphaned_[w] || r.alpha <= 0) return;
+    if (!meter_.Observe(w, r, alpha_[w])) return;
     extra_[w] = static_cast<double>(std::max<int64_t>(0, r.extra));
     Decide(r.step);
   }
 
-  void Forget(size_t slice) override { seconds_[slice] = 0; }
+  void Forget(size_t slice) override { meter_.Forget(slice); }
 
  private:
-  // A new split of the global batch, less the orphaned slices', over the other slices.
+  // Once every slice has been measured since the last round: a new split of the global batch,
+  // less the orphaned slices', over the other slices.
   void Decide(int64_t step) {
     std::vector<size_t> owned;
     int64_t total = total_;
@@ -47,16 +46,21 @@ class SpeedPolicy : public SplitPolicy {
         total -= alpha_[i];
         continue;
       }
-      if (seconds_[i] <= 0) return;  // not measured at its accumulation yet
+      if (!meter_.fresh(i)) return;  // the round is not complete
       owned.push_back(i);
-      seconds.push_back(seconds_[i]);
+      seconds.push_back(meter_.seconds(i));
       extra.push_back(extra_[i]);
     }
     if (owned.empty() || total < 1) return;
+    meter_.NewRound();
     const std::vector<int64_t> shares = SpeedShares(seconds, total, lo_, hi_, extra);
     std::vector<int64_t> next = alpha_;
     for (size_t k = 0; k < owned.size(); ++k) next[owned[k]] = shares[k];
     if (StepSeconds(next) > 0.95 * StepSeconds(alpha_)) return;
+    std::vector<float> observation;  // seconds per micro-batch
+    for (size_t i = 0; i < alpha_.size(); ++i) {
+      observation.push_back(static_cast<float>(meter_.seconds(i)));
+    }
     for (size_t i : owned) {
       if (next[i] == alpha_[i]) continue;
       AlphaDecision d;
@@ -65,10 +69,9 @@ class SpeedPolicy : public SplitPolicy {
       d.old_alpha = alpha_[i];
       d.new_alpha = next[i];
       d.action = "speed";
-      d.observation.assign(seconds_.begin(), seconds_.end());  // seconds per micro-batch
+      d.observation = observation;
       decisions_.Push(std::move(d));
       alpha_[i] = next[i];
-      seconds_[i] = 0;  // measured again at the new accumulation before the next split
     }
   }
 
@@ -76,13 +79,13 @@ class SpeedPolicy : public SplitPolicy {
   double StepSeconds(const std::vector<int64_t>& alpha) const {
     double slowest = 0;
     for (size_t i = 0; i < alpha.size(); ++i) {
-      if (!orphaned_[i]) slowest = std::max(slowest, (alpha[i] + extra_[i]) * seconds_[i]);
+      if (!orphaned_[i]) slowest = std::max(slowest, (alpha[i] + extra_[i]) * meter_.seconds(i));
     }
     return slowest;
   }
 
   const int64_t lo_, hi_, total_;
-  std::vector<double> seconds_;  // per micro-batch, smoothed; 0: not measured at alpha_ yet
+  SpeedMeter meter_;
 };
 
 }  // namespace

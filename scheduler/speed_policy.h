@@ -12,10 +12,11 @@
 namespace tteps::scheduler {
 
 // `accumulation`: every worker's at the start. A new split is sent once every worker has
-// reported a window at its current accumulation, and only where it shortens the predicted step
-// (the slowest worker's accumulation x seconds per micro-batch) by more than 5%. After a loss
-// the orphaned slices keep their accumulation and the others share the rest of the global
-// batch, the adopters' extra micro-batches counted in their time.
+// reported a window since the last one, with steps at its current accumulation (the speeds of
+// scheduler/speed_meter.h), and only where it shortens the predicted step (the slowest
+// worker's accumulation x seconds per micro-batch) by more than 5%. After a loss the orphaned
+// slices keep their accumulation and the others share the rest of the global batch, the
+// adopters' extra micro-batches counted in their time.
 std::unique_ptr<AccumulationPolicy> MakeSpeedPolicy(int workers, int64_t accumulation, int64_t lo,
                                                     int64_t hi);
 

@@ -339,7 +339,7 @@ DriverResult StepDriver::Run() {
     sum.loss_sum += adopted_sum.loss_sum;
     sum.trips += adopted_sum.trips;
     window.AddStep(sum.loss_sum, sum.trips, compute + ex.compute_s, ex.wait_s,
-                   SecondsSince(step_start) - (held_s - held_before));
+                   SecondsSince(step_start) - (held_s - held_before), step_accumulation);
     res.trips += sum.trips;
 
     if ((step + 1) % opts_.log_every == 0 || last) {

@@ -33,11 +33,12 @@ JsonObject TrainReport::ToJson() const {
       .Add("gradient_sq", noise_steps > 0 ? noise.grad_sq : nan)
       .Add("gradient_trace", noise_steps > 0 ? noise.trace : nan);
   o.Add("window_s", window_s).Add("peak_rss_mb", peak_rss_mb).Add("step_losses", step_losses);
+  o.Add("step_compute_s", step_compute_s).Add("step_accumulation", step_accumulation);
   return o;
 }
 
 void TrainWindow::AddStep(double loss_sum, int64_t trips, double compute_s, double wait_s,
-                          double wall_s) {
+                          double wall_s, int64_t accumulation) {
   loss_ += loss_sum;
   trips_ += trips;
   compute_ += compute_s;
@@ -45,6 +46,8 @@ void TrainWindow::AddStep(double loss_sum, int64_t trips, double compute_s, doub
   wall_ += wall_s;
   ++steps_;
   step_losses_.push_back(trips > 0 ? loss_sum / trips : 0.0);
+  step_compute_.push_back(compute_s);
+  step_accumulation_.push_back(accumulation);
 }
 
 TrainReport TrainWindow::Take(int worker, int64_t step, int64_t epoch, double wall_s,
@@ -64,6 +67,8 @@ TrainReport TrainWindow::Take(int worker, int64_t step, int64_t epoch, double wa
   r.window_s = wall_;
   r.peak_rss_mb = PeakRssMb();
   r.step_losses = std::move(step_losses_);
+  r.step_compute_s = std::move(step_compute_);
+  r.step_accumulation = std::move(step_accumulation_);
   r.noise_steps = static_cast<int64_t>(noise_.weight());
   r.noise = noise_.Mean();
   *this = TrainWindow{};

@@ -29,6 +29,11 @@ struct TrainReport {
   double window_s = 0;               // the window's wall time
   double peak_rss_mb = 0;
   std::vector<double> step_losses;  // mean loss of each step of the window
+  // Each step's compute (adopted micro-batches included) and own accumulation: a policy's
+  // decision takes effect a step or two after the window it was made on, so a window may hold
+  // steps of two accumulations, and the speed is read from those at the current one.
+  std::vector<double> step_compute_s;
+  std::vector<int64_t> step_accumulation;
   // Per-step means that only some exchanges have, by name: push_s, pull_s and staleness (the
   // parameter servers), allreduce_s (the ring modes).
   std::vector<std::pair<std::string, double>> exchange;
@@ -47,14 +52,15 @@ struct TrainReport {
   void serialize(Archive& ar) {
     ar(worker, step, epoch, wall_s, loss, trips, trips_per_s, accumulation, compute_s, wait_s,
        window_s, peak_rss_mb, step_losses, exchange, noise_steps, noise.grad_sq, noise.trace,
-       adopted);
+       adopted, step_compute_s, step_accumulation);
   }
 };
 
 // Sums a window's steps into a report.
 class TrainWindow {
  public:
-  void AddStep(double loss_sum, int64_t trips, double compute_s, double wait_s, double wall_s);
+  void AddStep(double loss_sum, int64_t trips, double compute_s, double wait_s, double wall_s,
+               int64_t accumulation);
   // A step's gradient noise estimate (not every step has one).
   void AddNoise(const NoiseEstimate& e) { noise_.Add(e); }
   int64_t steps() const { return steps_; }
@@ -66,7 +72,8 @@ class TrainWindow {
  private:
   double loss_ = 0, compute_ = 0, wait_ = 0, wall_ = 0;
   int64_t trips_ = 0, steps_ = 0;
-  std::vector<double> step_losses_;
+  std::vector<double> step_losses_, step_compute_;
+  std::vector<int64_t> step_accumulation_;
   NoiseSum noise_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "scheduler/ppo/agent_thread.h"
 #include "scheduler/ppo/live_environment.h"
+#include "scheduler/speed_meter.h"
 #include "scheduler/speed_shares.h"
 #include "scheduler/split_policy.h"
 
@@ -48,7 +49,7 @@ class JobPolicy : public scheduler::SplitPolicy {
         lo_(o.alpha_min),
         hi_(o.alpha_max),
         mean_alpha_(accumulation),
-        seconds_(workers, 0.0),
+        meter_(static_cast<size_t>(workers)),
         windows_(workers),
         env_(o.alpha_min, o.alpha_max),
         agent_(o, &env_) {}
@@ -57,11 +58,9 @@ class JobPolicy : public scheduler::SplitPolicy {
   void Observe(const WindowReport& r) override {
     std::lock_guard<std::mutex> lock(mu_);
     const size_t w = static_cast<size_t>(r.worker);
-    if (w >= alpha_.size() || orphaned_[w] || r.alpha <= 0 || r.compute_s <= 0) return;
-    // A window that ran (at least partly) at another accumulation says little about this one.
-    if (r.alpha != alpha_[w]) return;
-    const double t = r.compute_s / static_cast<double>(r.alpha + std::max<int64_t>(0, r.extra));
-    seconds_[w] = seconds_[w] > 0 ? 0.5 * seconds_[w] + 0.5 * t : t;
+    if (w >= alpha_.size() || orphaned_[w] || r.alpha <= 0) return;
+    // A window with no step at the slice's accumulation says little about it.
+    if (!meter_.Observe(w, r, alpha_[w])) return;
     extra_[w] = static_cast<double>(std::max<int64_t>(0, r.extra));
     windows_[w] = r;
     std::vector<WindowReport> round;
@@ -84,7 +83,7 @@ class JobPolicy : public scheduler::SplitPolicy {
 
  private:
   void Forget(size_t slice) override {
-    seconds_[slice] = 0;
+    meter_.Forget(slice);
     windows_[slice].reset();
   }
 
@@ -95,9 +94,9 @@ class JobPolicy : public scheduler::SplitPolicy {
     std::vector<double> seconds, extra;
     for (size_t i = 0; i < alpha_.size(); ++i) {
       if (orphaned_[i]) continue;
-      if (seconds_[i] <= 0) return;  // a slice joined since the round: measured next round
+      if (meter_.seconds(i) <= 0) return;  // joined since the round: measured next round
       owned.push_back(i);
-      seconds.push_back(seconds_[i]);
+      seconds.push_back(meter_.seconds(i));
       extra.push_back(extra_[i]);
     }
     if (owned.empty()) return;
@@ -125,14 +124,14 @@ class JobPolicy : public scheduler::SplitPolicy {
   double StepSeconds(const std::vector<int64_t>& alpha) const {
     double slowest = 0;
     for (size_t i = 0; i < alpha.size(); ++i) {
-      if (!orphaned_[i]) slowest = std::max(slowest, (alpha[i] + extra_[i]) * seconds_[i]);
+      if (!orphaned_[i]) slowest = std::max(slowest, (alpha[i] + extra_[i]) * meter_.seconds(i));
     }
     return slowest;
   }
 
   const int64_t lo_, hi_;
   int64_t mean_alpha_;           // the agent's: the global batch over the slices it may change
-  std::vector<double> seconds_;  // per slice: compute per micro-batch, smoothed; 0: unknown
+  scheduler::SpeedMeter meter_;  // per slice: compute per micro-batch
   std::vector<std::optional<WindowReport>> windows_;  // this round's, per slice
   LiveEnvironment env_;
   AgentThread agent_;  // after env_: it plays env_ until destroyed

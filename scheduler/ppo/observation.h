@@ -43,6 +43,9 @@ struct WindowReport {
   double staleness = 0;     // mean staleness of its pushes (async / SSP)
   int64_t noise_steps = 0;  // steps that measured the gradient noise (accumulation > 1)
   NoiseEstimate noise;      // their mean
+  // Per step, in order (empty where unknown): compute seconds and the own accumulation.
+  std::vector<double> step_compute_s;
+  std::vector<int64_t> step_alpha;
 };
 
 struct LossStats {

@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "scheduler/speed_meter.h"
 #include "scheduler/speed_shares.h"
 
 namespace tteps::scheduler {
@@ -123,6 +124,66 @@ TEST(SpeedPolicy, AnOrphanedSliceKeepsItsAccumulationAndTheOthersShareTheRest) {
   policy->Observe(Window(2, 2, 0.01));  // it is as fast as the others
   while (auto d = policy->Poll()) alpha[d->worker] = d->new_alpha;
   EXPECT_EQ(alpha, (std::vector<int64_t>{4, 4, 4}));
+}
+
+// A window whose first step ran before the decision and its second after: its last step
+// measures the new accumulation; a window that ends at another accumulation measures nothing.
+TEST(SpeedMeter, ReadsTheLastStepAtTheCurrentAccumulation) {
+  SpeedMeter meter(2);
+  ppo::WindowReport r = Window(0, 6, 0.1);
+  r.step_alpha = {4, 6};
+  r.step_compute_s = {4 * 0.3, 6 * 0.1};
+  EXPECT_FALSE(meter.fresh(0));
+  EXPECT_TRUE(meter.Observe(0, r, 6));
+  EXPECT_NEAR(meter.seconds(0), 0.1, 1e-12);
+  EXPECT_TRUE(meter.fresh(0));
+  EXPECT_FALSE(meter.fresh(1));
+  EXPECT_FALSE(meter.Observe(0, r, 4));
+  EXPECT_NEAR(meter.seconds(0), 0.1, 1e-12);
+  // Not smoothed: interference that comes (3x slower) is read from one window.
+  r.step_compute_s = {6 * 0.1, 6 * 0.3};
+  EXPECT_TRUE(meter.Observe(0, r, 6));
+  EXPECT_NEAR(meter.seconds(0), 0.3, 1e-12);
+  // Without per-step times the window counts as a whole, at its own accumulation only.
+  EXPECT_TRUE(meter.Observe(1, Window(1, 4, 0.2), 4));
+  EXPECT_NEAR(meter.seconds(1), 0.2, 1e-12);
+  EXPECT_FALSE(meter.Observe(1, Window(1, 4, 0.2), 2));
+  // Micro-batches of an adopted slice count in the time.
+  ppo::WindowReport adopter = Window(1, 4, 0.2);
+  adopter.extra = 4;
+  adopter.compute_s = 8 * 0.25;
+  EXPECT_TRUE(meter.Observe(1, adopter, 4));
+  EXPECT_NEAR(meter.seconds(1), 0.25, 1e-12);
+  meter.NewRound();
+  EXPECT_FALSE(meter.fresh(0));
+  EXPECT_FALSE(meter.fresh(1));
+  EXPECT_NEAR(meter.seconds(1), 0.25, 1e-12);
+  meter.Forget(1);
+  EXPECT_EQ(meter.seconds(1), 0.0);
+}
+
+// Come-and-go interference: the split follows each phase one round after it shows, and the
+// windows straddling a decision measure the new accumulation from their later step.
+TEST(SpeedPolicy, FollowsInterferenceThatComesAndGoesWithinARound) {
+  auto policy = MakeSpeedPolicy(2, 4, 1, 16);
+  std::vector<int64_t> alpha = {4, 4};
+  const auto round = [&](double slow_seconds) {
+    for (int w : {0, 1}) {
+      ppo::WindowReport r = Window(w, alpha[w], w == 1 ? slow_seconds : 0.01);
+      r.step_alpha = {alpha[w], alpha[w]};
+      r.step_compute_s = {r.compute_s, r.compute_s};
+      policy->Observe(r);
+    }
+    while (auto d = policy->Poll()) alpha[d->worker] = d->new_alpha;
+  };
+  round(0.03);
+  EXPECT_EQ(alpha, (std::vector<int64_t>{6, 2}));
+  round(0.01);  // the interference is gone
+  EXPECT_EQ(alpha, (std::vector<int64_t>{4, 4}));
+  round(0.03);  // and back
+  EXPECT_EQ(alpha, (std::vector<int64_t>{6, 2}));
+  round(0.03);  // balanced: no decision
+  EXPECT_EQ(alpha, (std::vector<int64_t>{6, 2}));
 }
 
 TEST(SpeedPolicy, AStartOutsideTheBoundsIsRefused) {
