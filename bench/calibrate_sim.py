@@ -52,9 +52,13 @@ def main():
               file=sys.stderr)
     if noise <= 0:
         raise SystemExit("calibrate_sim: no positive noise scale measured (accumulation >= 2?)")
+    # The run's optimizer sets how a step's progress grows with its batch (StepModel).
+    with open(os.path.join(args.run_dir, "config.json")) as f:
+        opt = json.load(f)["optimizer"]
+    model = "adam" if opt["name"] == "adam" and opt["lr_scaling"] == "none" else "scaled"
     print(f"--sim_compute_s {','.join(f'{per_micro[w]:.4f}' for w in sorted(per_micro))} "
           f"--sim_comm_s {comm:.4f} --sim_noise_scale {noise:.1f} "
-          f"--sim_trips {statistics.median(trips):.1f}")
+          f"--sim_trips {statistics.median(trips):.1f} --sim_step_model {model}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,25 @@ double NoiseScaleForDecision(const NoiseEstimate& mean) {
   return NoiseScale(mean);
 }
 
+double StepProgress(StepModel model, double noise_scale, double batch) {
+  if (!(batch > 0) || !std::isfinite(noise_scale)) return 0;
+  const double phi = std::max(0.0, noise_scale);
+  const double g = batch / (batch + phi);
+  return model == StepModel::kScaledLr ? g : std::sqrt(g);
+}
+
+double StatisticalEfficiency(StepModel model, double noise_scale, double base_batch, double batch) {
+  if (std::isnan(noise_scale) || !(batch > 0) || !(base_batch > 0)) return 1.0;
+  if (std::isinf(noise_scale)) {
+    // The limit of B_noise far beyond both batches: every trip alike with a scaled rate; with a
+    // fixed Adam step, progress grows as sqrt(B).
+    return model == StepModel::kScaledLr ? 1.0 : std::sqrt(base_batch / batch);
+  }
+  const double phi = std::max(0.0, noise_scale);
+  if (model == StepModel::kScaledLr) return (phi + base_batch) / (phi + batch);
+  return std::sqrt(base_batch * (base_batch + phi) / (batch * (batch + phi)));
+}
+
 void NoiseSum::Add(const NoiseEstimate& e, double weight) {
   grad_sq_ += weight * e.grad_sq;
   trace_ += weight * e.trace;

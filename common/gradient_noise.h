@@ -46,6 +46,22 @@ double NoiseScale(const NoiseEstimate& mean);
 // the shipped sample); NaN where neither is known.
 double NoiseScaleForDecision(const NoiseEstimate& mean);
 
+// How a step's progress grows with its batch of B trips, given B_noise (in the optimizer's
+// geometry), as a fraction of a noise-free step's:
+//   kScaledLr: the learning rate scaled with the batch (AdaScale; the model of McCandlish et al.
+//     and Pollux): B / (B + B_noise), so a trip is worth 1 / (B + B_noise).
+//   kFixedAdamStep: Adam at a fixed learning rate, whose step has the rate's length whatever
+//     the batch: the batch only sets how well the step points, the cosine between the batch's
+//     and the true (preconditioned) gradient, sqrt(B / (B + B_noise)). A trip is then worth
+//     1 / sqrt(B (B + B_noise)): a larger batch costs per trip even where B_noise is beyond it.
+enum class StepModel { kScaledLr, kFixedAdamStep };
+
+// As above, for a finite B_noise (a negative one counts as 0; else 0 is returned).
+double StepProgress(StepModel model, double noise_scale, double batch);
+// A trip's worth in a batch of `batch` trips relative to one in `base_batch` trips (1 at the
+// base): (progress(B) / B) / (progress(B0) / B0). 1 where the noise scale is unknown (NaN).
+double StatisticalEfficiency(StepModel model, double noise_scale, double base_batch, double batch);
+
 // Sums estimates (optionally weighted) for their mean.
 class NoiseSum {
  public:

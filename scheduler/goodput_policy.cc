@@ -13,13 +13,6 @@
 
 namespace tteps::scheduler {
 
-double StatisticalEfficiency(double noise_scale, double base_batch, double batch) {
-  if (std::isnan(noise_scale) || std::isinf(noise_scale) || batch <= 0) return 1.0;
-  // A negative estimate: the noise is too small to measure, so a larger batch gains nothing.
-  const double phi = std::max(0.0, noise_scale);
-  return (phi + base_batch) / (phi + batch);
-}
-
 double Goodput(const GoodputModel& m, const std::vector<int64_t>& alpha) {
   double slowest = 0, batch = m.fixed_trips;
   for (size_t i = 0; i < alpha.size(); ++i) {
@@ -29,7 +22,7 @@ double Goodput(const GoodputModel& m, const std::vector<int64_t>& alpha) {
   }
   const double step_s = slowest + m.overhead_s;
   if (step_s <= 0) return 0;
-  return batch / step_s * StatisticalEfficiency(m.noise_scale, m.base_batch, batch);
+  return batch / step_s * StatisticalEfficiency(m.step_model, m.noise_scale, m.base_batch, batch);
 }
 
 std::vector<int64_t> BestSplit(const GoodputModel& m, int64_t lo, int64_t hi) {
@@ -53,8 +46,9 @@ constexpr double kMinNoiseSteps = 8;
 
 class GoodputPolicy : public SplitPolicy {
  public:
-  GoodputPolicy(int workers, int64_t accumulation, int64_t lo, int64_t hi)
+  GoodputPolicy(int workers, int64_t accumulation, int64_t lo, int64_t hi, StepModel step_model)
       : SplitPolicy(workers, accumulation),
+        step_model_(step_model),
         lo_(lo),
         hi_(hi),
         start_(accumulation),
@@ -89,6 +83,7 @@ class GoodputPolicy : public SplitPolicy {
   void Decide(int64_t step) {
     // The model of the slices a decision may change; the orphaned ones' trips are fixed.
     GoodputModel m;
+    m.step_model = step_model_;
     m.overhead_s = -1;
     std::vector<size_t> owned;
     std::vector<int64_t> alpha;
@@ -141,6 +136,7 @@ class GoodputPolicy : public SplitPolicy {
     }
   }
 
+  const StepModel step_model_;
   const int64_t lo_, hi_, start_;
   std::vector<double> overhead_;  // per worker: step beyond compute; -1: not measured
   SpeedMeter meter_;              // every slice's seconds per micro-batch
@@ -151,7 +147,7 @@ class GoodputPolicy : public SplitPolicy {
 }  // namespace
 
 std::unique_ptr<AccumulationPolicy> MakeGoodputPolicy(int workers, int64_t accumulation, int64_t lo,
-                                                      int64_t hi) {
+                                                      int64_t hi, StepModel step_model) {
   if (lo < 2) {
     throw std::invalid_argument(
         "--accumulation_policy goodput: --accumulation_min must be >= 2 (a worker measures the "
@@ -162,7 +158,7 @@ std::unique_ptr<AccumulationPolicy> MakeGoodputPolicy(int workers, int64_t accum
         "--accumulation_policy goodput: --accumulation must lie in [--accumulation_min, "
         "--accumulation_max]");
   }
-  return std::make_unique<GoodputPolicy>(workers, accumulation, lo, hi);
+  return std::make_unique<GoodputPolicy>(workers, accumulation, lo, hi, step_model);
 }
 
 }  // namespace tteps::scheduler

@@ -30,6 +30,11 @@ ppo::LivePolicyOptions LivePolicyOptionsOf(const PolicyConfig& p) {
   return o;
 }
 
+StepModel StepModelOf(const OptimizerConfig& o) {
+  return o.name == "adam" && o.lr_scaling == "none" ? StepModel::kFixedAdamStep
+                                                    : StepModel::kScaledLr;
+}
+
 void CheckPpo(const PolicyConfig& p) {
   if (p.accumulation_min < 1 || p.accumulation_max < p.accumulation_min) {
     throw std::invalid_argument("--accumulation_min must be >= 1 and <= --accumulation_max");
@@ -42,17 +47,20 @@ void CheckPpo(const PolicyConfig& p) {
   LivePolicyOptionsOf(p).ppo.Validate();
 }
 
-std::unique_ptr<AccumulationPolicy> MakePolicy(const PolicyConfig& p, int workers,
-                                               int64_t accumulation) {
+std::unique_ptr<AccumulationPolicy> MakePolicy(const PolicyConfig& p, StepModel step_model,
+                                               int workers, int64_t accumulation) {
   if (p.name == "fixed") return nullptr;
   if (p.name == "speed") {
     return MakeSpeedPolicy(workers, accumulation, p.accumulation_min, p.accumulation_max);
   }
   if (p.name == "goodput") {
-    return MakeGoodputPolicy(workers, accumulation, p.accumulation_min, p.accumulation_max);
+    return MakeGoodputPolicy(workers, accumulation, p.accumulation_min, p.accumulation_max,
+                             step_model);
   }
   CheckPpo(p);
-  return ppo::MakePpoPolicy(LivePolicyOptionsOf(p), workers, accumulation);
+  ppo::LivePolicyOptions o = LivePolicyOptionsOf(p);
+  o.step_model = step_model;
+  return ppo::MakePpoPolicy(o, workers, accumulation);
 }
 
 }  // namespace tteps::scheduler

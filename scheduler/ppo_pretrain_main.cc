@@ -29,6 +29,10 @@ DEFINE_string(sim_noise_scale, "400",
               "the simulated job's gradient noise scale in trips (the batch at which a trip's "
               "value has halved); several, comma-separated: each job runs at every one");
 DEFINE_double(sim_trips, 32, "trips per simulated micro-batch");
+DEFINE_string(sim_step_model, "adam",
+              "how a step's progress grows with its batch: adam (Adam at a fixed learning rate, "
+              "the jobs' default: sqrt(S / (S + S0))) or scaled (a rate scaled with the batch, "
+              "--lr_scaling adascale or SGD: S / (S + S0))");
 DEFINE_int32(report_every, 25, "episodes between greedy evaluations against the oracle");
 DEFINE_int32(eval_episodes, 5, "episodes (seeds) per evaluation");
 
@@ -63,6 +67,12 @@ int Pretrain() {
     if (!(v > 0)) throw std::invalid_argument("--sim_noise_scale: every scale must be > 0");
   }
   // One simulated job per ';'-separated list of speeds; episodes take them in turn.
+  if (FLAGS_sim_step_model != "adam" && FLAGS_sim_step_model != "scaled") {
+    throw std::invalid_argument("--sim_step_model must be adam or scaled, not '" +
+                                FLAGS_sim_step_model + "'");
+  }
+  const StepModel step_model =
+      FLAGS_sim_step_model == "adam" ? StepModel::kFixedAdamStep : StepModel::kScaledLr;
   std::vector<SimConfig> jobs;
   std::string specs = FLAGS_sim_compute_s;
   std::replace(specs.begin(), specs.end(), ';', '\n');
@@ -83,6 +93,7 @@ int Pretrain() {
     sc.alpha_min = opts.alpha_min;
     sc.alpha_max = opts.alpha_max;
     sc.job_scope = opts.job_scope;
+    sc.step_model = step_model;
     for (double s0 : noise_scales) {
       sc.s0 = s0;
       sc.seed = opts.ppo.seed + jobs.size();

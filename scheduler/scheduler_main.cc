@@ -112,8 +112,9 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   model->to(ResolveDevice(config.train.device, LocalRank()));  // the evaluation's device
 
   // Before the job starts, so that an unreadable --ppo_policy_in stops it at once.
-  auto policy = MakePolicy(config.policy, boot.mpi ? boot.num_workers : FLAGS_num_workers,
-                           config.exchange.accumulation);
+  auto policy =
+      MakePolicy(config.policy, StepModelOf(config.optimizer),
+                 boot.mpi ? boot.num_workers : FLAGS_num_workers, config.exchange.accumulation);
 
   zmq::context_t ctx;
   const auto curve = SecureContext(ctx, node.curve_dir);

@@ -51,7 +51,7 @@ class JobPolicy : public scheduler::SplitPolicy {
         mean_alpha_(accumulation),
         meter_(static_cast<size_t>(workers)),
         windows_(workers),
-        env_(o.alpha_min, o.alpha_max),
+        env_(o.alpha_min, o.alpha_max, o.step_model),
         agent_(o, &env_) {}
   ~JobPolicy() override { Finish(); }
 

@@ -7,8 +7,11 @@
 
 namespace tteps::ppo {
 
-LiveEnvironment::LiveEnvironment(int64_t alpha_min, int64_t alpha_max)
-    : alpha_min_(alpha_min), alpha_max_(alpha_max), builder_(alpha_min, alpha_max) {}
+LiveEnvironment::LiveEnvironment(int64_t alpha_min, int64_t alpha_max, StepModel step_model)
+    : alpha_min_(alpha_min),
+      alpha_max_(alpha_max),
+      step_model_(step_model),
+      builder_(alpha_min, alpha_max) {}
 
 namespace {
 // As the goodput policy averages the noise (scheduler/goodput_policy.cc).
@@ -50,8 +53,7 @@ void LiveEnvironment::Account(Report* out) {
   out->view.batch_over_noise = std::isinf(phi)      ? kFarBelowNoise
                                : std::isfinite(phi) ? batch / std::max(phi, 1.0)
                                                     : 0.0;
-  const double efficiency =
-      std::isfinite(phi) ? (std::max(phi, 0.0) + base) / (std::max(phi, 0.0) + batch) : 1.0;
+  const double efficiency = StatisticalEfficiency(step_model_, phi, base, batch);
   // The reference: every worker at alpha_min, its step the slowest one's compute there plus
   // the exchange's own time now (the slowest worker's step beyond its compute).
   const double exchange_s = std::max(0.0, step_s - slowest);

@@ -30,7 +30,8 @@ namespace tteps::ppo {
 
 class LiveEnvironment : public Environment {
  public:
-  LiveEnvironment(int64_t alpha_min, int64_t alpha_max);
+  // `step_model`: how the goodput it rewards counts a batch's trips (common/gradient_noise.h).
+  LiveEnvironment(int64_t alpha_min, int64_t alpha_max, StepModel step_model);
 
   // Coordination loop side (thread-safe, non-blocking).
   void Push(const WindowReport& report);
@@ -61,6 +62,7 @@ class LiveEnvironment : public Environment {
   void Account(Report* r);
 
   const int64_t alpha_min_, alpha_max_;
+  const StepModel step_model_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Report> reports_;

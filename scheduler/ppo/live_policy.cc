@@ -11,7 +11,7 @@ namespace {
 class WorkerPolicy : public scheduler::AccumulationPolicy {
  public:
   explicit WorkerPolicy(const LivePolicyOptions& o)
-      : env_(o.alpha_min, o.alpha_max), agent_(o, &env_) {}
+      : env_(o.alpha_min, o.alpha_max, o.step_model), agent_(o, &env_) {}
   ~WorkerPolicy() override { Finish(); }
 
   void Observe(const WindowReport& report) override { env_.Push(report); }

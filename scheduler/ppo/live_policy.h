@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "common/gradient_noise.h"
 #include "scheduler/accumulation_policy.h"
 #include "scheduler/ppo/ppo.h"
 
@@ -21,6 +22,7 @@ struct LivePolicyOptions {
   std::string policy_in;   // load this policy first (e.g. pre-trained on the simulation)
   std::string policy_out;  // save the policy here when training ends
   bool job_scope = true;   // the agent sets the global batch (else each worker's alpha)
+  StepModel step_model = StepModel::kScaledLr;  // of the goodput the agent is rewarded with
 };
 
 // `workers`, `accumulation`: the job's, every worker's alpha at the start. Throws

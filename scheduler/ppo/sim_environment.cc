@@ -53,7 +53,7 @@ double SimEnvironment::Goodput(const std::vector<int64_t>& alphas) const {
     slowest = std::max(slowest, alphas[i] * c_.compute_s[i]);
     trips += alphas[i] * c_.trips_per_microbatch;
   }
-  return (trips / (trips + c_.s0)) / (slowest + c_.comm_s);
+  return StepProgress(c_.step_model, c_.s0, trips) / (slowest + c_.comm_s);
 }
 
 AgentObservation SimEnvironment::Reset() {
@@ -84,7 +84,7 @@ void SimEnvironment::SimulateWindow() {
   std::normal_distribution<double> noise(0.0, c_.loss_noise);
   for (auto& l : last_losses_) l.clear();
   for (int s = 0; s < c_.steps_per_window; ++s) {
-    excess_loss_ *= std::exp(-c_.k * trips / (trips + c_.s0));
+    excess_loss_ *= std::exp(-c_.k * StepProgress(c_.step_model, c_.s0, trips));
     for (auto& l : last_losses_) l.push_back(0.5 + excess_loss_ + noise(rng_));
   }
 }

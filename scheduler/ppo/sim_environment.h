@@ -2,8 +2,9 @@
 // pre-training a policy offline. Per step, worker i computes alpha_i micro-batches of b trips
 // at c_i seconds each; the step ends when the slowest has finished, plus a communication cost
 // C: T = max_i(alpha_i c_i) + C. A step of S = b sum(alpha_i) trips shrinks the excess loss
-// (L - L_inf) by the factor exp(-k S / (S + S0)): larger batches cost proportionally more but
-// help less per trip. Goodput is therefore g(S) / T with g(S) = S / (S + S0), and the reward
+// (L - L_inf) by the factor exp(-k g(S)), g(S) = S / (S + S0) (a learning rate scaled with the
+// batch) or sqrt(S / (S + S0)) (Adam at a fixed rate; StepModel): larger batches cost
+// proportionally more but help less per trip. Goodput is therefore g(S) / T, and the reward
 // of a window is its goodput relative to that of all workers at alpha_min. The observed
 // per-step losses carry Gaussian noise.
 //
@@ -16,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "common/gradient_noise.h"
 #include "scheduler/ppo/environment.h"
 #include "scheduler/ppo/observation.h"
 
@@ -33,6 +35,8 @@ struct SimConfig {
   double loss_noise = 0.02;
   bool random_start = true;  // start each episode at random alphas (else alpha_min)
   bool job_scope = false;    // one decision per window for the global batch
+  // How a step's progress grows with its batch (common/gradient_noise.h), s0 as B_noise.
+  StepModel step_model = StepModel::kScaledLr;
   uint64_t seed = 1;
 };
 

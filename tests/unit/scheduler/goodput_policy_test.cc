@@ -8,6 +8,9 @@
 namespace tteps::scheduler {
 namespace {
 
+constexpr StepModel kScaled = StepModel::kScaledLr;
+constexpr StepModel kAdam = StepModel::kFixedAdamStep;
+
 int64_t Sum(const std::vector<int64_t>& v) {
   return std::accumulate(v.begin(), v.end(), int64_t{0});
 }
@@ -23,11 +26,33 @@ GoodputModel Model(double noise_scale) {
 }
 
 TEST(Goodput, EfficiencyIsOneAtTheBaseBatchAndFallsAboveTheNoiseScale) {
-  EXPECT_DOUBLE_EQ(StatisticalEfficiency(100, 64, 64), 1.0);
-  EXPECT_NEAR(StatisticalEfficiency(100, 64, 1000), 164.0 / 1100.0, 1e-12);
-  EXPECT_GT(StatisticalEfficiency(1e6, 64, 1000), 0.99);      // noise dominates: batch is free
-  EXPECT_DOUBLE_EQ(StatisticalEfficiency(-5, 64, 128), 0.5);  // too quiet to measure: as 0
-  EXPECT_DOUBLE_EQ(StatisticalEfficiency(std::nan(""), 64, 128), 1.0);
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(kScaled, 100, 64, 64), 1.0);
+  EXPECT_NEAR(StatisticalEfficiency(kScaled, 100, 64, 1000), 164.0 / 1100.0, 1e-12);
+  EXPECT_GT(StatisticalEfficiency(kScaled, 1e6, 64, 1000), 0.99);  // noise dominates: batch is free
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(kScaled, -5, 64, 128), 0.5);  // too quiet to measure: as 0
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(kScaled, std::nan(""), 64, 128), 1.0);
+}
+
+// Adam at a fixed rate: a step's length does not grow with the batch, so a trip in a larger
+// batch is worth less even where the noise is beyond the batch (by sqrt(M0 / M) in the limit).
+TEST(Goodput, WithAFixedAdamStepALargerBatchCostsEvenBelowTheNoiseScale) {
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(kAdam, 100, 64, 64), 1.0);
+  EXPECT_NEAR(StatisticalEfficiency(kAdam, 100, 64, 1000),
+              std::sqrt(64.0 * 164.0 / (1000.0 * 1100.0)), 1e-12);
+  EXPECT_NEAR(StatisticalEfficiency(kAdam, 1e9, 64, 256), 0.5, 1e-6);
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(kAdam, INFINITY, 64, 256), 0.5);
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(kAdam, -5, 64, 128), 0.5);  // as 0: as the scaled rate
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(kAdam, std::nan(""), 64, 128), 1.0);
+  // A step's progress against a noise-free step's.
+  EXPECT_NEAR(StepProgress(kScaled, 300, 100), 0.25, 1e-12);
+  EXPECT_NEAR(StepProgress(kAdam, 300, 100), 0.5, 1e-12);
+  EXPECT_EQ(StepProgress(kAdam, INFINITY, 100), 0.0);
+  // So the batch of the highest throughput no longer wins where the gradient is unresolved:
+  // goodput ~ sqrt(T) / (T x 0.01 / 2 + 0.05) over T micro-batches a step peaks where the
+  // compute equals the exchange's 0.05 s, at 5 a worker, not at the largest batch (8).
+  GoodputModel m = Model(INFINITY);
+  m.step_model = kAdam;
+  EXPECT_EQ(BestSplit(m, 2, 8), (std::vector<int64_t>{5, 5}));
 }
 
 TEST(Goodput, ANoisyGradientBuysTheLargestBatchAQuietOneTheSmallest) {
@@ -64,7 +89,7 @@ ppo::WindowReport Window(int worker, int64_t alpha, double noise_scale) {
 }
 
 TEST(GoodputPolicy, RaisesTheBatchOnceTheNoiseIsMeasured) {
-  auto policy = MakeGoodputPolicy(2, 2, 2, 8);
+  auto policy = MakeGoodputPolicy(2, 2, 2, 8, kScaled);
   policy->Observe(Window(0, 2, 1e6));
   EXPECT_FALSE(policy->Poll());  // worker 1 not measured yet
   policy->Observe(Window(1, 2, 1e6));
@@ -83,9 +108,9 @@ TEST(GoodputPolicy, RaisesTheBatchOnceTheNoiseIsMeasured) {
 // preconditioned gradient on the shipped sample): every batch is worth its size, so the batch
 // of the highest throughput, the largest, wins.
 TEST(GoodputPolicy, AnUnresolvedGradientBuysTheBatchOfTheHighestThroughput) {
-  EXPECT_DOUBLE_EQ(StatisticalEfficiency(INFINITY, 64, 1000), 1.0);
+  EXPECT_DOUBLE_EQ(StatisticalEfficiency(kScaled, INFINITY, 64, 1000), 1.0);
   EXPECT_EQ(BestSplit(Model(INFINITY), 2, 8), (std::vector<int64_t>{8, 8}));
-  auto policy = MakeGoodputPolicy(2, 2, 2, 8);
+  auto policy = MakeGoodputPolicy(2, 2, 2, 8, kScaled);
   auto quiet = [](int worker) {
     ppo::WindowReport r = Window(worker, 2, 30.0);
     r.noise.grad_sq = -0.1;  // trace 30, |G|^2 not resolved
@@ -100,7 +125,7 @@ TEST(GoodputPolicy, AnUnresolvedGradientBuysTheBatchOfTheHighestThroughput) {
 }
 
 TEST(GoodputPolicy, KeepsTheBatchWhereTheGradientIsQuiet) {
-  auto policy = MakeGoodputPolicy(2, 2, 2, 8);
+  auto policy = MakeGoodputPolicy(2, 2, 2, 8, kScaled);
   for (int i = 0; i < 3; ++i) {
     policy->Observe(Window(0, 2, 0.0));
     policy->Observe(Window(1, 2, 0.0));
@@ -111,7 +136,7 @@ TEST(GoodputPolicy, KeepsTheBatchWhereTheGradientIsQuiet) {
 // After a loss: the orphaned slice's accumulation stays (and its trips count in the batch),
 // decisions go to the other slices only, and its worker's late windows are ignored.
 TEST(GoodputPolicy, AnOrphanedSliceGetsNoDecisionAndCountsInTheBatch) {
-  auto policy = MakeGoodputPolicy(3, 2, 2, 8);
+  auto policy = MakeGoodputPolicy(3, 2, 2, 8, kScaled);
   policy->SetOrphaned(2, 2);
   ppo::WindowReport adopter = Window(0, 2, 1e6);
   adopter.extra = 2;
@@ -140,8 +165,8 @@ TEST(Goodput, FixedTripsCountInTheBatchAndExtraMicroBatchesInTheTime) {
 }
 
 TEST(GoodputPolicy, RefusesAccumulationsThatCannotMeasureTheNoise) {
-  EXPECT_THROW(MakeGoodputPolicy(2, 2, 1, 8), std::invalid_argument);
-  EXPECT_THROW(MakeGoodputPolicy(2, 9, 2, 8), std::invalid_argument);
+  EXPECT_THROW(MakeGoodputPolicy(2, 2, 1, 8, kScaled), std::invalid_argument);
+  EXPECT_THROW(MakeGoodputPolicy(2, 9, 2, 8, kScaled), std::invalid_argument);
 }
 
 }  // namespace

@@ -104,7 +104,7 @@ WindowReport Window(int worker, int64_t alpha, double per_micro, double step_s) 
 // (16 + 32) / (16 + 48) of that once the workers measure a noise scale of 16 trips.
 TEST(LiveEnvironment, RewardsGoodputRelativeToEveryWorkerAtAlphaMin) {
   for (const bool noisy : {false, true}) {
-    LiveEnvironment env(1, 16);
+    LiveEnvironment env(1, 16, StepModel::kScaledLr);
     env.Push(Window(0, 1, 0.1, 0.22));
     env.Push(Window(1, 1, 0.2, 0.22));
     WindowReport again = Window(1, 1, 0.2, 0.22);
