@@ -5,7 +5,7 @@
 #
 #   bench/ppo_compare.sh [--out DIR] [--budget_s 45] [--seeds "1 2 3"] [--alphas "1 2 4 8"]
 #                        [--policies "fixed speed goodput ppo ppo-shipped ppo-sim ppo-worker"]
-#                        [--target_mape 0.28] [--eval_every_s 3] [--split_accumulation 4]
+#                        [--target_mape "0.35 0.30"] [--eval_every_s 3] [--split_accumulation 4]
 #                        [--log_every 10] [--data FILE --eval_fraction F]
 #                        [--cases "even slow comego hetero"] [--scalings "none adascale"]
 #                        [--geometries "optimizer plain"]
@@ -28,7 +28,9 @@
 # --geometries: each policy once per geometry of the measured gradient noise (--noise_geometry:
 # "optimizer", Adam's preconditioned gradient, the default; "plain", the policy named "+plain";
 # fixed accumulations read no noise and run once).
-# --eval_every_s: the held-out evaluation's cadence (time to target is measured in its steps).
+# --eval_every_s: the held-out evaluation's cadence (the time to a target is interpolated
+# between the evaluations around it). --target_mape: one target or several (quoted, spaces);
+# the report gives the time to each and its ratio to the best fixed accumulation's.
 # --log_every: steps per train report, the window every policy decides on.
 # --data: another trips file (e.g. tteps-gen's synthetic trips) with its held-out share
 # --eval_fraction (tail split); by default the shipped sample, 1/6 held out.
@@ -56,7 +58,7 @@ while [ $# -gt 0 ]; do
     --data) data=$2; data_label=$2; shift 2 ;;
     --eval_fraction) eval_fraction=$2; shift 2 ;;
     --quick) seeds=1 budget=30; shift ;;
-    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ppo_compare: unknown option $1" >&2; exit 2 ;;
   esac
 done
