@@ -19,6 +19,7 @@
 # the PPO agent of job scope (it sets the global batch and the speed split allocates it; it
 # starts at --split_accumulation too): "ppo", learning online from scratch; "ppo-shipped",
 # starting from the shipped policy (scheduler/ppo/shipped_policy.pt) and learning on;
+# "ppo-frozen", the shipped policy acting greedily without learning (--ppo_learn=false);
 # "ppo-sim", starting from a policy pre-trained offline on the simulated job calibrated from a
 # live probe of the case, learning on; "ppo-worker": the agent of worker scope (it sets each
 # worker's alpha), from scratch.
@@ -58,7 +59,7 @@ while [ $# -gt 0 ]; do
     --data) data=$2; data_label=$2; shift 2 ;;
     --eval_fraction) eval_fraction=$2; shift 2 ;;
     --quick) seeds=1 budget=30; shift ;;
-    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ppo_compare: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -97,9 +98,9 @@ policies=""
 for k in $kinds; do
   case "$k" in
     fixed) for a in $alphas; do policies+=" fixed-$a"; done ;;
-    speed|goodput|ppo|ppo-shipped|ppo-sim|ppo-worker) policies+=" $k" ;;
+    speed|goodput|ppo|ppo-shipped|ppo-frozen|ppo-sim|ppo-worker) policies+=" $k" ;;
     *) echo "ppo_compare: unknown policy '$k' (fixed, speed, goodput, ppo, ppo-shipped," \
-         "ppo-sim, ppo-worker)" >&2; exit 2 ;;
+         "ppo-frozen, ppo-sim, ppo-worker)" >&2; exit 2 ;;
   esac
 done
 scaled=""
@@ -145,6 +146,8 @@ for seed in $seeds; do
                      --accumulation "$split_alpha") ;;
         ppo-shipped) flags+=(--accumulation_policy ppo --ppo_seed "$seed"
                              --accumulation "$split_alpha") ;;
+        ppo-frozen) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_learn=false
+                            --accumulation "$split_alpha") ;;
         ppo-sim) flags+=(--accumulation_policy ppo --ppo_seed "$seed"
                          --ppo_policy_in "$out/policies/$c.pt" --accumulation "$split_alpha") ;;
         ppo-worker) flags+=(--accumulation_policy ppo --ppo_scope worker --ppo_seed "$seed"

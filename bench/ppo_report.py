@@ -64,7 +64,7 @@ def fmt(values, digits=4):
             f"({min(values):.{digits}f}-{max(values):.{digits}f})")
 
 
-POLICY_RANK = {"speed": 1, "goodput": 2, "ppo": 3, "ppo-shipped": 4, "ppo-sim": 5}
+POLICY_RANK = {"speed": 1, "goodput": 2, "ppo": 3, "ppo-shipped": 4, "ppo-frozen": 5, "ppo-sim": 6}
 
 
 def policy_order(p):
@@ -73,7 +73,7 @@ def policy_order(p):
     base, scaled = (base[:-4], 1) if base.endswith("+ada") else (base, 0)
     if base.startswith("fixed-"):
         return (0, int(base.split("-")[1]), scaled, plain, p)
-    return (POLICY_RANK.get(base, 5), 0, scaled, plain, p)
+    return (POLICY_RANK.get(base, 7), 0, scaled, plain, p)
 
 
 def main():

@@ -14,7 +14,9 @@ AgentThread::AgentThread(const LivePolicyOptions& options, LiveEnvironment* env)
   }
   thread_ = std::thread([this] {
     try {
-      Runner runner(&agent_, {options_.learn, false, options_.rollout});
+      // Sampling explores, which only a learning agent has use for: one that only acts takes
+      // the most likely action, as the simulation's evaluations do.
+      Runner runner(&agent_, {options_.learn, /*greedy=*/!options_.learn, options_.rollout});
       runner.RunEpisode(*env_);
       LOG(INFO) << "PPO agent done: " << runner.updates() << " updates";
     } catch (const std::exception& e) {
