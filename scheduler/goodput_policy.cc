@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "common/gradient_noise.h"
-#include "scheduler/speed_meter.h"
 #include "scheduler/speed_shares.h"
 #include "scheduler/split_policy.h"
 
@@ -53,9 +52,7 @@ class GoodputPolicy : public SplitPolicy {
         hi_(hi),
         start_(accumulation),
         overhead_(workers, -1.0),
-        meter_(static_cast<size_t>(workers)) {
-    m_.trips.assign(workers, 0.0);
-  }
+        trips_(workers, 0.0) {}
 
   void Observe(const ppo::WindowReport& r) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -65,19 +62,14 @@ class GoodputPolicy : public SplitPolicy {
       noise_.Decay(kNoiseDecay);
       noise_.Add(r.noise, static_cast<double>(r.noise_steps));
     }
-    if (!meter_.Observe(w, r, alpha_[w])) return;
+    if (!Measure(r)) return;
     const double steps = static_cast<double>(r.losses.size());
-    const double micro = static_cast<double>(r.alpha + std::max<int64_t>(0, r.extra));
-    m_.trips[w] = r.trips / (steps * micro);
-    extra_[w] = micro - static_cast<double>(r.alpha);
+    trips_[w] = r.trips / (steps * (static_cast<double>(r.alpha) + extra_[w]));
     overhead_[w] = std::max(0.0, r.step_s - r.compute_s);
     Decide(r.step);
   }
 
-  void Forget(size_t slice) override {
-    meter_.Forget(slice);
-    overhead_[slice] = -1;
-  }
+  void Forget(size_t slice) override { overhead_[slice] = -1; }
 
  private:
   void Decide(int64_t step) {
@@ -89,28 +81,27 @@ class GoodputPolicy : public SplitPolicy {
     std::vector<int64_t> alpha;
     for (size_t i = 0; i < alpha_.size(); ++i) {
       if (orphaned_[i]) {
-        m.fixed_trips += alpha_[i] * m_.trips[i];
+        m.fixed_trips += alpha_[i] * trips_[i];
         continue;
       }
       if (!meter_.fresh(i) || overhead_[i] < 0) return;  // the round is not complete
       owned.push_back(i);
       alpha.push_back(alpha_[i]);
       m.seconds.push_back(meter_.seconds(i));
-      m.trips.push_back(m_.trips[i]);
+      m.trips.push_back(trips_[i]);
       m.extra.push_back(extra_[i]);
       // The slowest worker waits least: its step beyond its compute is the exchange's own time.
       m.overhead_s = m.overhead_s < 0 ? overhead_[i] : std::min(m.overhead_s, overhead_[i]);
     }
     if (owned.empty()) return;
     meter_.NewRound();
-    if (m_.base_batch <= 0) {
-      for (double b : m_.trips) m_.base_batch += start_ * b;
+    if (base_batch_ <= 0) {
+      for (double b : trips_) base_batch_ += start_ * b;
     }
-    m.base_batch = m_.base_batch;
+    m.base_batch = base_batch_;
     // Until the noise is known, only the split may change (the speed policy's move).
     const bool noise_known = noise_.weight() >= kMinNoiseSteps;
     m.noise_scale = noise_known ? NoiseScaleForDecision(noise_.Mean()) : std::nan("");
-    m_.noise_scale = m.noise_scale;
     std::vector<int64_t> next;
     if (noise_known && !std::isnan(m.noise_scale)) {
       next = BestSplit(m, lo_, hi_);
@@ -139,8 +130,8 @@ class GoodputPolicy : public SplitPolicy {
   const StepModel step_model_;
   const int64_t lo_, hi_, start_;
   std::vector<double> overhead_;  // per worker: step beyond compute; -1: not measured
-  SpeedMeter meter_;              // every slice's seconds per micro-batch
-  GoodputModel m_;                // every slice's trips per micro-batch, the base batch
+  std::vector<double> trips_;     // per worker: trips per micro-batch
+  double base_batch_ = 0;         // M0, in trips: set at the first decision
   NoiseSum noise_;                // decaying average over the windows
 };
 

@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "scheduler/speed_meter.h"
 #include "scheduler/speed_shares.h"
 #include "scheduler/split_policy.h"
 
@@ -17,22 +16,12 @@ namespace {
 class SpeedPolicy : public SplitPolicy {
  public:
   SpeedPolicy(int workers, int64_t accumulation, int64_t lo, int64_t hi)
-      : SplitPolicy(workers, accumulation),
-        lo_(lo),
-        hi_(hi),
-        total_(workers * accumulation),
-        meter_(static_cast<size_t>(workers)) {}
+      : SplitPolicy(workers, accumulation), lo_(lo), hi_(hi), total_(workers * accumulation) {}
 
   void Observe(const ppo::WindowReport& r) override {
     std::lock_guard<std::mutex> lock(mu_);
-    const size_t w = static_cast<size_t>(r.worker);
-    if (w >= alpha_.size() || orphaned_[w] || r.alpha <= 0) return;
-    if (!meter_.Observe(w, r, alpha_[w])) return;
-    extra_[w] = static_cast<double>(std::max<int64_t>(0, r.extra));
-    Decide(r.step);
+    if (Measure(r)) Decide(r.step);
   }
-
-  void Forget(size_t slice) override { meter_.Forget(slice); }
 
  private:
   // Once every slice has been measured since the last round: a new split of the global batch,
@@ -75,17 +64,7 @@ class SpeedPolicy : public SplitPolicy {
     }
   }
 
-  // The step's predicted length: the slowest worker's (its adopted slices included).
-  double StepSeconds(const std::vector<int64_t>& alpha) const {
-    double slowest = 0;
-    for (size_t i = 0; i < alpha.size(); ++i) {
-      if (!orphaned_[i]) slowest = std::max(slowest, (alpha[i] + extra_[i]) * meter_.seconds(i));
-    }
-    return slowest;
-  }
-
   const int64_t lo_, hi_, total_;
-  SpeedMeter meter_;
 };
 
 }  // namespace

@@ -6,7 +6,6 @@
 
 #include "scheduler/ppo/agent_thread.h"
 #include "scheduler/ppo/live_environment.h"
-#include "scheduler/speed_meter.h"
 #include "scheduler/speed_shares.h"
 #include "scheduler/split_policy.h"
 
@@ -49,7 +48,6 @@ class JobPolicy : public scheduler::SplitPolicy {
         lo_(o.alpha_min),
         hi_(o.alpha_max),
         mean_alpha_(accumulation),
-        meter_(static_cast<size_t>(workers)),
         windows_(workers),
         env_(o.alpha_min, o.alpha_max, o.step_model),
         agent_(o, &env_) {}
@@ -57,12 +55,9 @@ class JobPolicy : public scheduler::SplitPolicy {
 
   void Observe(const WindowReport& r) override {
     std::lock_guard<std::mutex> lock(mu_);
-    const size_t w = static_cast<size_t>(r.worker);
-    if (w >= alpha_.size() || orphaned_[w] || r.alpha <= 0) return;
     // A window with no step at the slice's accumulation says little about it.
-    if (!meter_.Observe(w, r, alpha_[w])) return;
-    extra_[w] = static_cast<double>(std::max<int64_t>(0, r.extra));
-    windows_[w] = r;
+    if (!Measure(r)) return;
+    windows_[static_cast<size_t>(r.worker)] = r;
     std::vector<WindowReport> round;
     for (size_t i = 0; i < alpha_.size(); ++i) {
       if (orphaned_[i]) continue;
@@ -82,10 +77,7 @@ class JobPolicy : public scheduler::SplitPolicy {
   std::string Finish() override { return agent_.Finish(); }
 
  private:
-  void Forget(size_t slice) override {
-    meter_.Forget(slice);
-    windows_[slice].reset();
-  }
+  void Forget(size_t slice) override { windows_[slice].reset(); }
 
   // The agent's new mean accumulation as a split by speed of mean x the slices it may change.
   void Split(const scheduler::AlphaDecision& job) {
@@ -121,17 +113,8 @@ class JobPolicy : public scheduler::SplitPolicy {
     }
   }
 
-  double StepSeconds(const std::vector<int64_t>& alpha) const {
-    double slowest = 0;
-    for (size_t i = 0; i < alpha.size(); ++i) {
-      if (!orphaned_[i]) slowest = std::max(slowest, (alpha[i] + extra_[i]) * meter_.seconds(i));
-    }
-    return slowest;
-  }
-
   const int64_t lo_, hi_;
-  int64_t mean_alpha_;           // the agent's: the global batch over the slices it may change
-  scheduler::SpeedMeter meter_;  // per slice: compute per micro-batch
+  int64_t mean_alpha_;  // the agent's: the global batch over the slices it may change
   std::vector<std::optional<WindowReport>> windows_;  // this round's, per slice
   LiveEnvironment env_;
   AgentThread agent_;  // after env_: it plays env_ until destroyed
