@@ -29,6 +29,11 @@ DEFINE_string(sim_noise_scale, "400",
               "the simulated job's gradient noise scale in trips (the batch at which a trip's "
               "value has halved); several, comma-separated: each job runs at every one");
 DEFINE_double(sim_trips, 32, "trips per simulated micro-batch");
+DEFINE_double(sim_step_jitter, 0.5,
+              "the largest sigma of the log-normal factor on each simulated worker's step "
+              "compute (each episode draws its own from [0, this]): a balanced split still "
+              "waits for whichever step ran long, and the speeds read from one step vary; "
+              "the observation sees it, the goodput does not");
 DEFINE_string(sim_step_model, "adam",
               "how a step's progress grows with its batch: adam (Adam at a fixed learning rate, "
               "the jobs' default: sqrt(S / (S + S0))) or scaled (a rate scaled with the batch, "
@@ -56,6 +61,9 @@ int Pretrain() {
   }
   if (!(FLAGS_sim_comm_s >= 0)) throw std::invalid_argument("--sim_comm_s must be >= 0");
   if (!(FLAGS_sim_trips > 0)) throw std::invalid_argument("--sim_trips must be > 0");
+  if (!(FLAGS_sim_step_jitter >= 0)) {
+    throw std::invalid_argument("--sim_step_jitter must be >= 0");
+  }
   std::vector<double> noise_scales;
   try {
     noise_scales = SplitDoubles(FLAGS_sim_noise_scale);
@@ -90,6 +98,7 @@ int Pretrain() {
     if (sc.compute_s.empty()) throw std::invalid_argument("--sim_compute_s: a job of no worker");
     sc.comm_s = FLAGS_sim_comm_s;
     sc.trips_per_microbatch = FLAGS_sim_trips;
+    sc.step_jitter = FLAGS_sim_step_jitter;
     sc.alpha_min = opts.alpha_min;
     sc.alpha_max = opts.alpha_max;
     sc.job_scope = opts.job_scope;

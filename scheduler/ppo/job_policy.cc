@@ -59,14 +59,17 @@ class JobPolicy : public scheduler::SplitPolicy {
     if (!Measure(r)) return;
     windows_[static_cast<size_t>(r.worker)] = r;
     std::vector<WindowReport> round;
+    std::vector<double> seconds, micro_batches;
     for (size_t i = 0; i < alpha_.size(); ++i) {
       if (orphaned_[i]) continue;
       if (!windows_[i]) return;  // the round is not complete
       round.push_back(*windows_[i]);
+      seconds.push_back(meter_.seconds(i));
+      micro_batches.push_back(static_cast<double>(alpha_[i]) + extra_[i]);
     }
     if (round.empty()) return;
     for (auto& window : windows_) window.reset();
-    env_.Push(MergeWindows(round, mean_alpha_));
+    env_.Push(MergeWindows(round, mean_alpha_), SplitView(seconds, micro_batches));
   }
 
   std::optional<scheduler::AlphaDecision> Poll() override {

@@ -4,9 +4,11 @@
 // accumulation (a round), their windows are merged into one job window for the agent: its
 // "alpha" is the workers' mean accumulation, which it halves, keeps or doubles. The new global
 // batch (mean x slices) is then split by the speeds measured in the round, and a slice's
-// decision is sent where its accumulation changes. What the agent cannot see from one worker,
-// how much the batch as a whole buys, is what it decides; what a heuristic does well, evening
-// out the workers' speeds, is left to the heuristic.
+// decision is sent where its accumulation changes. Besides the merged window the agent sees
+// how much the slices' speeds differ and how balanced their split is (SplitView in
+// observation.h). What the agent cannot see from one worker, how much the batch as a whole
+// buys, is what it decides; what a heuristic does well, evening out the workers' speeds, is
+// left to the heuristic.
 #pragma once
 
 #include <cstdint>

@@ -20,7 +20,7 @@ constexpr double kMinNoiseSteps = 8;
 constexpr double kFarBelowNoise = 1.0 / 65536;
 }  // namespace
 
-void LiveEnvironment::Account(Report* out) {
+void LiveEnvironment::Account(Report* out, const std::optional<JobView>& split) {
   const WindowReport& r = out->window;
   if (r.noise_steps > 0) {
     noise_.Decay(kNoiseDecay);
@@ -48,6 +48,10 @@ void LiveEnvironment::Account(Report* out) {
   const double phi = noise_.weight() >= kMinNoiseSteps ? NoiseScaleForDecision(noise_.Mean()) : NAN;
   out->view.relative_compute = mean_compute > 0 ? w.compute_per_micro / mean_compute : 1.0;
   out->view.relative_step = slowest > 0 ? w.compute_per_micro * w.alpha / slowest : 1.0;
+  if (split) {
+    out->view.relative_compute = split->relative_compute;
+    out->view.relative_step = split->relative_step;
+  }
   // An unresolved true gradient (phi infinite): the batch as far below the noise scale as the
   // observation tells (its log2 clamps), not "unknown" (0).
   out->view.batch_over_noise = std::isinf(phi)      ? kFarBelowNoise
@@ -63,12 +67,12 @@ void LiveEnvironment::Account(Report* out) {
   out->has_reward = seen;  // its previous window carried a decision
 }
 
-void LiveEnvironment::Push(const WindowReport& report) {
+void LiveEnvironment::Push(const WindowReport& report, const std::optional<JobView>& split) {
   std::lock_guard<std::mutex> lock(mu_);
   if (finished_) return;
   Report r;
   r.window = report;
-  Account(&r);
+  Account(&r, split);
   reports_.push_back(std::move(r));
   cv_.notify_all();
 }

@@ -33,8 +33,9 @@ class LiveEnvironment : public Environment {
   // `step_model`: how the goodput it rewards counts a batch's trips (common/gradient_noise.h).
   LiveEnvironment(int64_t alpha_min, int64_t alpha_max, StepModel step_model);
 
-  // Coordination loop side (thread-safe, non-blocking).
-  void Push(const WindowReport& report);
+  // Coordination loop side (thread-safe, non-blocking). `split`: the job scope's view of its
+  // split (SplitView), which one merged window cannot tell; else from the workers' windows.
+  void Push(const WindowReport& report, const std::optional<JobView>& split = std::nullopt);
   std::optional<scheduler::AlphaDecision> PollDecision();
   void Finish();  // the job's training is over: the episode ends
 
@@ -59,7 +60,7 @@ class LiveEnvironment : public Environment {
   bool Next(std::unique_lock<std::mutex>& lock, Report* out);
   AgentObservation Observe(const Report& r);
   // Updates the job's state with `r`; its view and reward (mu_ held).
-  void Account(Report* r);
+  void Account(Report* r, const std::optional<JobView>& split);
 
   const int64_t alpha_min_, alpha_max_;
   const StepModel step_model_;

@@ -34,6 +34,21 @@ const char* ActionName(int action) {
   return action >= 0 && action < kNumActions ? kNames[action] : "unknown";
 }
 
+JobView SplitView(const std::vector<double>& seconds, const std::vector<double>& micro_batches) {
+  JobView v;
+  const size_t n = std::min(seconds.size(), micro_batches.size());
+  double mean = 0, slowest = 0, slowest_step = 0, mean_step = 0;
+  for (size_t i = 0; i < n; ++i) {
+    mean += seconds[i] / n;
+    slowest = std::max(slowest, seconds[i]);
+    mean_step += seconds[i] * micro_batches[i] / n;
+    slowest_step = std::max(slowest_step, seconds[i] * micro_batches[i]);
+  }
+  if (mean > 0) v.relative_compute = slowest / mean;
+  if (slowest_step > 0) v.relative_step = mean_step / slowest_step;
+  return v;
+}
+
 std::vector<float> ObservationBuilder::Build(const WindowReport& r, const JobView& job) {
   const double relative_compute = job.relative_compute;
   const LossStats s = SummariseLosses(r.losses);

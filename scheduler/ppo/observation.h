@@ -6,13 +6,17 @@
 //         mean and variance over all windows seen;
 //   5     alpha's position in [alpha_min, alpha_max] on a log2 scale (0 .. 1);
 //   6     the worker's pure compute time per micro-batch relative to the mean over workers
-//         (log2, clipped to +-2: > 0 means slower than average);
+//         (log2, clipped to +-2: > 0 means slower than average); in job scope the slowest
+//         slice's (> 0: the workers differ, and a larger global batch can be split unevenly);
 //   7     the share of its step spent waiting (for the slowest worker, a pull, an allreduce);
 //   8     staleness s as s / (1 + s) (async and SSP; 0 in sync and ring modes);
 //   9     the global batch M against the gradient noise scale B_noise: log2(M / B_noise) / 4,
 //         clipped to +-1 (0 while the noise is unknown): above 0 a larger batch buys little;
 //   10    this worker's compute per step relative to the slowest worker's, log2 / 4, clipped to
-//         -1 .. 0 (0: it is the slowest, the one every other worker waits for).
+//         -1 .. 0 (0: it is the slowest, the one every other worker waits for); in job scope
+//         the slices' mean (0: the split is balanced, no slice computes less than the slowest).
+// In job scope 6 and 10 come from the measured compute, not from the wait (feature 7), which
+// also holds the exchange and each step's jitter.
 // Actions: 0 halves alpha, 1 keeps it, 2 doubles it, within [alpha_min, alpha_max].
 #pragma once
 
@@ -63,6 +67,10 @@ struct JobView {
   double relative_step = 1;     // its compute per step over the slowest worker's
   double batch_over_noise = 0;  // M / B_noise; 0: the noise is not known
 };
+
+// The job scope's view of its split (relative_compute, relative_step; no noise): `seconds` per
+// micro-batch and `micro_batches` per step of each slice.
+JobView SplitView(const std::vector<double>& seconds, const std::vector<double>& micro_batches);
 
 class ObservationBuilder {
  public:

@@ -70,6 +70,8 @@ AgentObservation SimEnvironment::Reset() {
     mean_alpha_ = c_.random_start ? draw() : c_.alpha_min;
     alphas_ = SplitOf(mean_alpha_);
   }
+  jitter_ =
+      c_.step_jitter > 0 ? std::uniform_real_distribution<double>(0.0, c_.step_jitter)(rng_) : 0.0;
   excess_loss_ = 1;
   last_losses_.assign(w, {});
   turn_ = 0;
@@ -82,40 +84,51 @@ void SimEnvironment::SimulateWindow() {
   double trips = 0;
   for (auto a : alphas_) trips += a * c_.trips_per_microbatch;
   std::normal_distribution<double> noise(0.0, c_.loss_noise);
+  std::normal_distribution<double> z(0.0, 1.0);
   for (auto& l : last_losses_) l.clear();
+  const size_t w = alphas_.size();
+  last_wait_s_.assign(w, 0.0);
+  last_step_s_ = 0;
+  std::vector<double> t(w);
+  const double per_step = 1.0 / c_.steps_per_window;
   for (int s = 0; s < c_.steps_per_window; ++s) {
     excess_loss_ *= std::exp(-c_.k * StepProgress(c_.step_model, c_.s0, trips));
     for (auto& l : last_losses_) l.push_back(0.5 + excess_loss_ + noise(rng_));
+    for (size_t i = 0; i < w; ++i) {
+      // Log-normal of mean 1.
+      const double factor = jitter_ > 0 ? std::exp(jitter_ * z(rng_) - jitter_ * jitter_ / 2) : 1;
+      t[i] = alphas_[i] * c_.compute_s[i] * factor;
+    }
+    const double slowest = *std::max_element(t.begin(), t.end());
+    for (size_t i = 0; i < w; ++i) last_wait_s_[i] += (slowest - t[i]) * per_step;
+    last_step_s_ += (slowest + c_.comm_s) * per_step;
   }
+  last_seconds_.resize(w);
+  for (size_t i = 0; i < w; ++i) last_seconds_[i] = t[i] / alphas_[i];
 }
 
 AgentObservation SimEnvironment::Observe(int worker) {
-  const double slowest_plus = [&] {
-    double s = 0;
-    for (size_t i = 0; i < alphas_.size(); ++i) s = std::max(s, alphas_[i] * c_.compute_s[i]);
-    return s + c_.comm_s;
-  }();
+  double slowest = 0;
+  for (size_t i = 0; i < alphas_.size(); ++i) {
+    slowest = std::max(slowest, alphas_[i] * c_.compute_s[i]);
+  }
   WindowReport r;
   r.worker = worker;
   r.alpha = alphas_[worker];
   r.losses = last_losses_[worker];
   r.compute_s = alphas_[worker] * c_.compute_s[worker];
-  r.step_s = slowest_plus;
-  r.wait_s = slowest_plus - c_.comm_s - r.compute_s;
+  r.step_s = last_step_s_;
+  r.wait_s = last_wait_s_[worker];
   const double mean =
       std::accumulate(c_.compute_s.begin(), c_.compute_s.end(), 0.0) / c_.compute_s.size();
   JobView view;
   view.relative_compute = c_.compute_s[worker] / mean;
-  view.relative_step = r.compute_s / (slowest_plus - c_.comm_s);
+  view.relative_step = r.compute_s / slowest;
   if (c_.job_scope) {  // the merged window, as job_policy.h's MergeWindows builds it
     r.alpha = mean_alpha_;
-    r.compute_s = slowest_plus - c_.comm_s;
-    r.wait_s = 0;
-    for (size_t i = 0; i < alphas_.size(); ++i) {
-      r.wait_s += (r.compute_s - alphas_[i] * c_.compute_s[i]) / alphas_.size();
-    }
-    view.relative_compute = 1;  // one window: the live job's view of it
-    view.relative_step = 1;
+    r.compute_s = slowest;
+    r.wait_s = std::accumulate(last_wait_s_.begin(), last_wait_s_.end(), 0.0) / alphas_.size();
+    view = SplitView(last_seconds_, std::vector<double>(alphas_.begin(), alphas_.end()));
   }
   double batch = 0;
   for (auto a : alphas_) batch += a * c_.trips_per_microbatch;

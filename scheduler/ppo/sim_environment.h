@@ -6,7 +6,11 @@
 // batch) or sqrt(S / (S + S0)) (Adam at a fixed rate; StepModel): larger batches cost
 // proportionally more but help less per trip. Goodput is therefore g(S) / T, and the reward
 // of a window is its goodput relative to that of all workers at alpha_min. The observed
-// per-step losses carry Gaussian noise.
+// per-step losses carry Gaussian noise, and each worker's step compute a log-normal jitter
+// whose sigma each episode draws from [0, step_jitter]: what is observed (the waiting, and in
+// job scope the speeds read from the window's last step, as scheduler/speed_meter.h reads
+// them) sees it, the goodput does not. In a live sync job a balanced split still waits, for
+// whichever worker's step ran long.
 //
 // With job_scope the agent decides for the job as a whole (scheduler/ppo/job_policy.h): one
 // observation per window, the job's merged window, whose alpha is the workers' mean; the
@@ -33,6 +37,7 @@ struct SimConfig {
   int decisions_per_worker = 16;  // episode length
   int64_t alpha_min = 1, alpha_max = 16;
   double loss_noise = 0.02;
+  double step_jitter = 0;    // the largest sigma of the log-normal factor on a step's compute
   bool random_start = true;  // start each episode at random alphas (else alpha_min)
   bool job_scope = false;    // one decision per window for the global batch
   // How a step's progress grows with its batch (common/gradient_noise.h), s0 as B_noise.
@@ -69,6 +74,10 @@ class SimEnvironment : public Environment {
   double reference_goodput_ = 1;
   double excess_loss_ = 1;
   std::vector<std::vector<double>> last_losses_;  // per worker, the last window's
+  std::vector<double> last_wait_s_;               // per worker, the last window's per step
+  std::vector<double> last_seconds_;              // per worker, per micro-batch in its last step
+  double last_step_s_ = 0;                        // the last window's mean step
+  double jitter_ = 0;                             // this episode's sigma
   int turn_ = 0, decisions_ = 0;
   ObservationBuilder builder_;
 };

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
@@ -80,6 +81,31 @@ TEST(JobScopeSimulation, TheBestGlobalBatchIsSplitBySpeed) {
   EXPECT_EQ(decisions, sc.decisions_per_worker);
 }
 
+// The job's observation tells how much the workers' speeds differ (feature 6) and how balanced
+// the split is (10), from their compute: the even split of a 3x slower worker waits, 3 and 1
+// does not, unless a step's compute jitters.
+TEST(JobScopeSimulation, TheObservationTellsHowTheSlicesDifferAndTheSplitsBalance) {
+  SimConfig sc;  // 0.05 and 0.15 s per micro-batch
+  sc.job_scope = true;
+  sc.random_start = false;  // at alpha_min: 1 and 1
+  SimEnvironment env(sc);
+  const AgentObservation even = env.Reset();
+  EXPECT_NEAR(even.features[6], std::log2(1.5), 1e-5);
+  EXPECT_NEAR(even.features[10], std::log2(2.0 / 3) / 4, 1e-5);
+  EXPECT_NEAR(even.features[7], 0.05 / 0.3, 1e-5);  // 0.1 s of the fast one's 0.3 s step
+  const AgentObservation split = env.Step(2).next;  // mean 2: 3 and 1
+  EXPECT_NEAR(split.features[6], std::log2(1.5), 1e-5);
+  EXPECT_FLOAT_EQ(split.features[10], 0.0f);
+  EXPECT_NEAR(split.features[7], 0.0f, 1e-6);
+
+  sc.step_jitter = 0.5;
+  SimEnvironment jittery(sc);
+  jittery.Reset();
+  const AgentObservation balanced = jittery.Step(2).next;
+  EXPECT_GT(balanced.features[7], 0.0f) << "a balanced split waits for the step that ran long";
+  EXPECT_LT(balanced.features[10], 0.0f) << "the last step's speeds jitter";
+}
+
 double Evaluate(PpoAgent* agent, const SimConfig& sc) {
   if (!agent) return OracleReturn(sc);
   SimEnvironment env(sc);
@@ -120,7 +146,7 @@ TEST(JobScopeSimulation, TheAgentLearnsTheBestGlobalBatch) {
   const double oracle = score(nullptr);
   double learned = 0;
   int episodes = 0;
-  for (; episodes < 600; ++episodes) {
+  for (; episodes < 1500; ++episodes) {
     runner.RunEpisode(envs[episodes % envs.size()]);
     if (episodes % 50 != 49) continue;
     learned = score(&agent);
@@ -147,10 +173,12 @@ TEST(JobPolicy, SplitsTheAgentsGlobalBatchBySpeed) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   int decisions = 0;
   std::string action;
+  std::vector<float> seen;
   while (decisions == 0 && std::chrono::steady_clock::now() < deadline) {
     while (auto d = policy->Poll()) {
       alpha[d->worker] = d->new_alpha;
       action = d->action;
+      seen = d->observation;
       ++decisions;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -164,6 +192,11 @@ TEST(JobPolicy, SplitsTheAgentsGlobalBatchBySpeed) {
   EXPECT_TRUE(total == 4 || total == 8 || total == 16) << total;
   EXPECT_EQ(alpha[0], 3 * alpha[1]) << action;
   EXPECT_NE(action.find("/split"), std::string::npos) << action;
+  // The agent saw how the slices differ (the slowest 1.5 x the mean) and that the even split
+  // it decided from was not balanced (the mean slice computes 2/3 of the slowest one's step).
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kObservationSize));
+  EXPECT_NEAR(seen[6], std::log2(1.5), 1e-5);
+  EXPECT_NEAR(seen[10], std::log2(2.0 / 3) / 4, 1e-5);
   // The starting accumulation must be alpha_min times a power of two.
   EXPECT_THROW(MakeJobPolicy(o, 2, 3), std::invalid_argument);
   EXPECT_THROW(MakeJobPolicy(o, 2, 32), std::invalid_argument);

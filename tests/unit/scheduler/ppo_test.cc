@@ -85,6 +85,20 @@ TEST(Observation, LossStatsAndActions) {
   EXPECT_FLOAT_EQ(b.Build(r, JobView{})[9], 0.0f);  // the noise not known yet
 }
 
+// The job scope's view of a split: the slowest slice over the mean, and the mean slice's step
+// over the slowest one's.
+TEST(Observation, SplitViewMeasuresHowTheSlicesDifferAndTheBalance) {
+  const JobView even = SplitView({0.1, 0.3}, {1, 1});
+  EXPECT_DOUBLE_EQ(even.relative_compute, 1.5);
+  EXPECT_DOUBLE_EQ(even.relative_step, (0.1 + 0.3) / 2 / 0.3);
+  const JobView balanced = SplitView({0.1, 0.3}, {3, 1});
+  EXPECT_DOUBLE_EQ(balanced.relative_compute, 1.5);
+  EXPECT_NEAR(balanced.relative_step, 1.0, 1e-12);
+  const JobView equal = SplitView({0.2, 0.2}, {4, 4});
+  EXPECT_DOUBLE_EQ(equal.relative_compute, 1.0);
+  EXPECT_DOUBLE_EQ(equal.relative_step, 1.0);
+}
+
 // A window of `worker` at `alpha`: 16 trips and `per_micro` compute seconds per micro-batch,
 // steps of `step_s` (the slowest worker's compute plus 0.02 s of exchange).
 WindowReport Window(int worker, int64_t alpha, double per_micro, double step_s) {
