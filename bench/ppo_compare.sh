@@ -6,6 +6,7 @@
 #   bench/ppo_compare.sh [--out DIR] [--budget_s 45] [--seeds "1 2 3"] [--alphas "1 2 4 8"]
 #                        [--policies "fixed speed goodput ppo ppo-shipped ppo-sim ppo-worker"]
 #                        [--target_mape "0.35 0.30"] [--eval_every_s 3] [--split_accumulation 4]
+#                        [--agent_accumulation 1]
 #                        [--log_every 10] [--data FILE --eval_fraction F]
 #                        [--cases "even slow comego hetero"] [--scalings "none adascale"]
 #                        [--geometries "optimizer plain"]
@@ -16,13 +17,13 @@
 # "hetero" (4 workers of speeds 1, 1, 2, 3: --slowdowns 200,200,50,0). Policies: "fixed" (one run
 # per alpha in --alphas); "speed" and "goodput" (starting at alpha --split_accumulation, 4 by
 # default; speed keeps that global batch; goodput within [2, 16]);
-# the PPO agent of job scope (it sets the global batch and the speed split allocates it; it
-# starts at --split_accumulation too): "ppo", learning online from scratch; "ppo-shipped",
-# starting from the shipped policy (scheduler/ppo/shipped_policy.pt) and learning on;
-# "ppo-frozen", the shipped policy acting greedily without learning (--ppo_learn=false);
-# "ppo-sim", starting from a policy pre-trained offline on the simulated job calibrated from a
-# live probe of the case, learning on; "ppo-worker": the agent of worker scope (it sets each
-# worker's alpha), from scratch.
+# the PPO agent of job scope (it sets the global batch and the speed split allocates it; it starts
+# at --agent_accumulation, 1 by default, as a job does): "ppo", learning online from scratch;
+# "ppo-shipped", starting from the shipped policy (scheduler/ppo/shipped_policy.pt) and learning on;
+# "ppo-frozen", the shipped policy acting greedily without learning (--ppo_learn=false); "ppo-sim",
+# starting from a policy pre-trained offline on the simulated job calibrated from a live probe of
+# the case, learning on; "ppo-worker": the agent of worker scope (it sets each worker's alpha), from
+# scratch.
 # Writes DIR/report.md (medians over seeds), DIR/results.csv and DIR/*.png
 # (bench/ppo_report.py). --quick: 1 seed, 30 s. --scalings: each policy once per learning-rate
 # scaling ("none", and "adascale": --lr_scaling adascale, the policy named with "+ada").
@@ -40,7 +41,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TTEPS_BIN:-$root/build/bin}
 out="bench-out/ppo-$(date +%Y%m%d-%H%M%S)" budget=45 seeds="1 2 3" alphas="1 2 4 8"
 target=0.28 cases="even slow comego hetero" kinds="fixed speed goodput ppo ppo-shipped ppo-sim ppo-worker"
-scalings="none" geometries="optimizer" eval_every=3 split_alpha=4 log_every=10
+scalings="none" geometries="optimizer" eval_every=3 split_alpha=4 agent_alpha=1 log_every=10
 data="$root/data/chengdu/trajectories.jsonl" eval_fraction=0.1667 data_label=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -55,11 +56,12 @@ while [ $# -gt 0 ]; do
     --geometries) geometries=$2; shift 2 ;;
     --eval_every_s) eval_every=$2; shift 2 ;;
     --split_accumulation) split_alpha=$2; shift 2 ;;
+    --agent_accumulation) agent_alpha=$2; shift 2 ;;
     --log_every) log_every=$2; shift 2 ;;
     --data) data=$2; data_label=$2; shift 2 ;;
     --eval_fraction) eval_fraction=$2; shift 2 ;;
     --quick) seeds=1 budget=30; shift ;;
-    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ppo_compare: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -143,15 +145,15 @@ for seed in $seeds; do
         goodput) flags+=(--accumulation_policy goodput --accumulation "$split_alpha"
                          --accumulation_min 2) ;;
         ppo) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_policy_in none
-                     --accumulation "$split_alpha") ;;
+                     --accumulation "$agent_alpha") ;;
         ppo-shipped) flags+=(--accumulation_policy ppo --ppo_seed "$seed"
-                             --accumulation "$split_alpha") ;;
+                             --accumulation "$agent_alpha") ;;
         ppo-frozen) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_learn=false
-                            --accumulation "$split_alpha") ;;
+                            --accumulation "$agent_alpha") ;;
         ppo-sim) flags+=(--accumulation_policy ppo --ppo_seed "$seed"
-                         --ppo_policy_in "$out/policies/$c.pt" --accumulation "$split_alpha") ;;
+                         --ppo_policy_in "$out/policies/$c.pt" --accumulation "$agent_alpha") ;;
         ppo-worker) flags+=(--accumulation_policy ppo --ppo_scope worker --ppo_seed "$seed"
-                            --ppo_policy_in none --accumulation "$split_alpha") ;;
+                            --ppo_policy_in none --accumulation "$agent_alpha") ;;
       esac
       printf '== %-5s %-8s seed %s: ' "$c" "$p" "$seed" >&2
       if TTEPS_BIN=$bin "$root/launch/tteps" --mode sync --workers "${case_workers[$c]}" --servers 1 \
