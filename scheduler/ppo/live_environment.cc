@@ -46,11 +46,12 @@ void LiveEnvironment::Account(Report* out, const std::optional<JobView>& split) 
     step_s = std::max(step_s, s.step_s);
   }
   const double phi = noise_.weight() >= kMinNoiseSteps ? NoiseScaleForDecision(noise_.Mean()) : NAN;
-  out->view.relative_compute = mean_compute > 0 ? w.compute_per_micro / mean_compute : 1.0;
-  out->view.relative_step = slowest > 0 ? w.compute_per_micro * w.alpha / slowest : 1.0;
-  if (split) {
+  if (split) {  // job scope: what its one merged window cannot tell
     out->view.relative_compute = split->relative_compute;
     out->view.relative_step = split->relative_step;
+  } else {
+    out->view.relative_compute = mean_compute > 0 ? w.compute_per_micro / mean_compute : 1.0;
+    out->view.relative_step = slowest > 0 ? w.compute_per_micro * w.alpha / slowest : 1.0;
   }
   // An unresolved true gradient (phi infinite): the batch as far below the noise scale as the
   // observation tells (its log2 clamps), not "unknown" (0).
