@@ -1,5 +1,6 @@
 #include "common/gradient_noise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -65,12 +66,41 @@ void NoiseSum::Add(const NoiseEstimate& e, double weight) {
   grad_sq_ += weight * e.grad_sq;
   trace_ += weight * e.trace;
   weight_ += weight;
+  grad_sq2_ += weight * e.grad_sq * e.grad_sq;
+  trace2_ += weight * e.trace * e.trace;
+  weight2_ += weight * weight;
 }
 
 void NoiseSum::Decay(double factor) {
   grad_sq_ *= factor;
   trace_ *= factor;
   weight_ *= factor;
+  grad_sq2_ *= factor;
+  trace2_ *= factor;
+  weight2_ *= factor * factor;
+}
+
+NoiseEstimate NoiseSum::StandardError() const {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (!(weight2_ > 0)) return {nan, nan};
+  const double samples = weight_ * weight_ / weight2_;
+  if (!(samples > 1.0 + 1e-9)) return {nan, nan};
+  const NoiseEstimate m = Mean();
+  // Σ w (x - m)^2 = Σ w x^2 - m^2 Σ w, clamped at 0 against rounding.
+  const auto se = [&](double sum2, double mean) {
+    const double spread = std::max(0.0, sum2 - mean * mean * weight_);
+    return std::sqrt(spread / ((samples - 1.0) * weight_));
+  };
+  return {se(grad_sq2_, m.grad_sq), se(trace2_, m.trace)};
+}
+
+double ResolvedNoiseScale(const NoiseSum& sum, double z) {
+  const NoiseEstimate m = sum.Mean();
+  const NoiseEstimate se = sum.StandardError();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (std::isnan(se.trace) || !(m.trace > z * se.trace)) return nan;
+  if (!(m.grad_sq > z * se.grad_sq)) return std::numeric_limits<double>::infinity();
+  return m.trace / m.grad_sq;
 }
 
 NoiseEstimate NoiseSum::Mean() const {

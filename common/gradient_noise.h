@@ -70,16 +70,31 @@ class NoiseSum {
   void Decay(double factor);
   double weight() const { return weight_; }
   NoiseEstimate Mean() const;
+  // The standard error of Mean(), each Add one sample of its weight: the weighted spread
+  // around the mean over the effective number of samples less one, (Σw)^2 / Σw^2 - 1. NaN in
+  // both until that number exceeds 1. Not kept by Restore (a checkpoint needs only the mean).
+  NoiseEstimate StandardError() const;
   // The raw sums, for a checkpoint (Restore takes them back).
   NoiseEstimate sums() const { return {grad_sq_, trace_}; }
   void Restore(const NoiseEstimate& sums, double weight) {
     grad_sq_ = sums.grad_sq;
     trace_ = sums.trace;
     weight_ = weight;
+    grad_sq2_ = trace2_ = weight2_ = 0;
   }
 
  private:
   double grad_sq_ = 0, trace_ = 0, weight_ = 0;
+  // Σ w x^2 of each part and Σ w^2, for StandardError.
+  double grad_sq2_ = 0, trace2_ = 0, weight2_ = 0;
 };
+
+// B_noise for a decision from a running average, as NoiseScaleForDecision(sum.Mean()) where
+// the average resolves what it claims: a trace not `z` standard errors above zero is no
+// measured noise (NaN, unknown), and a |G|^2 not `z` of its standard errors above zero is an
+// unresolved true gradient (infinite, if the noise is resolved). Single windows' estimates
+// are noisy enough (live: from -30 to 1600 trips a window) that an unqualified mean of a few
+// reads as a verdict it is not.
+double ResolvedNoiseScale(const NoiseSum& sum, double z = 2.0);
 
 }  // namespace tteps

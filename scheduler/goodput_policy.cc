@@ -101,7 +101,7 @@ class GoodputPolicy : public SplitPolicy {
     m.base_batch = base_batch_;
     // Until the noise is known, only the split may change (the speed policy's move).
     const bool noise_known = noise_.weight() >= kMinNoiseSteps;
-    m.noise_scale = noise_known ? NoiseScaleForDecision(noise_.Mean()) : std::nan("");
+    m.noise_scale = noise_known ? ResolvedNoiseScale(noise_) : std::nan("");
     std::vector<int64_t> next;
     if (noise_known && !std::isnan(m.noise_scale)) {
       next = BestSplit(m, lo_, hi_);

@@ -45,7 +45,7 @@ void LiveEnvironment::Account(Report* out, const std::optional<JobView>& split) 
     slowest_base = std::max(slowest_base, s.compute_per_micro * alpha_min_);
     step_s = std::max(step_s, s.step_s);
   }
-  const double phi = noise_.weight() >= kMinNoiseSteps ? NoiseScaleForDecision(noise_.Mean()) : NAN;
+  const double phi = noise_.weight() >= kMinNoiseSteps ? ResolvedNoiseScale(noise_) : NAN;
   if (split) {  // job scope: what its one merged window cannot tell
     out->view.relative_compute = split->relative_compute;
     out->view.relative_step = split->relative_step;

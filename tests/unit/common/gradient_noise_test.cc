@@ -65,6 +65,48 @@ TEST(GradientNoise, AnUnresolvedGradientUnderMeasuredNoiseIsAnInfiniteScale) {
   EXPECT_DOUBLE_EQ(NoiseScaleForDecision({2.0, 50.0}), 25.0);
 }
 
+// Equal weights: the standard error is the samples' spread over sqrt(n); a decay of every
+// weight alike changes nothing; until two samples count there is none.
+TEST(GradientNoise, TheStandardErrorIsTheSpreadOfTheSamplesMean) {
+  NoiseSum sum;
+  sum.Add({1.0, 10.0}, 3.0);
+  EXPECT_TRUE(std::isnan(sum.StandardError().trace));
+  sum.Add({3.0, 30.0}, 3.0);
+  sum.Add({5.0, 20.0}, 3.0);
+  // grad_sq 1, 3, 5: mean 3, sample variance 4, standard error sqrt(4 / 3).
+  EXPECT_NEAR(sum.StandardError().grad_sq, std::sqrt(4.0 / 3), 1e-12);
+  EXPECT_NEAR(sum.StandardError().trace, std::sqrt(100.0 / 3), 1e-12);
+  NoiseSum decayed = sum;
+  decayed.Decay(0.5);
+  EXPECT_NEAR(decayed.StandardError().grad_sq, std::sqrt(4.0 / 3), 1e-12);
+  // A decayed sample counts less: one old far sample and many new near ones.
+  NoiseSum old_far;
+  old_far.Add({100.0, 1.0}, 1.0);
+  for (int i = 0; i < 60; ++i) {
+    old_far.Decay(0.9);
+    old_far.Add({i % 2 ? 1.0 : 3.0, 1.0}, 1.0);
+  }
+  EXPECT_NEAR(old_far.Mean().grad_sq, 2.0, 0.1);
+  EXPECT_LT(old_far.StandardError().grad_sq, 1.0);
+}
+
+// A decision reads only what the average resolves: noisy windows whose mean trace is positive
+// but within two standard errors of zero tell nothing (NaN); a resolved trace over a |G|^2
+// within its errors is an unresolved gradient (infinite); both resolved give their ratio.
+TEST(GradientNoise, ADecisionReadsOnlyWhatTheAverageResolves) {
+  NoiseSum unresolved;  // traces -30, 1600, -10, 10, -20: mean 310, spread 720
+  for (double t : {-30.0, 1600.0, -10.0, 10.0, -20.0}) unresolved.Add({1.0, t}, 2.0);
+  EXPECT_GT(NoiseScaleForDecision(unresolved.Mean()), 0);  // the bare mean claims 310 trips
+  EXPECT_TRUE(std::isnan(ResolvedNoiseScale(unresolved)));
+  NoiseSum flat_gradient;  // traces near 50, |G|^2 around 0
+  for (int i = 0; i < 8; ++i) flat_gradient.Add({i % 2 ? 0.3 : -0.2, 50.0 + i}, 1.0);
+  EXPECT_TRUE(std::isinf(ResolvedNoiseScale(flat_gradient)));
+  NoiseSum resolved;
+  for (int i = 0; i < 8; ++i) resolved.Add({i % 2 ? 1.9 : 2.1, i % 2 ? 49.0 : 51.0}, 1.0);
+  EXPECT_NEAR(ResolvedNoiseScale(resolved), 25.0, 1e-9);
+  EXPECT_TRUE(std::isnan(ResolvedNoiseScale(NoiseSum())));
+}
+
 }  // namespace
 }  // namespace tteps
 
