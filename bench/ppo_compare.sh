@@ -6,7 +6,7 @@
 #   bench/ppo_compare.sh [--out DIR] [--budget_s 45] [--seeds "1 2 3"] [--alphas "1 2 4 8"]
 #                        [--policies "fixed speed goodput ppo ppo-shipped ppo-sim ppo-worker"]
 #                        [--target_mape "0.35 0.30"] [--eval_every_s 3] [--split_accumulation 4]
-#                        [--agent_accumulation 1]
+#                        [--agent_accumulation 1] [--batch_size 64]
 #                        [--log_every 10] [--data FILE --eval_fraction F]
 #                        [--cases "even slow comego hetero"] [--scalings "none adascale"]
 #                        [--geometries "optimizer plain"]
@@ -34,6 +34,8 @@
 # between the evaluations around it). --target_mape: one target or several (quoted, spaces);
 # the report gives the time to each and its ratio to the best fixed accumulation's.
 # --log_every: steps per train report, the window every policy decides on.
+# --batch_size: the jobs' --batch_size, the global batch at accumulation 1 (each worker's
+# micro-batch is its slice of it): the unit in which every policy sizes and splits the batch.
 # --data: another trips file (e.g. tteps-gen's synthetic trips) with its held-out share
 # --eval_fraction (tail split); by default the shipped sample, 1/6 held out.
 set -euo pipefail
@@ -42,6 +44,7 @@ bin=${TTEPS_BIN:-$root/build/bin}
 out="bench-out/ppo-$(date +%Y%m%d-%H%M%S)" budget=45 seeds="1 2 3" alphas="1 2 4 8"
 target=0.28 cases="even slow comego hetero" kinds="fixed speed goodput ppo ppo-shipped ppo-sim ppo-worker"
 scalings="none" geometries="optimizer" eval_every=3 split_alpha=4 agent_alpha=1 log_every=10
+batch_size=64
 data="$root/data/chengdu/trajectories.jsonl" eval_fraction=0.1667 data_label=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -58,10 +61,11 @@ while [ $# -gt 0 ]; do
     --split_accumulation) split_alpha=$2; shift 2 ;;
     --agent_accumulation) agent_alpha=$2; shift 2 ;;
     --log_every) log_every=$2; shift 2 ;;
+    --batch_size) batch_size=$2; shift 2 ;;
     --data) data=$2; data_label=$2; shift 2 ;;
     --eval_fraction) eval_fraction=$2; shift 2 ;;
     --quick) seeds=1 budget=30; shift ;;
-    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ppo_compare: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -135,7 +139,7 @@ for seed in $seeds; do
       mkdir -p "$(dirname "$dir")"
       flags=(--train_data "$data" --split tail
              --eval_fraction "$eval_fraction" --epochs 100000 --max_train_s "$budget" --eval_every_s "$eval_every"
-             --log_every "$log_every" --seed "$seed" --progress_s 1000 ${case_flags[$c]})
+             --log_every "$log_every" --batch_size "$batch_size" --seed "$seed" --progress_s 1000 ${case_flags[$c]})
       case "$p" in *+plain) flags+=(--noise_geometry plain) ;; esac
       case "${p%+plain}" in *+ada) flags+=(--lr_scaling adascale) ;; esac
       base=${p%+plain}
@@ -168,5 +172,5 @@ done
 report_data=()
 [ -n "$data_label" ] && report_data=(--data "$data_label, $eval_fraction held out (tail split)")
 /usr/bin/python3 "$root/bench/ppo_report.py" --out "$out" --target_mape "$target" \
-  --budget_s "$budget" --eval_every_s "$eval_every" "${report_data[@]}"
+  --budget_s "$budget" --eval_every_s "$eval_every" --batch_size "$batch_size" "${report_data[@]}"
 echo "report: $out/report.md" >&2

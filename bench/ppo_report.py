@@ -84,6 +84,8 @@ def main():
     ap.add_argument("--budget_s", type=float, default=45)
     ap.add_argument("--eval_every_s", type=float, default=3)
     ap.add_argument("--data", default="shipped sample (1,000 train / 200 eval trips, tail split)")
+    ap.add_argument("--batch_size", type=int, default=64,
+                    help="the jobs' --batch_size: the global batch at accumulation 1")
     args = ap.parse_args()
     targets = [float(t) for t in args.target_mape.replace(",", " ").split()]
     runs_dir = os.path.join(args.out, "runs")
@@ -120,7 +122,8 @@ def main():
         w.writerows(rows)
 
     lines = [f"# Accumulation policies: fixed alpha, speed, goodput and PPO\n",
-             f"Sync mode, 1 server, {args.data}, "
+             f"Sync mode, 1 server, {args.data}, global batch {args.batch_size} trips at "
+             f"accumulation 1 (`--batch_size`), "
              f"{args.budget_s:g} s training budget per run (`--max_train_s`), evaluation every "
              f"{args.eval_every_s:g} s. Median (min-max) over seeds. Time to a target: "
              f"training seconds until the eval MAPE first reached it, interpolated between "
