@@ -19,8 +19,9 @@
 # default; speed keeps that global batch; goodput within [2, 16]);
 # the PPO agent of job scope (it sets the global batch and the speed split allocates it; it starts
 # at --agent_accumulation, 1 by default, as a job does): "ppo", learning online from scratch;
-# "ppo-shipped", starting from the shipped policy (scheduler/ppo/shipped_policy.pt) and learning on;
-# "ppo-frozen", the shipped policy acting greedily without learning (--ppo_learn=false); "ppo-sim",
+# "ppo-shipped", starting from the shipped policy (scheduler/ppo/shipped_policy.pt) and learning on
+# (--ppo_learn=true); "ppo-frozen", the shipped policy acting greedily without learning (a job's
+# default with the shipped policy); "ppo-sim",
 # starting from a policy pre-trained offline on the simulated job calibrated from a live probe of
 # the case, learning on; "ppo-worker": the agent of worker scope (it sets each worker's alpha), from
 # scratch.
@@ -150,11 +151,11 @@ for seed in $seeds; do
                          --accumulation_min 2) ;;
         ppo) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_policy_in none
                      --accumulation "$agent_alpha") ;;
-        ppo-shipped) flags+=(--accumulation_policy ppo --ppo_seed "$seed"
+        ppo-shipped) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_learn=true
                              --accumulation "$agent_alpha") ;;
         ppo-frozen) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_learn=false
                             --accumulation "$agent_alpha") ;;
-        ppo-sim) flags+=(--accumulation_policy ppo --ppo_seed "$seed"
+        ppo-sim) flags+=(--accumulation_policy ppo --ppo_seed "$seed" --ppo_learn=true
                          --ppo_policy_in "$out/policies/$c.pt" --accumulation "$agent_alpha") ;;
         ppo-worker) flags+=(--accumulation_policy ppo --ppo_scope worker --ppo_seed "$seed"
                             --ppo_policy_in none --accumulation "$agent_alpha") ;;

@@ -22,7 +22,10 @@ DEFINE_string(ppo_policy_in, "shipped",
               "scope (scheduler/ppo/shipped_policy.pt for job, shipped_worker_policy.pt for "
               "worker; pre-trained on simulated jobs, see the README); none: from scratch");
 DEFINE_string(ppo_policy_out, "", "ppo: save the policy here when training ends");
-DEFINE_bool(ppo_learn, true, "ppo: update the policy during the job (false: only act)");
+DEFINE_bool(ppo_learn, false,
+            "ppo: update the policy during the job, sampling its actions to explore (false: "
+            "only act, on the most likely action); unless given, true from scratch "
+            "(--ppo_policy_in none) and false with a loaded policy, the shipped one included");
 DEFINE_double(ppo_lr, 3e-4, "ppo: Adam learning rate of the actor-critic");
 DEFINE_double(ppo_gamma, 0.9, "ppo: discount factor");
 DEFINE_double(ppo_lambda, 0.95, "ppo: GAE lambda");
@@ -48,7 +51,10 @@ PolicyConfig PolicyConfigFromFlags() {
                 : FLAGS_ppo_policy_in == "shipped" ? shipped
                                                    : FLAGS_ppo_policy_in;
   p.policy_out = FLAGS_ppo_policy_out;
-  p.learn = FLAGS_ppo_learn;
+  // A pre-trained policy acts as trained: exploring costs a live job more than it teaches
+  // (README, "the learning agent samples its actions"); one from scratch can only learn.
+  p.learn = gflags::GetCommandLineFlagInfoOrDie("ppo_learn").is_default ? p.policy_in.empty()
+                                                                        : FLAGS_ppo_learn;
   p.rollout = FLAGS_ppo_rollout;
   p.hidden = FLAGS_ppo_hidden;
   p.epochs = FLAGS_ppo_epochs;

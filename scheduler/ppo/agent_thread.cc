@@ -10,7 +10,9 @@ AgentThread::AgentThread(const LivePolicyOptions& options, LiveEnvironment* env)
     : options_(options), env_(env), agent_(options.ppo) {
   if (!options_.policy_in.empty()) {
     agent_.Load(options_.policy_in);
-    LOG(INFO) << "PPO policy loaded from " << options_.policy_in;
+    LOG(INFO) << "PPO policy loaded from " << options_.policy_in
+              << (options_.learn ? "; it learns on, sampling its actions"
+                                 : "; it acts on its most likely action (--ppo_learn: learn on)");
   }
   thread_ = std::thread([this] {
     try {

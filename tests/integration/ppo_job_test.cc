@@ -74,8 +74,8 @@ TEST(PpoJob, SyncJobWithTheAgentChangesAlphaAndFinishes) {
 }
 
 // Without --ppo_policy_in the agent starts from the policy shipped in the repository for its
-// scope; the default scope is job: the agent sets the global batch, 2 x a power of two, and the
-// speed split gives worker 1, slowed 3x, a quarter of it.
+// scope and only acts (no --ppo_learn); the default scope is job: the agent sets the global
+// batch, 2 x a power of two, and the speed split gives worker 1, slowed 3x, a quarter of it.
 TEST(PpoJob, TheShippedPolicyIsTheDefaultAndSetsTheGlobalBatch) {
   const std::string dir = FreshDir("ppo_shipped");
   const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
@@ -84,10 +84,12 @@ TEST(PpoJob, TheShippedPolicyIsTheDefaultAndSetsTheGlobalBatch) {
                           " --accumulation_policy ppo --accumulation_max 8" +
                           " --slowdown 200 --slowdown_worker 1";
   ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
-  EXPECT_NE(
-      JobLogs(dir + "/run")
-          .find("PPO policy loaded from " TTEPS_SOURCE_DIR "/scheduler/ppo/shipped_policy.pt"),
-      std::string::npos)
+  EXPECT_NE(JobLogs(dir + "/run")
+                .find("PPO policy loaded from " TTEPS_SOURCE_DIR
+                      "/scheduler/ppo/shipped_policy.pt; it acts on its most likely action"),
+            std::string::npos)
+      << JobLogs(dir + "/run");
+  EXPECT_NE(JobLogs(dir + "/run").find("PPO agent done: 0 updates"), std::string::npos)
       << JobLogs(dir + "/run");
   EXPECT_GT(JsonNumber(ReadFile(dir + "/run/summary.json"), "accumulation_decisions"), 0);
   const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
