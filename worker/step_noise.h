@@ -15,10 +15,10 @@
 // (an embedding row no earlier step used) are left out.
 // Adam's preconditioned norms fall by orders of magnitude over the first steps, while v catches
 // up with the gradient, so an average of raw estimates would be the first steps' alone: each
-// step's estimate is given in units of the earlier steps' mean gradient |P g|^2 / trips^2 (a
-// running average; the step's own would correlate with its estimate and bias it), so that
-// every step weighs alike. The noise scale, their ratio, is unchanged. The third step is the first
-// measured.
+// step's estimate is given in units of the earlier measured steps' mean gradient
+// |P g|^2 / trips^2 (a running average; the step's own would correlate with its estimate and
+// bias it), so that every step weighs alike. The noise scale, their ratio, is unchanged. The third
+// step is the first measured.
 #pragma once
 
 #include <torch/torch.h>
@@ -54,7 +54,7 @@ class StepNoiseMeter {
   // gets both with its first gradient; until then it is left out).
   std::vector<torch::Tensor> v_;
   std::vector<int64_t> updates_;
-  double unit_ = 0;      // Adam: the earlier steps' |P g|^2 / trips^2, a running average
+  double unit_ = 0;      // Adam: the earlier measured steps' |P g|^2 / trips^2, a running average
   double first_sq_ = 0;  // the first micro-batch's |P g|^2
   int64_t first_trips_ = 0;
 };
