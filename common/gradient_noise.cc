@@ -95,12 +95,14 @@ NoiseEstimate NoiseSum::StandardError() const {
 }
 
 double ResolvedNoiseScale(const NoiseSum& sum, double z) {
-  const NoiseEstimate m = sum.Mean();
+  NoiseEstimate m = sum.Mean();
   const NoiseEstimate se = sum.StandardError();
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  if (std::isnan(se.trace) || !(m.trace > z * se.trace)) return nan;
-  if (!(m.grad_sq > z * se.grad_sq)) return std::numeric_limits<double>::infinity();
-  return m.trace / m.grad_sq;
+  if (std::isnan(se.trace) || !(m.trace > z * se.trace)) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  // An unresolved |G|^2 counts as none: NoiseScaleForDecision's infinite scale.
+  if (!(m.grad_sq > z * se.grad_sq)) m.grad_sq = 0;
+  return NoiseScaleForDecision(m);
 }
 
 NoiseEstimate NoiseSum::Mean() const {

@@ -125,8 +125,7 @@ TEST(LiveEnvironment, RewardsGoodputRelativeToEveryWorkerAtAlphaMin) {
     first.noise_steps = noisy ? 5 : 0;
     first.noise = {/*grad_sq=*/1.0, /*trace=*/16.0};
     env.Push(first);
-    WindowReport again = first;
-    env.Push(again);
+    env.Push(first);  // again
     env.Push(Window(0, 2, 0.1, 0.22));
     env.Finish();                          // the queued reports still reach the agent
     env.Reset();                           // worker 0's first window: nothing to reward
