@@ -41,12 +41,15 @@ class StepNoiseMeter {
   void FirstMicroBatch(torch::nn::Module& model, int64_t trips);
   // After the step's last micro-batch (the step's gradient, summed over `trips` trips, in the
   // model's): the estimate, if the step had two micro-batches or more and it came out finite.
-  // Adam: then folds the step's gradient into v, whatever the accumulation.
+  // Adam: then folds the step's gradient into v (a measured step's always; of steps of one
+  // micro-batch, every eighth, standing for the steps since the last fold).
   std::optional<NoiseEstimate> EndOfStep(torch::nn::Module& model, int64_t trips);
 
  private:
   // Σ over the model's gradients of |P g|^2 (|g|^2 in the plain geometry), in double.
   double SquaredNorm(torch::nn::Module& model) const;
+  // v <- beta2^steps v + (1 - beta2^steps) (g / trips)^2, counted as `steps` updates.
+  void FoldIntoSecondMoment(torch::nn::Module& model, int64_t trips, int64_t steps);
 
   const bool adam_;
   const double beta2_, eps_;
@@ -54,8 +57,9 @@ class StepNoiseMeter {
   // gets both with its first gradient; until then it is left out).
   std::vector<torch::Tensor> v_;
   std::vector<int64_t> updates_;
-  double unit_ = 0;      // Adam: the earlier measured steps' |P g|^2 / trips^2, a running average
-  double first_sq_ = 0;  // the first micro-batch's |P g|^2
+  int64_t unfolded_ = 0;  // Adam: steps with trips since the last fold into v
+  double unit_ = 0;       // Adam: the earlier measured steps' |P g|^2 / trips^2, a running average
+  double first_sq_ = 0;   // the first micro-batch's |P g|^2
   int64_t first_trips_ = 0;
 };
 

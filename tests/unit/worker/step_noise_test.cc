@@ -122,5 +122,38 @@ TEST(StepNoiseMeter, AdamGeometryCountsTheNoiseOfEveryWeight) {
   }
 }
 
+// A job that moves between accumulation 1 and more: steps of one micro-batch fold into Adam's v
+// only every eighth time, standing for the steps in between, so the measured steps in between
+// still see a second moment of the whole history, and measure the same noise scale as above
+// (88 trips) in runs of 5 measured steps after 13 of one micro-batch each.
+TEST(StepNoiseMeter, StepsOfOneMicroBatchKeepAdamsSecondMomentForTheMeasuredOnes) {
+  const auto sigma = torch::tensor({100.0, 100.0, 1.0, 1.0, 1.0}, torch::kFloat64);
+  const auto signal = torch::tensor({25.0, -25.0, 0.0, 0.0, 0.0}, torch::kFloat64);
+  Params m;
+  StepNoiseMeter meter(true, 0.999, 1e-8);
+  torch::manual_seed(3);
+  NoiseSum sum;
+  int measured = 0;
+  for (int step = 0; step < 9000; ++step) {
+    const auto trips = torch::randn({32, 5}, torch::kFloat64) * sigma + signal;
+    const auto all = trips.sum(0).contiguous();
+    const bool accumulates = step % 18 >= 13;
+    if (accumulates) {
+      const auto first = trips.slice(0, 0, 8).sum(0).contiguous();
+      m.SetGrad(std::vector<double>(first.data_ptr<double>(), first.data_ptr<double>() + 5));
+      meter.FirstMicroBatch(m, 8);
+    }
+    m.SetGrad(std::vector<double>(all.data_ptr<double>(), all.data_ptr<double>() + 5));
+    const auto e = meter.EndOfStep(m, 32);
+    EXPECT_EQ(e.has_value() && !accumulates, false) << "step " << step;
+    if (e) {
+      sum.Add(*e);
+      ++measured;
+    }
+  }
+  EXPECT_GT(measured, 2000);
+  EXPECT_NEAR(NoiseScale(sum.Mean()), 88.0, 0.2 * 88.0);
+}
+
 }  // namespace
 }  // namespace tteps
