@@ -29,6 +29,20 @@ std::vector<double> Times(const std::vector<double>& g, double n) {
   return out;
 }
 
+// The values of a 1-d double tensor, for Params::SetGrad.
+std::vector<double> Values(const torch::Tensor& t) {
+  const torch::Tensor c = t.contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+// n trips' gradients of the five weights: two of large gradients, each with a signal (per trip:
+// G = sigma / 4, a noise scale of 16 trips), and three of small ones that are pure noise.
+torch::Tensor DrawTrips(int64_t n) {
+  const auto sigma = torch::tensor({100.0, 100.0, 1.0, 1.0, 1.0}, torch::kFloat64);
+  const auto signal = torch::tensor({25.0, -25.0, 0.0, 0.0, 0.0}, torch::kFloat64);
+  return torch::randn({n, 5}, torch::kFloat64) * sigma + signal;
+}
+
 // Every trip's gradient is G: the step of 12 trips sums to 12 G, its first micro-batch of 4 to
 // 4 G. Plain: |G|^2 and no noise, as EstimateNoise says; one micro-batch measures nothing.
 TEST(StepNoiseMeter, PlainGeometryMeasuresThePlainGradient) {
@@ -95,26 +109,22 @@ TEST(StepNoiseMeter, AdamGeometryTakesAParameterWhoseGradientAppearsLater) {
   }
 }
 
-// Two weights of large gradients, each with a signal (per trip: G = sigma / 4, a noise scale of
-// 16 trips), and three of small ones that are pure noise. The plain gradient's noise scale is
+// The trips of DrawTrips: two weights of large gradients with a signal, three of pure noise.
+// The plain gradient's noise scale is
 // the large weights': 16 trips. In Adam's geometry every weight counts alike, and the noise-only
 // ones add their noise and no signal: with v = G^2 + sigma^2 / 32 (the step's 32 trips), the
 // two give |P G|^2 = 2 (2/3) and tr(P Sigma P) = 2 (32/3), the three 3 (32): 88 trips.
 TEST(StepNoiseMeter, AdamGeometryCountsTheNoiseOfEveryWeight) {
-  const auto sigma = torch::tensor({100.0, 100.0, 1.0, 1.0, 1.0}, torch::kFloat64);
-  const auto signal = torch::tensor({25.0, -25.0, 0.0, 0.0, 0.0}, torch::kFloat64);
   for (const bool adam : {false, true}) {
     Params m;
     StepNoiseMeter meter(adam, 0.999, 1e-8);
     torch::manual_seed(3);
     NoiseSum sum;
     for (int step = 0; step < 3000; ++step) {
-      const auto trips = torch::randn({32, 5}, torch::kFloat64) * sigma + signal;
-      const auto first = trips.slice(0, 0, 8).sum(0).contiguous();
-      const auto all = trips.sum(0).contiguous();
-      m.SetGrad(std::vector<double>(first.data_ptr<double>(), first.data_ptr<double>() + 5));
+      const auto trips = DrawTrips(32);
+      m.SetGrad(Values(trips.slice(0, 0, 8).sum(0)));
       meter.FirstMicroBatch(m, 8);
-      m.SetGrad(std::vector<double>(all.data_ptr<double>(), all.data_ptr<double>() + 5));
+      m.SetGrad(Values(trips.sum(0)));
       if (const auto e = meter.EndOfStep(m, 32)) sum.Add(*e);
     }
     const double expected = adam ? 88.0 : 16.0;
@@ -127,23 +137,19 @@ TEST(StepNoiseMeter, AdamGeometryCountsTheNoiseOfEveryWeight) {
 // still see a second moment of the whole history, and measure the same noise scale as above
 // (88 trips) in runs of 5 measured steps after 13 of one micro-batch each.
 TEST(StepNoiseMeter, StepsOfOneMicroBatchKeepAdamsSecondMomentForTheMeasuredOnes) {
-  const auto sigma = torch::tensor({100.0, 100.0, 1.0, 1.0, 1.0}, torch::kFloat64);
-  const auto signal = torch::tensor({25.0, -25.0, 0.0, 0.0, 0.0}, torch::kFloat64);
   Params m;
   StepNoiseMeter meter(true, 0.999, 1e-8);
   torch::manual_seed(3);
   NoiseSum sum;
   int measured = 0;
   for (int step = 0; step < 9000; ++step) {
-    const auto trips = torch::randn({32, 5}, torch::kFloat64) * sigma + signal;
-    const auto all = trips.sum(0).contiguous();
+    const auto trips = DrawTrips(32);
     const bool accumulates = step % 18 >= 13;
     if (accumulates) {
-      const auto first = trips.slice(0, 0, 8).sum(0).contiguous();
-      m.SetGrad(std::vector<double>(first.data_ptr<double>(), first.data_ptr<double>() + 5));
+      m.SetGrad(Values(trips.slice(0, 0, 8).sum(0)));
       meter.FirstMicroBatch(m, 8);
     }
-    m.SetGrad(std::vector<double>(all.data_ptr<double>(), all.data_ptr<double>() + 5));
+    m.SetGrad(Values(trips.sum(0)));
     const auto e = meter.EndOfStep(m, 32);
     EXPECT_EQ(e.has_value() && !accumulates, false) << "step " << step;
     if (e) {
