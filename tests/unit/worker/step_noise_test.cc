@@ -110,10 +110,10 @@ TEST(StepNoiseMeter, AdamGeometryTakesAParameterWhoseGradientAppearsLater) {
 }
 
 // The trips of DrawTrips: two weights of large gradients with a signal, three of pure noise.
-// The plain gradient's noise scale is
-// the large weights': 16 trips. In Adam's geometry every weight counts alike, and the noise-only
-// ones add their noise and no signal: with v = G^2 + sigma^2 / 32 (the step's 32 trips), the
-// two give |P G|^2 = 2 (2/3) and tr(P Sigma P) = 2 (32/3), the three 3 (32): 88 trips.
+// The plain gradient's noise scale is the large weights': 16 trips. In Adam's geometry every
+// weight counts alike, and the noise-only ones add their noise and no signal: with
+// v = G^2 + sigma^2 / 32 (the step's 32 trips), the two give |P G|^2 = 2 (2/3) and
+// tr(P Sigma P) = 2 (32/3), the three 3 (32): 88 trips.
 TEST(StepNoiseMeter, AdamGeometryCountsTheNoiseOfEveryWeight) {
   for (const bool adam : {false, true}) {
     Params m;
