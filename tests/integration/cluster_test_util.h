@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -20,8 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "worker/deeptte/checkpoint.h"
-#include "worker/model_params.h"
+#include "tests/integration/model_diff.h"
 
 namespace tteps::testing_util {
 
@@ -60,19 +60,6 @@ inline int RunCommand(const std::string& cmd, int limit_s, const std::string& lo
                            cmd + " >" + log + " 2>&1";
   const int rc = std::system(full.c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-// Largest |a - b| over all parameters of two saved models.
-inline double MaxAbsDiff(const std::string& model_a, const std::string& model_b) {
-  auto a = deeptte::LoadModel(model_a);
-  auto b = deeptte::LoadModel(model_b);
-  const auto layout = LayoutOf(*a);
-  std::vector<float> fa(layout.total()), fb(layout.total());
-  CopyParamsOut(*a, layout, fa.data());
-  CopyParamsOut(*b, layout, fb.data());
-  double max = 0;
-  for (size_t i = 0; i < fa.size(); ++i) max = std::max(max, double(std::abs(fa[i] - fb[i])));
-  return max;
 }
 
 // The number after "key": in a JSON text (first occurrence); NaN if absent.
