@@ -158,7 +158,7 @@ TEST(PpoJob, TheSpeedPolicyGivesASlowedWorkerTheSmallerAccumulation) {
 void LoseASpeedPolicyWorker(const std::string& mode, bool join = false) {
   const std::string dir = FreshDir("speed_lose_" + mode + (join ? "_join" : ""));
   const std::string servers = mode == "sync" ? " --servers 1" : "";
-  const std::string steps = join ? "160" : "70";
+  const std::string steps = join ? "48" : "36";
   BackgroundJob job(Launcher() + " --mode " + mode + " --workers 3" + servers + " --out_dir " +
                         dir + "/run -- --train_data " + kData + " --max_steps " + steps +
                         " --batch_size 48 --log_every 2 --accumulation 4" +
@@ -292,7 +292,7 @@ TEST(PpoJob, AResumedPolicyJobStartsEachSliceWhereItsScheduleStood) {
   const std::string dir = FreshDir("speed_resume");
   const std::string job = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir;
   const std::string flags = " -- --train_data " + std::string(kData) +
-                            " --max_steps 100 --batch_size 32 --log_every 1 --accumulation 4"
+                            " --max_steps 50 --batch_size 32 --log_every 1 --accumulation 4"
                             " --accumulation_policy speed --slowdown 200 --slowdown_worker 1"
                             " --heartbeat_s 0.5 --timeout_s 20 --checkpoint_every 5";
   BackgroundJob run(job + "/run" + flags, dir + "/run", dir + "/log");
@@ -354,7 +354,7 @@ TEST(PpoJob, AResumedPolicyJobStartsEachSliceWhereItsScheduleStood) {
     }
   }
   const std::string summary = ReadFile(dir + "/resumed/summary.json");
-  EXPECT_EQ(JsonNumber(summary, "steps"), 100) << summary;
+  EXPECT_EQ(JsonNumber(summary, "steps"), 50) << summary;
 }
 
 // --accumulation_policy goodput (Pollux): every train line carries the gradient noise the

@@ -181,7 +181,7 @@ TEST(RingCluster, AKilledWorkerIsLeftOutOfTheRebuiltRingAndTheModelStaysTheSame)
     const std::string dir = FreshDir("ring_survives_" + std::to_string(victim));
     const std::string job = Launcher() + " --mode ring --workers 3 --out_dir " + dir;
     const std::string flags = " -- --train_data " + std::string(kData) +
-                              " --epochs 5 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 "
+                              " --epochs 3 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 "
                               "--optimizer momentum --lr 0.01 --check_every 5 --bucket_mb 0.5";
     ASSERT_EQ(RunCommand(job + "/plain" + flags, 300, dir + "/plain.log"), 0)
         << ReadFile(dir + "/plain.log");
