@@ -86,10 +86,10 @@ int main(int argc, char** argv) {
   torch::set_num_threads(FLAGS_threads);
   using namespace tteps;
   const torch::Device device = ResolveDevice(FLAGS_device, 0);
-  auto trips = data::ReadTrips(FLAGS_data, data::ReadOptions{});
+  const data::TripVector trips(data::ReadTrips(FLAGS_data, data::ReadOptions{}));
   auto stats = data::LoadNormStats(FLAGS_stats);
   std::vector<size_t> lengths;
-  for (const auto& t : trips) lengths.push_back(t.length());
+  for (size_t i = 0; i < trips.size(); ++i) lengths.push_back(trips.length(i));
 
   for (const auto& bs_text : SplitList(FLAGS_batch_sizes)) {
     const int64_t bs = std::stoll(bs_text);
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
       if (step >= FLAGS_warmup) {
         seconds += dt;
         trips_done += s.trips;
-        for (size_t i : batch) points += trips[i].length();
+        for (size_t i : batch) points += trips.length(i);
       }
     }
     std::printf("%s\n", JsonObject()

@@ -76,8 +76,12 @@ void OptimizerConfig::Validate() const {
 void JobConfig::Validate() const {
   Check(!data.train_files.empty(), "--train_data names no file");
   Check(data.eval_fraction >= 0 && data.eval_fraction < 1, "--eval_fraction must be in [0, 1)");
-  Check(data.split == "random" || data.split == "tail",
-        "--split must be random or tail, not '" + data.split + "'");
+  Check(data.split == "random" || data.split == "tail" || data.split == "day",
+        "--split must be random, tail or day, not '" + data.split + "'");
+  Check(data.eval_days >= 1, "--eval_days must be >= 1");
+  Check(std::all_of(data.eval_dates.begin(), data.eval_dates.end(),
+                    [](int64_t d) { return d >= 0 && d < 31; }),
+        "--eval_dates must be dateIDs in [0, 31)");
   Check(data.bad_records == "fail" || data.bad_records == "skip",
         "--bad_records must be fail or skip, not '" + data.bad_records + "'");
   model.Validate();

@@ -17,15 +17,19 @@ struct DataConfig {
   std::vector<std::string> train_files;
   std::string eval_file;          // if set, the evaluation set; else a held-out fraction
   double eval_fraction = 0.1667;  // of the training files, used when eval_file is empty
-  std::string split = "random";   // random (seeded shuffle) | tail (the last trips)
+  // random (seeded shuffle) | tail (the last trips) | day (the latest days by dateID)
+  std::string split = "random";
   uint64_t split_seed = 1;
+  int64_t eval_days = 1;             // --split day: how many of the latest days
+  std::vector<int64_t> eval_dates;   // --split day: these dateIDs instead, if any
   std::string bad_records = "fail";  // fail | skip
   std::string stats;                 // normalisation statistics (stats.json)
 
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(train_files), CEREAL_NVP(eval_file), CEREAL_NVP(eval_fraction), CEREAL_NVP(split),
-       CEREAL_NVP(split_seed), CEREAL_NVP(bad_records), CEREAL_NVP(stats));
+       CEREAL_NVP(split_seed), CEREAL_NVP(eval_days), CEREAL_NVP(eval_dates),
+       CEREAL_NVP(bad_records), CEREAL_NVP(stats));
   }
 };
 

@@ -18,9 +18,9 @@ namespace {
 
 class ModelEvaluation : public Evaluation {
  public:
-  ModelEvaluation(zmq::context_t& ctx, deeptte::DeepTTE model, std::vector<data::Trip> trips,
-                  int64_t batch_size, double timeout_s, std::string model_path,
-                  std::string model_last_path, bool keep_best)
+  ModelEvaluation(zmq::context_t& ctx, deeptte::DeepTTE model,
+                  std::shared_ptr<const data::Trips> trips, int64_t batch_size, double timeout_s,
+                  std::string model_path, std::string model_last_path, bool keep_best)
       : ctx_(ctx),
         model_(std::move(model)),
         trips_(std::move(trips)),
@@ -122,10 +122,10 @@ class ModelEvaluation : public Evaluation {
           out.version = kv->Pull(want, pulled.data()).version;
           CopyParamsIn(*model_, layout, pulled.data());
         }
-        if (trips_.empty()) {
+        if (trips_->empty()) {
           out.json = "null";
         } else {
-          const EvalResult r = Evaluate(*model_, trips_, batch_size_);
+          const EvalResult r = Evaluate(*model_, *trips_, batch_size_);
           out.json = r.ToJson().str();
           out.mape = r.mape;
           out.best = keep_best_ && best_.Offer(req.step, r.mape, out.json, params);
@@ -160,14 +160,14 @@ class ModelEvaluation : public Evaluation {
   // without evaluation trips (the final one still saves the model).
   void Queue(Job job) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!job.final && (trips_.empty() || busy_ || !requests_.empty())) return;
+    if (!job.final && (trips_->empty() || busy_ || !requests_.empty())) return;
     requests_.push_back(std::move(job));
     cv_.notify_all();
   }
 
   zmq::context_t& ctx_;
   deeptte::DeepTTE model_;
-  std::vector<data::Trip> trips_;
+  std::shared_ptr<const data::Trips> trips_;
   int64_t batch_size_;
   double timeout_s_;
   std::string model_path_, model_last_path_;
@@ -188,7 +188,7 @@ class ModelEvaluation : public Evaluation {
 }  // namespace
 
 std::unique_ptr<Evaluation> MakeModelEvaluation(zmq::context_t& ctx, deeptte::DeepTTE model,
-                                                std::vector<data::Trip> eval_trips,
+                                                std::shared_ptr<const data::Trips> eval_trips,
                                                 int64_t batch_size, double timeout_s,
                                                 std::string model_path, std::string model_last_path,
                                                 bool keep_best) {

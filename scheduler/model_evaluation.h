@@ -8,13 +8,13 @@
 #include <zmq.hpp>
 
 #include "scheduler/evaluation.h"
-#include "worker/data/trip.h"
+#include "worker/data/trips.h"
 #include "worker/deeptte/deeptte.h"
 
 namespace tteps::scheduler {
 
 std::unique_ptr<Evaluation> MakeModelEvaluation(zmq::context_t& ctx, deeptte::DeepTTE model,
-                                                std::vector<data::Trip> eval_trips,
+                                                std::shared_ptr<const data::Trips> eval_trips,
                                                 int64_t batch_size, double timeout_s,
                                                 std::string model_path, std::string model_last_path,
                                                 bool keep_best);

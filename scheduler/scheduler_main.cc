@@ -104,7 +104,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   const Mode mode = config.exchange.mode;
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
-  const size_t train_trips = dataset.train.size(), eval_trips = dataset.eval.size();
+  const size_t train_trips = dataset.train->size(), eval_trips = dataset.eval->size();
   torch::manual_seed(config.train.seed);
   deeptte::DeepTTE model(config.model, data::LoadNormStats(config.data.stats));
   const ParamLayout layout = LayoutOf(*model);
@@ -160,7 +160,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   if (UsesServers(mode) && config.exchange.sparse_rows) {
     o.light_keys = RowSpans(layout, deeptte::EmbeddingTables()).TableKeys();
   }
-  o.total_steps = TotalSteps(config.train, dataset.train.size());
+  o.total_steps = TotalSteps(config.train, train_trips);
   // A cosine schedule spans the planned steps unless told otherwise; every node gets the number.
   if (o.config.optimizer.lr_steps == 0) o.config.optimizer.lr_steps = o.total_steps;
   if (!config.output.resume.empty()) {
@@ -200,7 +200,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
                "out_dir %s\n",
                ModeName(mode), o.num_workers, o.num_servers, train_trips, eval_trips,
                static_cast<long long>(o.total_steps), out.dir().c_str());
-  auto eval = MakeModelEvaluation(ctx, model, std::move(dataset.eval), config.train.eval_batch_size,
+  auto eval = MakeModelEvaluation(ctx, model, dataset.eval, config.train.eval_batch_size,
                                   config.cluster.timeout_s, out.Path("model.pt"),
                                   out.Path("model_last.pt"), config.output.keep_best);
   Coordinator coordinator(socket, o, eval.get(), &out, policy.get());

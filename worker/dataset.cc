@@ -4,72 +4,138 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
 #include "worker/data/split.h"
+#include "worker/data/trip_reader.h"
+#include "worker/data/trip_store.h"
 
 namespace tteps {
 namespace {
 
-std::vector<data::Trip> Read(const std::vector<std::string>& files, const data::ReadOptions& opts,
-                             std::ostringstream* desc) {
-  std::vector<data::ReadReport> reports;
-  auto trips = data::ReadTripFiles(files, opts, &reports);
-  for (const auto& r : reports) {
-    LOG(INFO) << r.Summary();
-    if (r.skipped > 0) LOG(WARNING) << r.Summary();
-    *desc << r.file << " (" << r.records << " trips";
-    if (r.skipped) *desc << ", " << r.skipped << " bad skipped";
-    *desc << ") ";
-  }
-  return trips;
-}
-
-std::vector<data::Trip> Take(std::vector<data::Trip>& all, const std::vector<size_t>& idx) {
-  std::vector<data::Trip> out;
-  out.reserve(idx.size());
-  for (size_t i : idx) out.push_back(std::move(all[i]));
-  return out;
+std::string DatesText(const std::vector<int64_t>& dates) {
+  std::string s;
+  for (int64_t d : dates) s += (s.empty() ? "" : ",") + std::to_string(d);
+  return s;
 }
 
 }  // namespace
 
+std::shared_ptr<const data::Trips> OpenTrips(const std::vector<std::string>& paths,
+                                             const std::string& bad_records, int64_t min_points,
+                                             std::string* description) {
+  std::ostringstream desc;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(p, ec)) continue;
+    if (!data::IsTripStore(p)) {
+      throw data::DataError("'" + p + "' is a directory but not a trip store (no manifest.json; " +
+                            "an interrupted tteps-pack leaves none)");
+    }
+    if (paths.size() != 1) {
+      throw std::invalid_argument("the trip store '" + p + "' must be the only data source " +
+                                  "(pack several JSON-lines files into one store)");
+    }
+    auto store = data::TripStore::Open(p);
+    if (store->manifest().min_points < min_points) {
+      throw data::DataError("the trip store '" + p + "' was packed with --min_points " +
+                            std::to_string(store->manifest().min_points) +
+                            ", and the model's kernel_size needs " + std::to_string(min_points) +
+                            " points per trip: pack it again with --min_points " +
+                            std::to_string(min_points));
+    }
+    if (description) {
+      *description = p + " (store " + store->manifest().checksum + ", " +
+                     std::to_string(store->size()) + " trips)";
+    }
+    return store;
+  }
+  data::ReadOptions read;
+  read.bad_records = data::ParseBadRecordPolicy(bad_records);
+  read.min_points = static_cast<size_t>(std::max<int64_t>(1, min_points));
+  std::vector<data::ReadReport> reports;
+  auto trips = data::ReadTripFiles(paths, read, &reports);
+  for (const auto& r : reports) {
+    LOG(INFO) << r.Summary();
+    if (r.skipped > 0) LOG(WARNING) << r.Summary();
+    desc << (desc.tellp() > 0 ? " " : "") << r.file << " (" << r.records << " trips";
+    if (r.skipped) desc << ", " << r.skipped << " bad skipped";
+    desc << ")";
+  }
+  if (description) *description = desc.str();
+  return std::make_shared<data::TripVector>(std::move(trips));
+}
+
+std::vector<int64_t> HeldOutDays(const data::Trips& trips, int64_t days,
+                                 const std::vector<int64_t>& dates) {
+  if (!dates.empty()) return dates;
+  std::vector<bool> present(data::kNumDates, false);
+  for (size_t i = 0; i < trips.size(); ++i) present.at(trips.date_id(i)) = true;
+  std::vector<int64_t> held;
+  for (int64_t d = data::kNumDates - 1; d >= 0 && static_cast<int64_t>(held.size()) < days; --d) {
+    if (present[d]) held.push_back(d);
+  }
+  std::sort(held.begin(), held.end());
+  return held;
+}
+
 Dataset LoadDataset(const DataConfig& opts, int64_t min_points) {
   if (opts.train_files.empty()) throw std::invalid_argument("no training data (--train_data)");
-  data::ReadOptions read;
-  read.bad_records = data::ParseBadRecordPolicy(opts.bad_records);
-  read.min_points = static_cast<size_t>(std::max<int64_t>(1, min_points));
   Dataset ds;
+  std::string text;
+  auto all = OpenTrips(opts.train_files, opts.bad_records, min_points, &text);
+  if (const auto* store = dynamic_cast<const data::TripStore*>(all.get())) {
+    ds.store_checksum = store->manifest().checksum;
+    ds.mapped_bytes += store->mapped_bytes();
+  }
   std::ostringstream desc;
-  desc << "train: ";
-  auto all = Read(opts.train_files, read, &desc);
+  desc << "train: " << text << " ";
   if (!opts.eval_file.empty()) {
-    ds.train = std::move(all);
-    desc << "eval: ";
-    ds.eval = Read({opts.eval_file}, read, &desc);
+    ds.train = all;
+    ds.eval = OpenTrips({opts.eval_file}, opts.bad_records, min_points, &text);
+    if (const auto* store = dynamic_cast<const data::TripStore*>(ds.eval.get())) {
+      ds.mapped_bytes += store->mapped_bytes();
+    }
+    desc << "eval: " << text;
+  } else if (opts.split == "day") {
+    const std::vector<int64_t> held = HeldOutDays(*all, opts.eval_days, opts.eval_dates);
+    std::vector<bool> is_held(data::kNumDates, false);
+    for (int64_t d : held) is_held.at(d) = true;
+    data::Split split;
+    for (size_t i = 0; i < all->size(); ++i) {
+      (is_held[all->date_id(i)] ? split.eval : split.train).push_back(i);
+    }
+    if (split.eval.empty()) {
+      throw std::invalid_argument("--split day: no trip of dateID " + DatesText(held) +
+                                  " to hold out");
+    }
+    ds.train = std::make_shared<data::TripSubset>(all, split.train);
+    ds.eval = std::make_shared<data::TripSubset>(all, split.eval);
+    desc << "| held out the trips of dateID " << DatesText(held) << " for evaluation";
   } else if (opts.eval_fraction > 0) {
     data::Split split;
     if (opts.split == "random") {
-      split = data::SplitByFraction(all.size(), opts.eval_fraction, opts.split_seed);
+      split = data::SplitByFraction(all->size(), opts.eval_fraction, opts.split_seed);
       desc << "| " << data::DescribeSplit(split, opts.eval_fraction, opts.split_seed);
     } else if (opts.split == "tail") {
       if (!(opts.eval_fraction < 1)) throw std::invalid_argument("--eval_fraction must be < 1");
-      const size_t n_eval = static_cast<size_t>(std::llround(all.size() * opts.eval_fraction));
-      for (size_t i = 0; i < all.size(); ++i) {
-        (i < all.size() - n_eval ? split.train : split.eval).push_back(i);
-      }
+      const size_t n = all->size();
+      const size_t n_eval = static_cast<size_t>(std::llround(n * opts.eval_fraction));
+      for (size_t i = 0; i < n; ++i) (i < n - n_eval ? split.train : split.eval).push_back(i);
       desc << "| held out the last " << n_eval << " trips for evaluation";
     } else {
-      throw std::invalid_argument("--split must be random or tail, not '" + opts.split + "'");
+      throw std::invalid_argument("--split must be random, tail or day, not '" + opts.split + "'");
     }
-    ds.train = Take(all, split.train);
-    ds.eval = Take(all, split.eval);
+    ds.train = std::make_shared<data::TripSubset>(all, split.train);
+    ds.eval = std::make_shared<data::TripSubset>(all, split.eval);
   } else {
-    ds.train = std::move(all);
+    ds.train = all;
+    ds.eval = std::make_shared<data::TripVector>();
   }
-  if (ds.train.empty()) throw std::invalid_argument("the training set is empty");
-  desc << " => " << ds.train.size() << " train, " << ds.eval.size() << " eval trips";
+  if (ds.train->empty()) throw std::invalid_argument("the training set is empty");
+  desc << " => " << ds.train->size() << " train, " << ds.eval->size() << " eval trips";
   ds.description = desc.str();
   return ds;
 }

@@ -1,23 +1,36 @@
-// Loads the training and evaluation trips as the configuration describes: files, held-out split.
+// Loads the training and evaluation trips as the configuration describes: JSON-lines files or a
+// packed trip store (memory-mapped, nothing copied), and the held-out split.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/job_config.h"
-#include "worker/data/trip.h"
-#include "worker/data/trip_reader.h"
+#include "worker/data/trips.h"
 
 namespace tteps {
 
 struct Dataset {
-  std::vector<data::Trip> train, eval;
-  std::string description;  // one line for the log: files, counts, split
+  std::shared_ptr<const data::Trips> train, eval;  // never null; eval may be empty
+  std::string description;                         // one line for the log: files, counts, split
+  std::string store_checksum;  // the training store's identity; empty for JSON-lines
+  uint64_t mapped_bytes = 0;   // of the stores' shard files
 };
 
-// Reads the files and holds out the evaluation trips. A trip needs `min_points` points (the
-// model's kernel size). Throws data::DataError (bad records, unreadable files) or
-// std::invalid_argument (options).
+// One data source: a trip store (a directory with manifest.json; alone in `paths`) or JSON-lines
+// files, read whole. A store packed for shorter trips than `min_points` is refused. Throws
+// data::DataError (bad records, unreadable files, a damaged store) or std::invalid_argument.
+std::shared_ptr<const data::Trips> OpenTrips(const std::vector<std::string>& paths,
+                                             const std::string& bad_records, int64_t min_points,
+                                             std::string* description = nullptr);
+
+// Reads the data and holds out the evaluation trips (--eval_data, or --split random | tail |
+// day). A trip needs `min_points` points (the model's kernel size).
 Dataset LoadDataset(const DataConfig& opts, int64_t min_points);
+
+// The held-out dateIDs of --split day: `dates` if given, else the latest `days` days present.
+std::vector<int64_t> HeldOutDays(const data::Trips& trips, int64_t days,
+                                 const std::vector<int64_t>& dates);
 
 }  // namespace tteps

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     read.bad_records = tteps::data::ParseBadRecordPolicy(FLAGS_bad_records);
     read.min_points = model->config().kernel_size;
     tteps::data::ReadReport report;
-    auto trips = tteps::data::ReadTrips(FLAGS_data, read, &report);
+    const tteps::data::TripVector trips(tteps::data::ReadTrips(FLAGS_data, read, &report));
     LOG(INFO) << report.Summary();
     auto r = tteps::Evaluate(*model, trips, FLAGS_batch_size, !FLAGS_predictions.empty());
     if (!FLAGS_predictions.empty()) {

@@ -14,8 +14,8 @@ JsonObject EvalResult::ToJson() const {
   return JsonObject().Add("mape", mape).Add("rmse", rmse).Add("mae", mae).Add("n", n);
 }
 
-EvalResult Evaluate(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& trips,
-                    int64_t batch_size, bool keep_predictions) {
+EvalResult Evaluate(deeptte::DeepTTEImpl& model, const data::Trips& trips, int64_t batch_size,
+                    bool keep_predictions) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "common/json_writer.h"
-#include "worker/data/trip.h"
+#include "worker/data/trips.h"
 
 namespace tteps {
 namespace deeptte {
@@ -25,7 +25,7 @@ struct EvalResult {
 // Runs the entire estimator without gradients; leaves the module's train/eval mode as it was.
 // Throws std::runtime_error if a prediction is not finite: a diverged model never reports a
 // null MAPE.
-EvalResult Evaluate(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& trips,
-                    int64_t batch_size, bool keep_predictions = false);
+EvalResult Evaluate(deeptte::DeepTTEImpl& model, const data::Trips& trips, int64_t batch_size,
+                    bool keep_predictions = false);
 
 }  // namespace tteps

@@ -4,8 +4,7 @@
 
 namespace tteps {
 
-MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model,
-                                    const std::vector<data::Trip>& trips,
+MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model, const data::Trips& trips,
                                     const std::vector<size_t>& indices) {
   MicroBatchStats s;
   if (indices.empty()) return s;
@@ -59,8 +58,7 @@ double GradientSquaredNorm(torch::nn::Module& model) {
   return SquaredNormOf(grads);
 }
 
-MicroBatchStats AccumulateMeasured(deeptte::DeepTTEImpl& model,
-                                   const std::vector<data::Trip>& trips,
+MicroBatchStats AccumulateMeasured(deeptte::DeepTTEImpl& model, const data::Trips& trips,
                                    const std::vector<size_t>& indices, PieceNoise* noise) {
   // The gradients before, to subtract: the piece's own gradient is what backward adds.
   std::vector<torch::Tensor> before;

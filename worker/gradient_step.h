@@ -9,7 +9,7 @@
 
 #include "common/gradient_noise.h"
 #include "common/job_config.h"
-#include "worker/data/trip.h"
+#include "worker/data/trips.h"
 #include "worker/deeptte/deeptte.h"
 
 namespace tteps {
@@ -22,8 +22,7 @@ struct MicroBatchStats {
 // Adds the gradient of the SUM of per-trip losses over `indices` to the parameters' .grad.
 // Summing (not averaging) lets micro-batches and workers be combined by sample count:
 // dividing the total by the total trip count gives the gradient of the union batch.
-MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model,
-                                    const std::vector<data::Trip>& trips,
+MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model, const data::Trips& trips,
                                     const std::vector<size_t>& indices);
 
 // The name of the first parameter whose gradient holds a NaN or infinity; empty if none does.
@@ -35,8 +34,7 @@ double GradientSquaredNorm(torch::nn::Module& model);
 // Adds the gradient of `indices` like AccumulateGradients and the squared norm of that gradient
 // alone (what it added to the gradients) to `noise`: a piece of the step (--lr_scaling
 // adascale, common/gradient_noise.h).
-MicroBatchStats AccumulateMeasured(deeptte::DeepTTEImpl& model,
-                                   const std::vector<data::Trip>& trips,
+MicroBatchStats AccumulateMeasured(deeptte::DeepTTEImpl& model, const data::Trips& trips,
                                    const std::vector<size_t>& indices, PieceNoise* noise);
 
 // Multiplies every parameter gradient by `factor` (1 / count turns a sum into a mean).

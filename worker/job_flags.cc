@@ -3,24 +3,38 @@
 #include <gflags/gflags.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 
 #include "common/split_list.h"
+#include "worker/data/trip_store.h"
+#include "worker/data/trip_store_format.h"
 
 // Data
 DEFINE_string(train_data, TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl",
-              "training trips, DeepTTE JSON lines; several files separated by commas");
-DEFINE_string(eval_data, "", "evaluation trips; if empty, --eval_fraction of --train_data");
-DEFINE_double(eval_fraction, 0.1667, "fraction of --train_data held out for evaluation");
+              "training trips: DeepTTE JSON lines (several files separated by commas) or a trip "
+              "store made by tteps-pack (a directory)");
+DEFINE_string(eval_data, "",
+              "evaluation trips (a JSON-lines file or a store); if empty, held out of "
+              "--train_data by --split");
+DEFINE_double(eval_fraction, 0.1667,
+              "fraction of --train_data held out for evaluation by --split random or tail");
 DEFINE_string(split, "random",
-              "how --eval_fraction is held out: random (seeded by --split_seed) or tail "
-              "(the last trips of the files)");
+              "how the evaluation trips are held out of --train_data: random (--eval_fraction, "
+              "seeded by --split_seed), tail (the last --eval_fraction of the trips) or day (the "
+              "latest --eval_days days by dateID, or --eval_dates: a model is used on days it "
+              "never saw)");
+DEFINE_int64(eval_days, 1, "--split day: how many of the latest days are held out");
+DEFINE_string(eval_dates, "",
+              "--split day: the dateIDs held out, comma-separated (instead of the latest days)");
 DEFINE_uint64(split_seed, 1, "seed of the random train/eval split");
 DEFINE_string(bad_records, "fail",
               "a malformed record: fail (stop, naming file, line and field) or skip (count it, "
               "report the first line numbers, go on)");
-DEFINE_string(stats, TTEPS_SOURCE_DIR "/data/chengdu/stats.json",
-              "normalisation statistics (stats.json format; tteps-stats makes one)");
+DEFINE_string(stats, "",
+              "normalisation statistics (stats.json format; tteps-stats makes one). Empty: a "
+              "store's own (STORE/stats.json, computed by tteps-pack), else the shipped "
+              "data/chengdu/stats.json");
 
 // Model
 DEFINE_int64(kernel_size, 3, "Geo-Conv kernel size (points per local path)");
@@ -158,6 +172,32 @@ DEFINE_string(trace, "",
 namespace tteps {
 namespace {
 
+std::vector<int64_t> ParseDates(const std::string& text) {
+  std::vector<int64_t> dates;
+  for (const std::string& d : SplitList(text)) {
+    size_t used = 0;
+    int64_t v = -1;
+    try {
+      v = std::stoll(d, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != d.size() || v < 0) {
+      throw std::invalid_argument("--eval_dates: '" + d + "' is not a dateID");
+    }
+    dates.push_back(v);
+  }
+  return dates;
+}
+
+// --stats, or the store's own statistics, or the shipped sample's.
+std::string StatsPath(const std::string& flag, const std::vector<std::string>& train) {
+  if (!flag.empty()) return flag;
+  if (train.size() == 1 && data::IsTripStore(train[0])) {
+    return (std::filesystem::path(train[0]) / data::store::kStats).string();
+  }
+  return TTEPS_SOURCE_DIR "/data/chengdu/stats.json";
+}
+
 // Copies every flag into its field, or only the flags set on this command line.
 void Fill(JobConfig* c, bool only_explicit) {
   const auto set = [only_explicit](const char* name, auto* field, const auto& value) {
@@ -170,7 +210,9 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(data.split, split);
   TTEPS_SET(data.split_seed, split_seed);
   TTEPS_SET(data.bad_records, bad_records);
-  TTEPS_SET(data.stats, stats);
+  TTEPS_SET(data.eval_days, eval_days);
+  set("eval_dates", &c->data.eval_dates, ParseDates(FLAGS_eval_dates));
+  set("stats", &c->data.stats, StatsPath(FLAGS_stats, SplitList(FLAGS_train_data)));
   TTEPS_SET(model.kernel_size, kernel_size);
   TTEPS_SET(model.num_filter, num_filter);
   TTEPS_SET(model.pooling, pooling);

@@ -13,9 +13,8 @@
 
 namespace tteps {
 
-LocalTrainer::LocalTrainer(deeptte::DeepTTE model, const std::vector<data::Trip>& train,
-                           const std::vector<data::Trip>& eval, const JobConfig& config,
-                           RunOutput* out)
+LocalTrainer::LocalTrainer(deeptte::DeepTTE model, const data::Trips& train,
+                           const data::Trips& eval, const JobConfig& config, RunOutput* out)
     : model_(std::move(model)), train_(train), eval_(eval), config_(config), out_(out) {}
 
 void LocalTrainer::LogEval(const EvalResult& r, int64_t step, int64_t epoch, double wall_s,

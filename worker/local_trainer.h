@@ -8,7 +8,7 @@
 #include "common/run_output.h"
 #include "common/trace.h"
 #include "worker/best_weights.h"
-#include "worker/data/trip.h"
+#include "worker/data/trips.h"
 #include "worker/deeptte/deeptte.h"
 #include "worker/evaluator.h"
 
@@ -30,8 +30,8 @@ struct TrainResult {
 class LocalTrainer {
  public:
   // `out` may be null (tests); otherwise metrics lines go there.
-  LocalTrainer(deeptte::DeepTTE model, const std::vector<data::Trip>& train,
-               const std::vector<data::Trip>& eval, const JobConfig& config, RunOutput* out);
+  LocalTrainer(deeptte::DeepTTE model, const data::Trips& train, const data::Trips& eval,
+               const JobConfig& config, RunOutput* out);
   TrainResult Run();
   // --trace: spans of compute, optimizer and evaluation (null: none).
   void set_tracer(Tracer* tracer) { tracer_ = tracer; }
@@ -40,8 +40,8 @@ class LocalTrainer {
   void LogEval(const EvalResult& r, int64_t step, int64_t epoch, double wall_s, double train_s);
 
   deeptte::DeepTTE model_;
-  const std::vector<data::Trip>& train_;
-  const std::vector<data::Trip>& eval_;
+  const data::Trips& train_;
+  const data::Trips& eval_;
   JobConfig config_;
   RunOutput* out_;
   Tracer* tracer_ = nullptr;

@@ -5,8 +5,8 @@
 
 namespace tteps {
 
-SliceStream::SliceStream(const std::vector<data::Trip>& trips, const TrainConfig& opts,
-                         int num_workers, int worker, int64_t first_worker_batch, bool balanced)
+SliceStream::SliceStream(const data::Trips& trips, const TrainConfig& opts, int num_workers,
+                         int worker, int64_t first_worker_batch, bool balanced)
     : batch_size_(opts.batch_size),
       seed_(opts.seed),
       num_workers_(num_workers),
@@ -14,7 +14,7 @@ SliceStream::SliceStream(const std::vector<data::Trip>& trips, const TrainConfig
       first_worker_batch_(first_worker_batch),
       balanced_(balanced) {
   lengths_.reserve(trips.size());
-  for (const auto& t : trips) lengths_.push_back(t.length());
+  for (size_t i = 0; i < trips.size(); ++i) lengths_.push_back(trips.length(i));
 }
 
 std::vector<size_t> SliceStream::Next() {

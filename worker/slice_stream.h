@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "common/job_config.h"
-#include "worker/data/trip.h"
+#include "worker/data/trips.h"
 
 namespace tteps {
 
 class SliceStream {
  public:
-  SliceStream(const std::vector<data::Trip>& trips, const TrainConfig& opts, int num_workers,
-              int worker, int64_t first_worker_batch, bool balanced = false);
+  SliceStream(const data::Trips& trips, const TrainConfig& opts, int num_workers, int worker,
+              int64_t first_worker_batch, bool balanced = false);
   // Indices of this worker's part of the next global batch.
   std::vector<size_t> Next();
   // The epoch of the last slice returned (-1 before the first).

@@ -53,7 +53,7 @@ void CheckFinite(deeptte::DeepTTEImpl& model, int64_t step, double loss_sum,
 
 }  // namespace
 
-StepDriver::StepDriver(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& train,
+StepDriver::StepDriver(deeptte::DeepTTEImpl& model, const data::Trips& train,
                        const TrainConfig& opts, DriverOptions o, DriverHooks hooks,
                        Exchange* exchange)
     : model_(model),
@@ -76,7 +76,7 @@ struct StepData {
 };
 
 // `trips`: the training data, when the exchange wants the rows (else null).
-StepData Draw(SliceStream& stream, int64_t accumulation, const std::vector<data::Trip>* trips) {
+StepData Draw(SliceStream& stream, int64_t accumulation, const data::Trips* trips) {
   StepData d;
   d.slices.resize(accumulation);
   for (auto& s : d.slices) {
@@ -135,7 +135,7 @@ DriverResult StepDriver::Run() {
     return chosen > 0 ? chosen : accumulation;
   };
   const bool rows = exchange_->WantsRows();
-  const std::vector<data::Trip>* rows_from = rows ? &train_ : nullptr;
+  const data::Trips* rows_from = rows ? &train_ : nullptr;
   // The own slice's data for `step`, at the accumulation chosen last; a change is reported
   // before the step's push, so that whoever computes this slice after a loss draws the same.
   // So is the start of a resumed or rolled-back run, which draws its steps anew.
@@ -210,7 +210,7 @@ DriverResult StepDriver::Run() {
   // A micro-batch's gradient, added to the model's; with AdaScale measured piece by piece.
   std::vector<size_t> lengths;  // of every trip, for balanced pieces
   if (o_.noise_pieces > 1 && o_.pieces_balanced) {
-    for (const auto& t : train_) lengths.push_back(static_cast<size_t>(t.length()));
+    for (size_t i = 0; i < train_.size(); ++i) lengths.push_back(train_.length(i));
   }
   const auto accumulate = [&](const std::vector<size_t>& slice, PieceNoise* pieces) {
     if (o_.noise_pieces <= 0) return AccumulateGradients(model_, train_, slice);

@@ -14,7 +14,7 @@
 #include "common/job_config.h"
 #include "common/slice_schedule.h"
 #include "common/trace.h"
-#include "worker/data/trip.h"
+#include "worker/data/trips.h"
 #include "worker/deeptte/deeptte.h"
 #include "worker/exchange/exchange.h"
 #include "worker/train_report.h"
@@ -98,14 +98,14 @@ struct DriverResult {
 
 class StepDriver {
  public:
-  StepDriver(deeptte::DeepTTEImpl& model, const std::vector<data::Trip>& train,
-             const TrainConfig& opts, DriverOptions o, DriverHooks hooks, Exchange* exchange);
+  StepDriver(deeptte::DeepTTEImpl& model, const data::Trips& train, const TrainConfig& opts,
+             DriverOptions o, DriverHooks hooks, Exchange* exchange);
   // Runs every step; exceptions from the exchange (a peer that failed) pass through.
   DriverResult Run();
 
  private:
   deeptte::DeepTTEImpl& model_;
-  const std::vector<data::Trip>& train_;
+  const data::Trips& train_;
   TrainConfig opts_;
   DriverOptions o_;
   DriverHooks hooks_;

@@ -72,7 +72,7 @@ int RunLocal(const JobConfig& config) {
 
   RunOutput out(config.output.out_dir);
   WriteFileAtomically(out.Path("config.json"), config.ToJson());
-  LocalTrainer trainer(model, dataset.train, dataset.eval, config, &out);
+  LocalTrainer trainer(model, *dataset.train, *dataset.eval, config, &out);
   std::unique_ptr<TraceFile> trace_file;
   std::unique_ptr<Tracer> tracer;
   if (!config.output.trace.empty()) {
@@ -173,8 +173,8 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   // A worker that joined a running job computes a lost worker's slice (its id is beyond them).
   const int slice = map.own_slice >= 0 ? map.own_slice : id;
   LOG(INFO) << "worker " << id << " of " << map.workers.size() << ", mode "
-            << ModeName(config.exchange.mode) << ", " << dataset.train.size() << " training trips, "
-            << layout.Describe()
+            << ModeName(config.exchange.mode) << ", " << dataset.train->size()
+            << " training trips, " << layout.Describe()
             << (slice != id ? ", joined: the slice of worker " + std::to_string(slice) : "");
 
   auto tracer = MakeNodeTracer(control, !config.output.trace.empty());
@@ -304,7 +304,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
     DriverResult r;
     try {
       auto exchange = MakeExchange(*model, ec);
-      r = StepDriver(*model, dataset.train, config.train, o, hooks, exchange.get()).Run();
+      r = StepDriver(*model, *dataset.train, config.train, o, hooks, exchange.get()).Run();
     } catch (const std::exception& e) {
       if (!commands.TakeRollback(&current)) throw;
       roll_back(e.what());

@@ -108,6 +108,28 @@ void NormStatsAccumulator::Add(const Trip& trip) {
   }
 }
 
+void NormStatsAccumulator::Running::Merge(const Running& o) {
+  if (o.count == 0) return;
+  if (count == 0) {
+    *this = o;
+    return;
+  }
+  const double n = static_cast<double>(count), m = static_cast<double>(o.count);
+  const double delta = o.mean - mean;
+  count += o.count;
+  mean += delta * m / (n + m);
+  m2 += o.m2 + delta * delta * n * m / (n + m);
+}
+
+void NormStatsAccumulator::Merge(const NormStatsAccumulator& o) {
+  dist_.Merge(o.dist_);
+  time_.Merge(o.time_);
+  lngs_.Merge(o.lngs_);
+  lats_.Merge(o.lats_);
+  time_gap_.Merge(o.time_gap_);
+  dist_gap_.Merge(o.dist_gap_);
+}
+
 NormStats NormStatsAccumulator::Finish() const {
   if (trips() == 0) throw DataError("cannot compute normalisation statistics from 0 trips");
   const struct {

@@ -28,6 +28,9 @@ void SaveNormStats(const NormStats& s, const std::string& path);
 class NormStatsAccumulator {
  public:
   void Add(const Trip& trip);
+  // Adds the values `other` saw (Chan et al.'s pairwise update): the parts of a data set
+  // accumulated apart and merged in a fixed order give the same result every time.
+  void Merge(const NormStatsAccumulator& other);
   // Throws DataError if no trips were added or a standard deviation would be 0.
   NormStats Finish() const;
   uint64_t trips() const { return dist_.count; }
@@ -37,6 +40,7 @@ class NormStatsAccumulator {
     uint64_t count = 0;
     double mean = 0, m2 = 0;
     void Add(double x);
+    void Merge(const Running& o);
     double Std() const;
   };
   Running dist_, time_, lngs_, lats_, time_gap_, dist_gap_;

@@ -11,23 +11,19 @@ int64_t PaddedBatch::total_points() const {
   return std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
 }
 
-PaddedBatch MakeBatch(const std::vector<Trip>& trips, const std::vector<size_t>& indices,
+PaddedBatch MakeBatch(const Trips& trips, const std::vector<size_t>& indices,
                       const NormStats& stats) {
   PaddedBatch b;
   b.size = static_cast<int64_t>(indices.size());
+  std::vector<TripView> views;
+  views.reserve(indices.size());
   for (size_t idx : indices) {
     if (idx >= trips.size()) {
       throw std::out_of_range("MakeBatch: trip index " + std::to_string(idx) +
                               " >= " + std::to_string(trips.size()));
     }
-    const Trip& t = trips[idx];
-    const size_t n = t.length();
-    if (t.lats.size() != n || t.states.size() != n || t.time_gap.size() != n ||
-        t.dist_gap.size() != n) {
-      throw std::invalid_argument("MakeBatch: trip " + std::to_string(idx) +
-                                  " has per-point sequences of unequal length");
-    }
-    b.max_len = std::max(b.max_len, static_cast<int64_t>(n));
+    views.push_back(trips.at(idx));
+    b.max_len = std::max(b.max_len, static_cast<int64_t>(views.back().length));
   }
   const size_t cells = indices.size() * static_cast<size_t>(b.max_len);
   for (auto* seq : {&b.lngs, &b.lats, &b.states, &b.time_gap, &b.dist_gap}) seq->assign(cells, 0);
@@ -35,22 +31,22 @@ PaddedBatch MakeBatch(const std::vector<Trip>& trips, const std::vector<size_t>&
   b.dist.reserve(indices.size());
   b.time.reserve(indices.size());
 
-  for (size_t row = 0; row < indices.size(); ++row) {
-    const Trip& t = trips[indices[row]];
-    b.lengths.push_back(static_cast<int64_t>(t.length()));
+  for (size_t row = 0; row < views.size(); ++row) {
+    const TripView& t = views[row];
+    b.lengths.push_back(static_cast<int64_t>(t.length));
     b.driver_id.push_back(t.driver_id);
     b.week_id.push_back(t.week_id);
     b.time_id.push_back(t.time_id);
     b.dist.push_back(static_cast<float>((t.dist - stats.dist_mean) / stats.dist_std));
     b.time.push_back(static_cast<float>(t.time));
     const size_t base = row * static_cast<size_t>(b.max_len);
-    for (size_t i = 0; i < t.length(); ++i) {
+    for (size_t i = 0; i < t.length; ++i) {
       b.lngs[base + i] = static_cast<float>((t.lngs[i] - stats.lngs_mean) / stats.lngs_std);
       b.lats[base + i] = static_cast<float>((t.lats[i] - stats.lats_mean) / stats.lats_std);
     }
-    std::copy(t.states.begin(), t.states.end(), b.states.begin() + base);
-    std::copy(t.time_gap.begin(), t.time_gap.end(), b.time_gap.begin() + base);
-    std::copy(t.dist_gap.begin(), t.dist_gap.end(), b.dist_gap.begin() + base);
+    std::copy(t.states, t.states + t.length, b.states.begin() + base);
+    std::copy(t.time_gap, t.time_gap + t.length, b.time_gap.begin() + base);
+    std::copy(t.dist_gap, t.dist_gap + t.length, b.dist_gap.begin() + base);
   }
   return b;
 }

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "worker/data/norm_stats.h"
-#include "worker/data/trip.h"
+#include "worker/data/trips.h"
 
 namespace tteps::data {
 
@@ -24,8 +24,8 @@ struct PaddedBatch {
 };
 
 // Throws std::out_of_range for an index past the trips, std::invalid_argument for a trip whose
-// sequences differ in length.
-PaddedBatch MakeBatch(const std::vector<Trip>& trips, const std::vector<size_t>& indices,
+// sequences differ in length (DataError for a damaged trip of a store).
+PaddedBatch MakeBatch(const Trips& trips, const std::vector<size_t>& indices,
                       const NormStats& stats);
 
 }  // namespace tteps::data

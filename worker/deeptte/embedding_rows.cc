@@ -11,13 +11,13 @@ const std::vector<std::string>& EmbeddingTables() {
   return kTables;
 }
 
-TableRows EmbeddingRows(const std::vector<data::Trip>& trips,
-                        const std::vector<std::vector<size_t>>& slices) {
+TableRows EmbeddingRows(const data::Trips& trips, const std::vector<std::vector<size_t>>& slices) {
   TableRows rows(2);
   for (const auto& slice : slices) {
     for (size_t i : slice) {
-      rows[0].push_back(trips.at(i).driver_id);
-      rows[1].push_back(trips.at(i).time_id);
+      const data::TripView t = trips.at(i);
+      rows[0].push_back(t.driver_id);
+      rows[1].push_back(t.time_id);
     }
   }
   for (auto& r : rows) {

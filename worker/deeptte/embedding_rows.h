@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/data/trip.h"
+#include "worker/data/trips.h"
 #include "worker/row_spans.h"
 
 namespace tteps::deeptte {
@@ -14,7 +14,6 @@ namespace tteps::deeptte {
 const std::vector<std::string>& EmbeddingTables();
 
 // The rows of each table that the trips `slices` index into `trips` look up (sorted, unique).
-TableRows EmbeddingRows(const std::vector<data::Trip>& trips,
-                        const std::vector<std::vector<size_t>>& slices);
+TableRows EmbeddingRows(const data::Trips& trips, const std::vector<std::vector<size_t>>& slices);
 
 }  // namespace tteps::deeptte

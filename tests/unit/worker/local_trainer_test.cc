@@ -1,5 +1,7 @@
 // Local training on the shipped sample: the loss goes down, runs are deterministic, and the
 // model reaches the accuracy the original code reaches on the same split.
+#include "worker/local_trainer.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -7,7 +9,6 @@
 
 #include "tests/unit/worker/deeptte/test_trips.h"
 #include "worker/data/padded_batch.h"
-#include "worker/local_trainer.h"
 #include "worker/model_params.h"
 
 namespace tteps {
@@ -16,9 +17,7 @@ namespace {
 using testing_util::SampleStats;
 using testing_util::SampleTrips;
 
-std::vector<data::Trip> Slice(size_t begin, size_t end) {
-  return {SampleTrips().begin() + begin, SampleTrips().begin() + end};
-}
+data::TripVector Slice(size_t begin, size_t end) { return testing_util::SampleSlice(begin, end); }
 
 deeptte::DeepTTE Model(uint64_t seed) {
   torch::manual_seed(seed);
@@ -48,7 +47,7 @@ TEST(LocalTraining, ShortRunLowersTrainingLoss) {
   JobConfig opts;
   opts.train.max_steps = 30;
   opts.train.progress_s = 1e9;
-  auto r = LocalTrainer(model, train, {}, opts, nullptr).Run();
+  auto r = LocalTrainer(model, train, data::TripVector(), opts, nullptr).Run();
   EXPECT_EQ(r.steps, 30);
   const double after = loss_on_probe();
   EXPECT_LT(after, 0.8 * before) << "before " << before;

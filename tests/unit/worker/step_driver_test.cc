@@ -18,6 +18,7 @@
 namespace tteps {
 namespace {
 
+using testing_util::SampleSlice;
 using testing_util::SampleStats;
 using testing_util::SampleTrips;
 
@@ -67,9 +68,8 @@ struct Outcome {
   std::vector<std::pair<int64_t, bool>> evals;  // (steps, final)
 };
 
-const std::vector<data::Trip>& Trips() {
-  static const auto* t =
-      new std::vector<data::Trip>(SampleTrips().begin(), SampleTrips().begin() + 200);
+const data::TripVector& Trips() {
+  static const auto* t = new data::TripVector(SampleSlice(0, 200));
   return *t;
 }
 

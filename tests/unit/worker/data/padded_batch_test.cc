@@ -26,7 +26,7 @@ Trip MakeTrip(int64_t driver, size_t n, float base) {
 }
 
 TEST(MakeBatch, PadsNormalisesAndKeepsOrder) {
-  const std::vector<Trip> trips = {MakeTrip(1, 3, 104), MakeTrip(2, 2, 106), MakeTrip(3, 4, 100)};
+  const TripVector trips({MakeTrip(1, 3, 104), MakeTrip(2, 2, 106), MakeTrip(3, 4, 100)});
   NormStats stats;
   stats.dist_mean = 10;
   stats.dist_std = 4;
@@ -53,16 +53,16 @@ TEST(MakeBatch, PadsNormalisesAndKeepsOrder) {
 }
 
 TEST(MakeBatch, EdgeCases) {
-  const std::vector<Trip> trips = {MakeTrip(1, 3, 104)};
+  const TripVector trips({MakeTrip(1, 3, 104)});
   const PaddedBatch empty = MakeBatch(trips, {}, NormStats{});
   EXPECT_EQ(empty.size, 0);
   EXPECT_EQ(empty.max_len, 0);
   EXPECT_EQ(empty.total_points(), 0);
   EXPECT_TRUE(empty.lngs.empty());
   EXPECT_THROW(MakeBatch(trips, {1}, NormStats{}), std::out_of_range);
-  std::vector<Trip> uneven = trips;
+  std::vector<Trip> uneven = trips.trips();
   uneven[0].states.pop_back();
-  EXPECT_THROW(MakeBatch(uneven, {0}, NormStats{}), std::invalid_argument);
+  EXPECT_THROW(MakeBatch(TripVector(uneven), {0}, NormStats{}), std::invalid_argument);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ namespace {
 using deeptte::BatchTensors;
 using deeptte::DeepTTE;
 using deeptte::ModelConfig;
+using testing_util::SampleSlice;
 using testing_util::SampleStats;
 using testing_util::SampleTrips;
 
@@ -40,13 +41,12 @@ DeepTTE MakeModel(ModelConfig c = {}, uint64_t seed = 7) {
 std::vector<size_t> MixedLengths(size_t n) {
   std::vector<size_t> idx(SampleTrips().size());
   std::iota(idx.begin(), idx.end(), 0);
-  std::sort(idx.begin(), idx.end(), [](size_t a, size_t b) {
-    return SampleTrips()[a].length() < SampleTrips()[b].length();
-  });
+  std::sort(idx.begin(), idx.end(),
+            [](size_t a, size_t b) { return SampleTrips().length(a) < SampleTrips().length(b); });
   std::vector<size_t> out = {idx.front()};
   for (size_t i : idx) {
     if (out.size() == n) break;
-    if (SampleTrips()[i].length() > SampleTrips()[out.back()].length() + 5) out.push_back(i);
+    if (SampleTrips().length(i) > SampleTrips().length(out.back()) + 5) out.push_back(i);
   }
   return out;
 }
@@ -243,7 +243,7 @@ TEST(Checkpoint, SaveLoadGivesIdenticalPredictions) {
 
 TEST(Evaluate, ReportsFiniteErrorsAndRefusesADivergedModel) {
   DeepTTE model = MakeModel();
-  const std::vector<data::Trip> trips(SampleTrips().begin(), SampleTrips().begin() + 40);
+  const data::TripVector trips = SampleSlice(0, 40);
   const EvalResult r = Evaluate(*model, trips, 16, /*keep_predictions=*/true);
   EXPECT_EQ(r.n, 40);
   EXPECT_GT(r.mape, 0);

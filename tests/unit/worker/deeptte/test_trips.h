@@ -5,13 +5,20 @@
 
 #include "worker/data/norm_stats.h"
 #include "worker/data/trip_reader.h"
+#include "worker/data/trips.h"
 
 namespace tteps::testing_util {
 
-inline const std::vector<data::Trip>& SampleTrips() {
-  static const auto* trips = new std::vector<data::Trip>(
+inline const data::TripVector& SampleTrips() {
+  static const auto* trips = new data::TripVector(
       data::ReadTrips(TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl", data::ReadOptions{}));
   return *trips;
+}
+
+// Trips [begin, end) of the sample.
+inline data::TripVector SampleSlice(size_t begin, size_t end) {
+  const auto& all = SampleTrips().trips();
+  return data::TripVector({all.begin() + begin, all.begin() + end});
 }
 
 inline data::NormStats SampleStats() {

@@ -1,0 +1,252 @@
+// The trip store: tteps-pack's pipeline, the memory-mapped reader, integrity checks, and the
+// data set's splits over a store.
+#include "worker/data/trip_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "worker/data/norm_stats.h"
+#include "worker/data/pack.h"
+#include "worker/data/synthetic.h"
+#include "worker/data/trip_json.h"
+#include "worker/data/trip_reader.h"
+#include "worker/dataset.h"
+
+namespace tteps::data {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Temp(const std::string& name) {
+  const std::string path = testing::TempDir() + "tteps_store_" + name;
+  fs::remove_all(path);
+  return path;
+}
+
+// n synthetic trips, with dateIDs 3, 4 and 5 in turn, as a JSON-lines file.
+std::string WriteTrips(const std::string& name, size_t n, uint64_t seed = 1) {
+  std::mt19937_64 rng(seed);
+  std::string text;
+  for (size_t i = 0; i < n; ++i) {
+    Trip t = GenerateTrip(rng);
+    t.date_id = 3 + static_cast<int64_t>(i % 3);
+    AppendTripJson(t, &text);
+  }
+  const std::string path = Temp(name + ".jsonl");
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+PackResult Pack(const std::vector<std::string>& inputs, const std::string& out, int threads = 2,
+                uint64_t shard_trips = 7, size_t block_bytes = 4096,
+                BadRecordPolicy bad = BadRecordPolicy::kFail) {
+  PackOptions o;
+  o.inputs = inputs;
+  o.out_dir = out;
+  o.threads = threads;
+  o.shard_trips = shard_trips;
+  o.block_bytes = block_bytes;
+  o.bad_records = bad;
+  return PackTrips(o);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void ExpectSameTrip(const Trip& a, const Trip& b, size_t i) {
+  EXPECT_EQ(a.driver_id, b.driver_id) << i;
+  EXPECT_EQ(a.date_id, b.date_id) << i;
+  EXPECT_EQ(a.week_id, b.week_id) << i;
+  EXPECT_EQ(a.time_id, b.time_id) << i;
+  EXPECT_EQ(a.dist, b.dist) << i;
+  EXPECT_EQ(a.time, b.time) << i;
+  EXPECT_EQ(a.lngs, b.lngs) << i;
+  EXPECT_EQ(a.lats, b.lats) << i;
+  EXPECT_EQ(a.states, b.states) << i;
+  EXPECT_EQ(a.time_gap, b.time_gap) << i;
+  EXPECT_EQ(a.dist_gap, b.dist_gap) << i;
+}
+
+// Flips one byte of a file in place.
+void FlipByte(const std::string& path, size_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.get(c);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.put(static_cast<char>(c ^ 0x40));
+}
+
+template <class F>
+std::string ErrorOf(F f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(TripStore, HoldsEveryTripOfTheFilesBitForBitInOrder) {
+  const std::string a = WriteTrips("a", 40, 1), b = WriteTrips("b", 25, 2);
+  const std::string dir = Temp("every");
+  const PackResult r = Pack({a, b}, dir);
+  EXPECT_EQ(r.trips, 65u);
+  ASSERT_EQ(r.reports.size(), 2u);
+  EXPECT_EQ(r.reports[1].records, 25u);
+
+  std::vector<Trip> json = ReadTripFiles({a, b}, ReadOptions{});
+  const auto store = TripStore::Open(dir);
+  ASSERT_EQ(store->size(), json.size());
+  EXPECT_EQ(store->manifest().shards.size(), 10u);  // 65 trips, 7 a shard
+  for (size_t i = 0; i < json.size(); ++i) {
+    ExpectSameTrip(ToTrip(store->at(i)), json[i], i);
+    EXPECT_EQ(store->length(i), json[i].length());
+    EXPECT_EQ(store->date_id(i), json[i].date_id);
+  }
+  EXPECT_THROW(store->at(json.size()), std::out_of_range);
+
+  // The statistics of the same pass: those of a sequential pass, up to rounding.
+  NormStatsAccumulator acc;
+  for (const Trip& t : json) acc.Add(t);
+  const NormStats want = acc.Finish(), got = LoadNormStats(store->stats_path());
+  EXPECT_NEAR(got.lngs_mean, want.lngs_mean, 1e-9);
+  EXPECT_NEAR(got.time_std, want.time_std, 1e-9 * want.time_std);
+  EXPECT_NEAR(got.dist_gap_std, want.dist_gap_std, 1e-12);
+  EXPECT_NO_THROW(VerifyTripStore(dir));
+}
+
+TEST(TripStore, TheSameInputGivesTheSameBytesWithAnyThreadCount) {
+  const std::string a = WriteTrips("same", 90);
+  const std::string one = Temp("one"), four = Temp("four");
+  const std::string c1 = Pack({a}, one, 1).checksum, c4 = Pack({a}, four, 4).checksum;
+  EXPECT_EQ(c1, c4);
+  for (const auto& e : fs::directory_iterator(one)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(ReadFile(e.path().string()), ReadFile(four + "/" + name)) << name;
+  }
+}
+
+TEST(TripStore, RefusesAStoreDirectoryThatIsNotEmpty) {
+  const std::string a = WriteTrips("busy", 5), dir = Temp("busy");
+  Pack({a}, dir);
+  EXPECT_NE(ErrorOf([&] { Pack({a}, dir); }).find("exists and is not empty"), std::string::npos);
+}
+
+TEST(TripStore, ABadRecordIsNamedByFileLineAndFieldAcrossBlocks) {
+  std::string text = ReadFile(WriteTrips("bad", 30));
+  // Line 23 loses its label; small blocks put it far from the first block.
+  size_t at = 0;
+  for (int line = 1; line < 23; ++line) at = text.find('\n', at) + 1;
+  const size_t time = text.find("\"time\":", at);
+  text.replace(time, 7, "\"tine\":");
+  const std::string path = Temp("bad_edit.jsonl");
+  std::ofstream(path, std::ios::binary) << text;
+
+  const std::string err = ErrorOf([&] { Pack({path}, Temp("bad_fail"), 2, 7, 2000); });
+  EXPECT_NE(err.find(path + ":23: field 'time': missing"), std::string::npos) << err;
+  EXPECT_FALSE(IsTripStore(Temp("bad_fail")));
+
+  const PackResult r = Pack({path}, Temp("bad_skip"), 2, 7, 2000, BadRecordPolicy::kSkip);
+  EXPECT_EQ(r.trips, 29u);
+  ASSERT_EQ(r.reports.size(), 1u);
+  EXPECT_EQ(r.reports[0].skipped, 1u);
+  EXPECT_EQ(r.reports[0].first_bad_lines, std::vector<size_t>{23});
+}
+
+TEST(TripStore, ADamagedTripIsNamedAndNeverRead) {
+  const std::string dir = Temp("damaged");
+  Pack({WriteTrips("damaged", 20)}, dir);
+  const std::string shard = dir + "/shard-00001.bin";
+  FlipByte(shard, fs::file_size(shard) - 10);  // a point of the shard's last trip (13)
+  const auto store = TripStore::Open(dir);     // sizes and headers are fine
+  EXPECT_NO_THROW(store->at(7));
+  const std::string err = ErrorOf([&] { store->at(13); });
+  EXPECT_NE(err.find("shard shard-00001.bin, trip 6 (trip 13 of the store): its checksum does "
+                     "not match"),
+            std::string::npos)
+      << err;
+  const std::string verify = ErrorOf([&] { VerifyTripStore(dir); });
+  EXPECT_NE(verify.find("shard-00001.bin: checksum"), std::string::npos) << verify;
+}
+
+TEST(TripStore, ATruncatedShardOrAnotherFormatVersionFailsAtOpen) {
+  const std::string dir = Temp("truncated");
+  Pack({WriteTrips("truncated", 20)}, dir);
+  fs::resize_file(dir + "/shard-00002.bin", fs::file_size(dir + "/shard-00002.bin") - 4);
+  std::string err = ErrorOf([&] { TripStore::Open(dir); });
+  EXPECT_NE(err.find("shard shard-00002.bin: truncated"), std::string::npos) << err;
+
+  const std::string v2 = Temp("version");
+  Pack({WriteTrips("version", 20)}, v2);
+  std::string manifest = ReadFile(v2 + "/manifest.json");
+  manifest.replace(manifest.find("\"version\": 1"), 12, "\"version\": 2");
+  std::ofstream(v2 + "/manifest.json", std::ios::binary) << manifest;
+  err = ErrorOf([&] { TripStore::Open(v2); });
+  EXPECT_NE(err.find("format version 2, this tteps reads version 1"), std::string::npos) << err;
+
+  const std::string header = Temp("header");
+  Pack({WriteTrips("header", 20)}, header);
+  FlipByte(header + "/shard-00000.bin", 8);  // the header's version field
+  err = ErrorOf([&] { TripStore::Open(header); });
+  EXPECT_NE(err.find("shard shard-00000.bin: format version"), std::string::npos) << err;
+}
+
+TEST(TripStore, AShardChangedUnderTheReaderIsNamed) {
+  const std::string dir = Temp("changed");
+  Pack({WriteTrips("changed", 20)}, dir);
+  const auto store = TripStore::Open(dir);
+  EXPECT_NO_THROW(store->CheckUnchanged());
+  // Replaced by a copy (same bytes, a new file), as a re-run of tteps-pack and a move would.
+  fs::copy_file(dir + "/shard-00001.bin", dir + "/copy.bin");
+  fs::rename(dir + "/copy.bin", dir + "/shard-00001.bin");
+  const std::string err = ErrorOf([&] { store->CheckUnchanged(); });
+  EXPECT_NE(err.find("shard shard-00001.bin changed under the running job: it was replaced"),
+            std::string::npos)
+      << err;
+}
+
+TEST(Dataset, ReadsAStoreWhereverItReadsJsonLinesAndHoldsOutTheLatestDay) {
+  const std::string json = WriteTrips("dataset", 30);
+  const std::string dir = Temp("dataset");
+  Pack({json}, dir);
+  for (const std::string& source : {json, dir}) {
+    DataConfig c;
+    c.train_files = {source};
+    c.split = "day";
+    const Dataset ds = LoadDataset(c, 3);
+    EXPECT_EQ(ds.train->size(), 20u) << source;
+    ASSERT_EQ(ds.eval->size(), 10u) << source;
+    for (size_t i = 0; i < ds.eval->size(); ++i) EXPECT_EQ(ds.eval->date_id(i), 5);
+    for (size_t i = 0; i < ds.train->size(); ++i) EXPECT_NE(ds.train->date_id(i), 5);
+    c.eval_dates = {3, 4};
+    EXPECT_EQ(LoadDataset(c, 3).eval->size(), 20u);
+    c.eval_dates = {9};
+    EXPECT_THROW(LoadDataset(c, 3), std::invalid_argument);
+  }
+  DataConfig random;
+  random.train_files = {dir};
+  const Dataset ds = LoadDataset(random, 3);
+  EXPECT_EQ(ds.store_checksum, TripStore::Open(dir)->manifest().checksum);
+  EXPECT_EQ(ds.eval->size(), 5u);  // round(30 x 0.1667)
+  // A store packed for shorter trips than the model needs is refused.
+  const std::string err = ErrorOf([&] { OpenTrips({dir}, "fail", 200); });
+  EXPECT_NE(err.find("pack it again with --min_points 200"), std::string::npos) << err;
+  // A directory without a manifest (an interrupted pack) is not taken for JSON-lines.
+  const std::string partial = Temp("no_manifest");
+  fs::create_directories(partial);
+  EXPECT_NE(
+      ErrorOf([&] { OpenTrips({partial}, "fail", 3); }).find("is a directory but not a trip store"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace tteps::data

@@ -1,0 +1,204 @@
+#include "worker/data/trip_store_writer.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "common/json_writer.h"
+#include "worker/data/data_error.h"
+#include "worker/data/trip_store_format.h"
+
+namespace tteps::data {
+namespace {
+
+using namespace store;
+
+// A file written through stdio, every failure thrown with the system's reason.
+class OutFile {
+ public:
+  explicit OutFile(std::string path) : path_(std::move(path)), f_(std::fopen(path_.c_str(), "wb")) {
+    if (!f_) Fail("cannot create");
+  }
+  ~OutFile() {
+    if (f_) std::fclose(f_);
+  }
+  void Write(const void* data, size_t bytes) {
+    if (bytes == 0) return;
+    if (std::fwrite(data, 1, bytes, f_) != bytes) Fail("cannot write");
+    crc_ = Crc32(crc_, data, bytes);
+    size_ += bytes;
+  }
+  template <class T>
+  void Write(const std::vector<T>& v) {
+    Write(v.data(), v.size() * sizeof(T));
+  }
+  void Close() {
+    const int rc = std::fflush(f_) == 0 && fsync(fileno(f_)) == 0 ? 0 : errno;
+    const bool closed = std::fclose(f_) == 0;
+    f_ = nullptr;
+    if (rc != 0 || !closed) {
+      errno = rc ? rc : errno;
+      Fail("cannot write");
+    }
+  }
+  uint32_t crc() const { return crc_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  [[noreturn]] void Fail(const char* what) {
+    throw DataError(std::string(what) + " '" + path_ + "': " + std::strerror(errno));
+  }
+  std::string path_;
+  std::FILE* f_;
+  uint32_t crc_ = 0;
+  uint64_t size_ = 0;
+};
+
+}  // namespace
+
+void TripColumns::Add(const Trip& t) {
+  const uint64_t n = t.length();
+  lengths.push_back(n);
+  dist.push_back(t.dist);
+  time.push_back(t.time);
+  driver.push_back(static_cast<int32_t>(t.driver_id));
+  date.push_back(static_cast<int32_t>(t.date_id));
+  week.push_back(static_cast<int32_t>(t.week_id));
+  minute.push_back(static_cast<int32_t>(t.time_id));
+  const size_t at = points.size();
+  for (const auto* seq : {&t.lngs, &t.lats, &t.states, &t.time_gap, &t.dist_gap}) {
+    points.insert(points.end(), seq->begin(), seq->end());
+  }
+  crc.push_back(TripCrc(points.data() + at, n, t.dist, t.time, driver.back(), date.back(),
+                        week.back(), minute.back()));
+}
+
+void TripColumns::Clear() {
+  for (auto* v : {&lengths}) v->clear();
+  dist.clear();
+  time.clear();
+  for (auto* v : {&driver, &date, &week, &minute}) v->clear();
+  crc.clear();
+  points.clear();
+}
+
+TripStoreWriter::TripStoreWriter(std::string dir, uint64_t shard_trips, int64_t min_points)
+    : dir_(std::move(dir)), shard_trips_(shard_trips), min_points_(min_points) {
+  if (shard_trips_ == 0) throw DataError("a shard must hold at least one trip");
+  std::error_code ec;
+  if (std::filesystem::exists(dir_, ec) && !std::filesystem::is_empty(dir_, ec)) {
+    throw DataError("the store directory '" + dir_ + "' exists and is not empty");
+  }
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) throw DataError("cannot create the store directory '" + dir_ + "': " + ec.message());
+}
+
+void TripStoreWriter::Append(const TripColumns& c, size_t begin, size_t end) {
+  // Offsets into c.points of trip `begin`.
+  size_t point_at = 0;
+  for (size_t i = 0; i < begin; ++i) point_at += kSequences * c.lengths[i];
+  for (size_t i = begin; i < end; ++i) {
+    const size_t floats = kSequences * c.lengths[i];
+    shard_.lengths.push_back(c.lengths[i]);
+    shard_.dist.push_back(c.dist[i]);
+    shard_.time.push_back(c.time[i]);
+    shard_.driver.push_back(c.driver[i]);
+    shard_.date.push_back(c.date[i]);
+    shard_.week.push_back(c.week[i]);
+    shard_.minute.push_back(c.minute[i]);
+    shard_.crc.push_back(c.crc[i]);
+    shard_.points.insert(shard_.points.end(), c.points.begin() + point_at,
+                         c.points.begin() + point_at + floats);
+    point_at += floats;
+    if (shard_.size() == shard_trips_) WriteShard();
+  }
+}
+
+void TripStoreWriter::WriteShard() {
+  const uint64_t trips = shard_.size(), points = shard_.points.size() / kSequences;
+  const auto index = static_cast<uint32_t>(written_.size());
+  const std::string file = ShardFileName(index);
+  OutFile out((std::filesystem::path(dir_) / file).string());
+  ShardHeader h{};
+  std::memcpy(h.magic, kMagic, sizeof(kMagic));
+  h.version = kVersion;
+  h.shard = index;
+  h.trips = trips;
+  h.points = points;
+  h.first_trip = trips_;
+  h.header_crc = Crc32(0, &h, offsetof(ShardHeader, header_crc));
+  out.Write(&h, sizeof(h));
+  std::vector<uint64_t> offsets(trips + 1, 0);
+  for (size_t i = 0; i < trips; ++i) offsets[i + 1] = offsets[i] + shard_.lengths[i];
+  out.Write(offsets);
+  out.Write(shard_.dist);
+  out.Write(shard_.time);
+  for (const auto* v : {&shard_.driver, &shard_.date, &shard_.week, &shard_.minute}) out.Write(*v);
+  out.Write(shard_.crc);
+  const ShardLayout layout = LayoutOf(trips, points);
+  const char zeros[8] = {};
+  out.Write(zeros, layout.points - out.size());
+  out.Write(shard_.points);
+  if (out.size() != layout.total) throw DataError("store writer: shard layout mismatch");
+  out.Close();
+  written_.push_back({file, trips, points, out.size(), out.crc()});
+  trips_ += trips;
+  points_ += points;
+  bytes_ += out.size();
+  shard_.Clear();
+}
+
+std::string TripStoreWriter::Finish(const NormStats& stats,
+                                    const std::vector<PackSource>& sources) {
+  if (shard_.size() > 0) WriteShard();
+  SaveNormStats(stats, (std::filesystem::path(dir_) / kStats).string());
+  // The store's identity: its shards' checksums and counts, not where or when it was packed.
+  uint32_t id = Crc32(0, &kVersion, sizeof(kVersion));
+  std::vector<std::string> shards;
+  for (const Written& w : written_) {
+    id = Crc32(id, &w.crc, sizeof(w.crc));
+    id = Crc32(id, &w.trips, sizeof(w.trips));
+    id = Crc32(id, &w.points, sizeof(w.points));
+    shards.push_back(JsonObject()
+                         .Add("file", w.file)
+                         .Add("trips", w.trips)
+                         .Add("points", w.points)
+                         .Add("bytes", w.bytes)
+                         .Add("crc32", CrcText(w.crc))
+                         .str());
+  }
+  std::string shard_list = "[";
+  for (size_t i = 0; i < shards.size(); ++i) shard_list += (i ? ",\n    " : "\n    ") + shards[i];
+  shard_list += "\n  ]";
+  std::string source_list = "[";
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const PackSource& s = sources[i];
+    source_list += (i ? ",\n    " : "\n    ") + JsonObject()
+                                                    .Add("path", s.path)
+                                                    .Add("bytes", s.bytes)
+                                                    .Add("mtime_s", s.mtime_s)
+                                                    .Add("lines", s.lines)
+                                                    .Add("trips", s.trips)
+                                                    .Add("skipped", s.skipped)
+                                                    .str();
+  }
+  source_list += "\n  ]";
+  const std::string checksum = CrcText(id);
+  const std::string manifest =
+      "{\n  \"format\": " + JsonQuote(kFormatName) +
+      ",\n  \"version\": " + std::to_string(kVersion) +
+      ",\n  \"trips\": " + std::to_string(trips_) + ",\n  \"points\": " + std::to_string(points_) +
+      ",\n  \"min_points\": " + std::to_string(min_points_) +
+      ",\n  \"checksum\": " + JsonQuote(checksum) + ",\n  \"stats\": " + JsonQuote(kStats) +
+      ",\n  \"shards\": " + shard_list + ",\n  \"sources\": " + source_list + "\n}\n";
+  OutFile out((std::filesystem::path(dir_) / kManifest).string());
+  out.Write(manifest.data(), manifest.size());
+  out.Close();
+  return checksum;
+}
+
+}  // namespace tteps::data
