@@ -24,7 +24,8 @@
 #include "worker/device.h"
 #include "worker/gradient_step.h"
 
-DEFINE_string(data, TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl", "trips to train on");
+DEFINE_string(data, TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl",
+              "trips to train on: a JSON-lines file or a trip store (tteps-pack)");
 DEFINE_string(stats, TTEPS_SOURCE_DIR "/data/chengdu/stats.json", "normalisation stats");
 DEFINE_string(batch_sizes, "64,400", "batch sizes to measure, comma separated");
 DEFINE_int32(steps, 20, "timed steps per batch size");
@@ -86,7 +87,8 @@ int main(int argc, char** argv) {
   torch::set_num_threads(FLAGS_threads);
   using namespace tteps;
   const torch::Device device = ResolveDevice(FLAGS_device, 0);
-  const data::TripVector trips(data::ReadTrips(FLAGS_data, data::ReadOptions{}));
+  const auto source = OpenTrips({FLAGS_data}, "fail", 3);  // JSON-lines or a store
+  const data::Trips& trips = *source;
   auto stats = data::LoadNormStats(FLAGS_stats);
   std::vector<size_t> lengths;
   for (size_t i = 0; i < trips.size(); ++i) lengths.push_back(trips.length(i));

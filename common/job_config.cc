@@ -89,6 +89,7 @@ void JobConfig::Validate() const {
 
   const TrainConfig& t = train;
   Check(t.batch_size >= 1, "--batch_size must be >= 1");
+  Check(t.shuffle_window >= 0, "--shuffle_window must be >= 0");
   Check(t.epochs >= 1 || t.max_steps >= 1, "--epochs or --max_steps must be >= 1");
   Check(t.max_steps >= 0, "--max_steps must be >= 0");
   Check(t.log_every >= 1, "--log_every must be >= 1");

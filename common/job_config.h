@@ -92,9 +92,10 @@ struct OptimizerConfig {
 struct TrainConfig {
   int64_t batch_size = 64;  // trips per optimizer step (the global batch)
   int64_t epochs = 10;
-  int64_t max_steps = 0;   // stop after this many steps; 0 = no limit
-  uint64_t seed = 1;       // weights and data order
-  int64_t log_every = 10;  // steps between train reports
+  int64_t max_steps = 0;       // stop after this many steps; 0 = no limit
+  uint64_t seed = 1;           // weights and data order
+  int64_t shuffle_window = 0;  // trips shuffled together each epoch (0: all; data/batcher.h)
+  int64_t log_every = 10;      // steps between train reports
   EvalScheduleConfig eval;
   double max_train_s = 0;  // time budget: training stops soon after this (0: no budget)
   int64_t patience = 0;    // stop after this many evaluations without a lower MAPE (0: never)
@@ -117,7 +118,7 @@ struct TrainConfig {
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(batch_size), CEREAL_NVP(epochs), CEREAL_NVP(max_steps), CEREAL_NVP(seed),
-       CEREAL_NVP(log_every), CEREAL_NVP(eval), CEREAL_NVP(max_train_s),
+       CEREAL_NVP(shuffle_window), CEREAL_NVP(log_every), CEREAL_NVP(eval), CEREAL_NVP(max_train_s),
        CEREAL_NVP(eval_batch_size), CEREAL_NVP(progress_s), CEREAL_NVP(threads), CEREAL_NVP(device),
        CEREAL_NVP(deterministic), CEREAL_NVP(slowdown_percent), CEREAL_NVP(slowdown_worker),
        CEREAL_NVP(patience), CEREAL_NVP(slowdowns), CEREAL_NVP(slowdown_on_s),

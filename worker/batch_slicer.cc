@@ -80,14 +80,14 @@ std::vector<int64_t> BalancedSliceSizes(const std::vector<int64_t>& lengths, int
 }
 
 std::vector<size_t> SliceFor(const std::vector<size_t>& batch, int workers, int worker,
-                             int64_t first_worker_batch, const std::vector<size_t>* trip_lengths) {
+                             int64_t first_worker_batch, const data::TripLength& trip_length) {
   if (worker < 0 || worker >= workers) {
     throw std::out_of_range("worker " + std::to_string(worker) + " of " + std::to_string(workers));
   }
   std::vector<int64_t> sizes;
-  if (trip_lengths && first_worker_batch < 0) {
+  if (trip_length && first_worker_batch < 0) {
     std::vector<int64_t> lengths;
-    for (size_t i : batch) lengths.push_back(static_cast<int64_t>(trip_lengths->at(i)));
+    for (size_t i : batch) lengths.push_back(static_cast<int64_t>(trip_length(i)));
     sizes = BalancedSliceSizes(lengths, workers);
   } else {
     sizes = SliceSizes(static_cast<int64_t>(batch.size()), workers, first_worker_batch);

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "worker/data/batcher.h"
+
 namespace tteps {
 
 // Trips per worker for a batch of `batch` trips; the sizes sum to `batch`.
@@ -22,10 +24,10 @@ std::vector<int64_t> SliceSizes(int64_t batch, int workers, int64_t first_worker
 inline constexpr int64_t kSliceOverhead = 16;
 std::vector<int64_t> BalancedSliceSizes(const std::vector<int64_t>& lengths, int workers);
 
-// The part of `batch` (indices) that belongs to `worker`. With `trip_lengths` (every trip's
-// length, by index) and no first_worker_batch: balanced slicing.
+// The part of `batch` (indices) that belongs to `worker`. With `trip_length` (a trip's length,
+// by index) and no first_worker_batch: balanced slicing.
 std::vector<size_t> SliceFor(const std::vector<size_t>& batch, int workers, int worker,
                              int64_t first_worker_batch = -1,
-                             const std::vector<size_t>* trip_lengths = nullptr);
+                             const data::TripLength& trip_length = {});
 
 }  // namespace tteps

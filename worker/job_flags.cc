@@ -79,6 +79,10 @@ DEFINE_int64(batch_size, 64, "trips per optimizer step (the global batch in dist
 DEFINE_int64(epochs, 10, "epochs over the training trips");
 DEFINE_int64(max_steps, 0, "stop after this many optimizer steps (0: run all epochs)");
 DEFINE_uint64(seed, 1, "seed of weight initialisation and data order");
+DEFINE_int64(shuffle_window, 0,
+             "trips shuffled together each epoch (0: all of them). For a store larger than "
+             "memory: blocks of window/8 trips are shuffled, then the trips within each 8 blocks, "
+             "so reads stay mostly sequential");
 DEFINE_int64(log_every, 10, "steps between training metrics lines");
 DEFINE_int64(eval_every, 0, "steps between evaluations (0: after every epoch)");
 DEFINE_double(eval_every_s, 0,
@@ -236,6 +240,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(train.epochs, epochs);
   TTEPS_SET(train.max_steps, max_steps);
   TTEPS_SET(train.seed, seed);
+  TTEPS_SET(train.shuffle_window, shuffle_window);
   TTEPS_SET(train.log_every, log_every);
   TTEPS_SET(train.eval.every_steps, eval_every);
   TTEPS_SET(train.eval.every_s, eval_every_s);

@@ -12,18 +12,20 @@ SliceStream::SliceStream(const data::Trips& trips, const TrainConfig& opts, int 
       num_workers_(num_workers),
       worker_(worker),
       first_worker_batch_(first_worker_batch),
-      balanced_(balanced) {
-  lengths_.reserve(trips.size());
-  for (size_t i = 0; i < trips.size(); ++i) lengths_.push_back(trips.length(i));
-}
+      balanced_(balanced),
+      window_(static_cast<size_t>(opts.shuffle_window)),
+      trips_(trips) {}
 
 std::vector<size_t> SliceStream::Next() {
-  if (next_ == batches_.size()) {
-    batches_ = data::EpochBatches(lengths_, batch_size_, seed_, ++epoch_);
+  // The trips object outlives the stream, which may move (a lost worker's adopted stream).
+  const data::TripLength length = [&trips = trips_](size_t i) { return trips.length(i); };
+  if (!order_ || next_ == order_->num_batches()) {
+    order_ = std::make_unique<data::EpochOrder>(trips_.size(), length, batch_size_, seed_, ++epoch_,
+                                                window_);
     next_ = 0;
   }
-  return SliceFor(batches_[next_++], num_workers_, worker_, first_worker_batch_,
-                  balanced_ ? &lengths_ : nullptr);
+  return SliceFor(order_->Batch(next_++), num_workers_, worker_, first_worker_batch_,
+                  balanced_ ? length : data::TripLength());
 }
 
 }  // namespace tteps

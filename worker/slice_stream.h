@@ -5,9 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/job_config.h"
+#include "worker/data/batcher.h"
 #include "worker/data/trips.h"
 
 namespace tteps {
@@ -22,7 +24,7 @@ class SliceStream {
   int64_t epoch() const { return epoch_; }
   // Epochs finished by the slices taken so far (the last one's once it is complete).
   int64_t EpochsDone() const {
-    const bool at_end = epoch_ >= 0 && next_ == batches_.size();
+    const bool at_end = epoch_ >= 0 && next_ == order_->num_batches();
     return at_end ? epoch_ + 1 : (epoch_ > 0 ? epoch_ : 0);
   }
 
@@ -32,8 +34,9 @@ class SliceStream {
   int num_workers_, worker_;
   int64_t first_worker_batch_;
   bool balanced_;
-  std::vector<size_t> lengths_;
-  std::vector<std::vector<size_t>> batches_;
+  size_t window_;
+  const data::Trips& trips_;
+  std::unique_ptr<data::EpochOrder> order_;
   size_t next_ = 0;
   int64_t epoch_ = -1;
 };

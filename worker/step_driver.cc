@@ -208,10 +208,7 @@ DriverResult StepDriver::Run() {
     }
   };
   // A micro-batch's gradient, added to the model's; with AdaScale measured piece by piece.
-  std::vector<size_t> lengths;  // of every trip, for balanced pieces
-  if (o_.noise_pieces > 1 && o_.pieces_balanced) {
-    for (size_t i = 0; i < train_.size(); ++i) lengths.push_back(train_.length(i));
-  }
+  const data::TripLength length = [this](size_t i) { return train_.length(i); };  // balanced
   const auto accumulate = [&](const std::vector<size_t>& slice, PieceNoise* pieces) {
     if (o_.noise_pieces <= 0) return AccumulateGradients(model_, train_, slice);
     if (o_.noise_pieces == 1) return AccumulateMeasured(model_, train_, slice, pieces);
@@ -219,7 +216,7 @@ DriverResult StepDriver::Run() {
     for (int p = 0; p < o_.noise_pieces; ++p) {
       const auto piece =
           SliceFor(slice, static_cast<int>(o_.noise_pieces), p, o_.pieces_first_worker_batch,
-                   o_.pieces_balanced ? &lengths : nullptr);
+                   o_.pieces_balanced ? length : data::TripLength());
       if (piece.empty()) continue;
       const auto s = AccumulateMeasured(model_, train_, piece, pieces);
       sum.loss_sum += s.loss_sum;

@@ -197,11 +197,13 @@ TEST(SliceFor, BalancedWithLengthsCoversTheBatchOnceAndFirstWorkerBatchWins) {
   for (int workers : {1, 2, 3, 4}) {
     std::vector<size_t> all;
     for (int w = 0; w < workers; ++w) {
-      for (size_t t : SliceFor(batch, workers, w, -1, &lengths)) all.push_back(t);
+      for (size_t t : SliceFor(batch, workers, w, -1, [&](size_t i) { return lengths.at(i); }))
+        all.push_back(t);
     }
     EXPECT_EQ(all, batch) << workers;
   }
-  EXPECT_EQ(SliceFor(batch, 3, 0, 2, &lengths), (std::vector<size_t>{3, 17}));
+  EXPECT_EQ(SliceFor(batch, 3, 0, 2, [&](size_t i) { return lengths.at(i); }),
+            (std::vector<size_t>{3, 17}));
 }
 
 }  // namespace

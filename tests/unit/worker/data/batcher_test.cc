@@ -94,5 +94,48 @@ TEST(EpochBatches, EdgeCases) {
   EXPECT_EQ(one[0], (std::vector<size_t>{1, 2, 0}));
 }
 
+TEST(EpochBatches, AWindowOfTheDataIsShuffledTogetherAndEveryTripTakenOnce) {
+  // 1,000 trips, window 80: blocks of 10 consecutive trips, 8 blocks shuffled together.
+  const auto lengths = RandomLengths(1000, 4);
+  const auto batches = EpochBatches(lengths, 8, 3, 1, 80);
+  std::vector<size_t> all = Flatten(batches);
+  std::vector<size_t> sorted = all;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<size_t> expected(1000);
+  std::iota(expected.begin(), expected.end(), size_t{0});
+  EXPECT_EQ(sorted, expected);
+  // Each run of 80 trips taken comes from 8 blocks of 10 (the chunk of 800 sorts by length
+  // across 10 windows, so look at the order before sorting: batch size 1000 / 100 + 1).
+  const auto unsorted = Flatten(EpochBatches(std::vector<size_t>(1000, 7), 8, 3, 1, 80));
+  for (size_t w = 0; w < 1000; w += 80) {
+    std::vector<size_t> blocks;
+    for (size_t i = w; i < std::min<size_t>(1000, w + 80); ++i) blocks.push_back(unsorted[i] / 10);
+    std::sort(blocks.begin(), blocks.end());
+    blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+    EXPECT_LE(blocks.size(), 8u) << "window at " << w;
+  }
+  EXPECT_NE(unsorted, Flatten(EpochBatches(std::vector<size_t>(1000, 7), 8, 3, 2, 80)));
+  // A window as large as the data is the full shuffle.
+  EXPECT_EQ(EpochBatches(lengths, 8, 3, 1, 1000), EpochBatches(lengths, 8, 3, 1));
+}
+
+TEST(EpochOrder, SortsAChunkOnlyWhenItsFirstBatchIsTaken) {
+  const auto lengths = RandomLengths(2000, 9);
+  size_t calls = 0;
+  EpochOrder order(
+      2000,
+      [&](size_t i) {
+        ++calls;
+        return lengths[i];
+      },
+      4, 1, 0);
+  EXPECT_EQ(calls, 0u);
+  EXPECT_EQ(order.Batch(0), EpochBatches(lengths, 4, 1, 0)[0]);
+  EXPECT_EQ(calls, 400u);  // one chunk of 100 batches
+  EXPECT_EQ(order.Batch(499), EpochBatches(lengths, 4, 1, 0)[499]);
+  EXPECT_EQ(calls, 800u);
+  EXPECT_THROW(order.Batch(500), std::out_of_range);
+}
+
 }  // namespace
 }  // namespace tteps::data
