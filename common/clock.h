@@ -12,3 +12,11 @@ inline double SecondsSince(Clock::time_point t) {
 }
 
 }  // namespace tteps
+
+namespace tteps {
+
+// Seconds since this process started (the kernel's start time, so the program's loading counts
+// too); 0 where /proc is missing.
+double ProcessAgeSeconds();
+
+}  // namespace tteps

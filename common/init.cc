@@ -9,6 +9,8 @@
 #include <map>
 #include <vector>
 
+#include "common/peak_memory.h"
+
 namespace tteps {
 namespace {
 
@@ -58,6 +60,7 @@ void InitProgram(int* argc, char*** argv, const char* usage) {
     gflags::SetCommandLineOption("logtostderr", "false");
   }
   google::InitGoogleLogging((*argv)[0]);
+  StartMemorySampler();  // every program's summary reports its peak private memory
 }
 
 }  // namespace tteps

@@ -174,6 +174,7 @@ void Coordinator::OnReady(const Node& node) {
   if (!phase_.is(Phase::kReady) || static_cast<int>(ready_.size()) != opts_.num_workers) return;
   phase_.MoveTo(Phase::kTraining);
   train_start_ = Clock::now();
+  startup_s_ = ProcessAgeSeconds();
   KeepSchedules();  // those it resumed with, or none: never a former job's beside its checkpoints
   Command(Role::kWorker, topics::kGo);
 }
@@ -214,6 +215,8 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
   p.allreduce_s += r.Exchange("allreduce_s") * steps;
   p.steps_timed += steps;
   p.peak_rss_mb = std::max(p.peak_rss_mb, r.peak_rss_mb);
+  p.peak_private_mb = std::max(p.peak_private_mb, r.peak_private_mb);
+  p.peak_shared_mb = std::max(p.peak_shared_mb, r.peak_shared_mb);
 
   const int64_t min_step = MinStep();
   double loss = 0, tps = 0;
@@ -254,11 +257,13 @@ void Coordinator::MaybeEvaluate() {
   eval_schedule_.Taken(step, epochs, TrainSeconds());
 }
 
-JsonObject Coordinator::PeakMemoryJson() const {
+JsonObject Coordinator::PeakMemoryJson(double WorkerProgress::*worker_field,
+                                       double server::ServerStats::*server_field,
+                                       double scheduler) const {
   std::vector<double> workers, servers;
-  for (const auto& [w, p] : progress_) workers.push_back(p.peak_rss_mb);
-  for (const auto& [id, stats] : server_stats_) servers.push_back(stats.peak_rss_mb);
-  return JsonObject().Add("scheduler", PeakRssMb()).Add("workers", workers).Add("servers", servers);
+  for (const auto& [w, p] : progress_) workers.push_back(p.*worker_field);
+  for (const auto& [id, stats] : server_stats_) servers.push_back(stats.*server_field);
+  return JsonObject().Add("scheduler", scheduler).Add("workers", workers).Add("servers", servers);
 }
 
 int64_t Coordinator::MinStep() const {
@@ -1218,6 +1223,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
       .Add("trips_per_s", train_s > 0 ? trips / train_s : 0.0)
       .Add("train_seconds", train_s)
       .Add("wall_seconds", SecondsSince(start_))
+      .Add("startup_s", startup_s_)
       .Add("parameters", opts_.param_count)
       .Add("step_time_s", !UsesServers(mode_) ? JsonObject()
                                                     .Add("compute", compute * per)
@@ -1234,7 +1240,14 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
     s.Add("bytes_per_step",
           JsonObject().Add("push", push_bytes * per).Add("pull", pull_bytes * per));
   }
-  s.Add("peak_rss_mb", PeakMemoryJson());
+  // Private memory (RssAnon) and shared pages (mapped files: a trip store's shards) apart.
+  const MemoryPeaks mem = PeakMemory();
+  s.Add("peak_rss_mb", PeakMemoryJson(&WorkerProgress::peak_rss_mb,
+                                      &server::ServerStats::peak_rss_mb, PeakRssMb()));
+  s.Add("peak_private_mb", PeakMemoryJson(&WorkerProgress::peak_private_mb,
+                                          &server::ServerStats::peak_private_mb, mem.private_mb));
+  s.Add("peak_shared_mb", PeakMemoryJson(&WorkerProgress::peak_shared_mb,
+                                         &server::ServerStats::peak_shared_mb, mem.shared_mb));
   // Every server sees every push, so one server's staleness histogram describes the job (the
   // lowest that reported: server 0 unless it was lost).
   if (!server_stats_.empty()) s.Add("server_stats", server_stats_.begin()->second.ToJson());

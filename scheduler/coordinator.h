@@ -73,7 +73,7 @@ class Coordinator {
     double push_bytes = 0, pull_bytes = 0;                     // payload bytes, sums over steps
     double allreduce_s = 0;                                    // ring modes
     int64_t steps_timed = 0;
-    double peak_rss_mb = 0;
+    double peak_rss_mb = 0, peak_private_mb = 0, peak_shared_mb = 0;
   };
 
   bool Register(const Message& m, std::string* error);
@@ -142,7 +142,9 @@ class Coordinator {
   // Seconds since the first worker began training, pauses left out (0 before).
   double TrainSeconds() const;
   // Peak resident memory (MB) of the scheduler, each worker and each server.
-  JsonObject PeakMemoryJson() const;
+  // {"scheduler", "workers": [...], "servers": [...]} of one memory figure.
+  JsonObject PeakMemoryJson(double WorkerProgress::*worker_field,
+                            double server::ServerStats::*server_field, double scheduler) const;
   void Fail(const std::string& reason);
   void Broadcast(const std::string& shutdown_reason);
   void WriteSummary(const std::string& final_eval_json, const std::string& error);
@@ -166,6 +168,7 @@ class Coordinator {
   std::string failure_;
   ProgressLine progress_line_;
   std::chrono::steady_clock::time_point start_, train_start_, train_end_;
+  double startup_s_ = 0;  // from the scheduler's start to training (every worker ready)
   EvalSchedule eval_schedule_;
   double last_loss_ = 0, last_trips_per_s_ = 0;  // of the latest reports, for the progress line
   bool stop_sent_ = false;

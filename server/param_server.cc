@@ -588,6 +588,9 @@ ServerStats ParamServer::Stats() const {
   st.non_finite = non_finite_;
   st.version = shard_->version();
   st.peak_rss_mb = PeakRssMb();
+  const MemoryPeaks mem = PeakMemory();
+  st.peak_private_mb = mem.private_mb;
+  st.peak_shared_mb = mem.shared_mb;
   st.staleness = staleness_;
   st.state_hash = shard_->StateHash();
   const Shard::GainStats& g = shard_->gain_stats();

@@ -48,6 +48,8 @@ JsonObject ServerStats::ToJson() const {
       .Add("unauthenticated", unauthenticated)
       .Add("version", version)
       .Add("peak_rss_mb", peak_rss_mb)
+      .Add("peak_private_mb", peak_private_mb)
+      .Add("peak_shared_mb", peak_shared_mb)
       .Add("staleness", summary)
       .Add("state_hash", HexHash(state_hash));
   if (gain_steps > 0) {

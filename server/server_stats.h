@@ -18,7 +18,8 @@ struct ServerStats {
   int64_t non_finite = 0;  // refused pushes and inits holding a NaN or infinity (in errors too)
   int64_t unauthenticated = 0;  // connections refused by CURVE (an unknown key)
   double peak_rss_mb = 0;
-  std::map<int64_t, int64_t> staleness;  // staleness of a push -> pushes
+  double peak_private_mb = 0, peak_shared_mb = 0;  // common/peak_memory.h
+  std::map<int64_t, int64_t> staleness;            // staleness of a push -> pushes
   // A hash of the shard's range, version, values and optimizer state: replicas of a range
   // (--replicas) end with equal hashes when they are bit-identical.
   uint64_t state_hash = 0;
@@ -34,7 +35,8 @@ struct ServerStats {
   template <class Archive>
   void serialize(Archive& ar) {
     ar(server, pushes, pulls, errors, version, non_finite, unauthenticated, peak_rss_mb, staleness,
-       state_hash, gain_steps, gain_mean, gain_min, gain_max, gain_last);
+       state_hash, gain_steps, gain_mean, gain_min, gain_max, gain_last, peak_private_mb,
+       peak_shared_mb);
   }
 };
 

@@ -52,6 +52,7 @@ TrainResult LocalTrainer::Run() {
     o.pieces_balanced = config_.exchange.slicing == "balanced";
   }
   DriverHooks hooks;
+  hooks.ready = [&] { res.startup_s = ProcessAgeSeconds(); };
   hooks.report = [&](const TrainReport& r) {
     if (out_) out_->AppendMetrics(r.ToJson());
     progress.Update(r.epoch, r.step, r.loss, r.trips_per_s);

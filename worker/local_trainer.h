@@ -20,6 +20,7 @@ struct TrainResult {
   int64_t trips = 0;         // trips trained on
   double train_seconds = 0;  // wall time in training steps (evaluations excluded)
   double wall_seconds = 0;
+  double startup_s = 0;    // from the process's start to training
   double last_loss = 0;    // mean loss of the last logged window
   bool evaluated = false;  // false: no evaluation set, so no evaluation
   EvalResult final_eval;

@@ -32,7 +32,11 @@ JsonObject TrainReport::ToJson() const {
   o.Add("gradient_noise_scale", noise_steps > 0 ? NoiseScale(noise) : nan)
       .Add("gradient_sq", noise_steps > 0 ? noise.grad_sq : nan)
       .Add("gradient_trace", noise_steps > 0 ? noise.trace : nan);
-  o.Add("window_s", window_s).Add("peak_rss_mb", peak_rss_mb).Add("step_losses", step_losses);
+  o.Add("window_s", window_s)
+      .Add("peak_rss_mb", peak_rss_mb)
+      .Add("peak_private_mb", peak_private_mb)
+      .Add("peak_shared_mb", peak_shared_mb)
+      .Add("step_losses", step_losses);
   o.Add("step_compute_s", step_compute_s).Add("step_accumulation", step_accumulation);
   return o;
 }
@@ -66,6 +70,9 @@ TrainReport TrainWindow::Take(int worker, int64_t step, int64_t epoch, double wa
   r.wait_s = PerStep(wait_);
   r.window_s = wall_;
   r.peak_rss_mb = PeakRssMb();
+  const MemoryPeaks mem = PeakMemory();
+  r.peak_private_mb = mem.private_mb;
+  r.peak_shared_mb = mem.shared_mb;
   r.step_losses = std::move(step_losses_);
   r.step_compute_s = std::move(step_compute_);
   r.step_accumulation = std::move(step_accumulation_);

@@ -100,6 +100,7 @@ int RunLocal(const JobConfig& config) {
   deeptte::SaveModel(model, out.Path("model.pt"));
   const std::string final_eval = r.evaluated ? r.final_eval.ToJson().str() : "null";
 
+  const MemoryPeaks mem = PeakMemory();
   JsonObject summary;
   summary.Add("mode", "local")
       .Add("workers", 1)
@@ -111,10 +112,13 @@ int RunLocal(const JobConfig& config) {
       .Add("trips_per_s", r.trips / r.train_seconds)
       .Add("train_seconds", r.train_seconds)
       .Add("wall_seconds", r.wall_seconds)
+      .Add("startup_s", r.startup_s)
       .Add("final_loss", r.last_loss)
       .Add("parameters", layout.total())
       .Add("threads", config.train.threads)
       .Add("peak_rss_mb", JsonObject().Add("workers", std::vector<double>{PeakRssMb()}))
+      .Add("peak_private_mb", JsonObject().Add("workers", std::vector<double>{mem.private_mb}))
+      .Add("peak_shared_mb", JsonObject().Add("workers", std::vector<double>{mem.shared_mb}))
       .AddRaw("final_eval", final_eval);
   if (!r.evaluated)
     summary.Add("evaluation",
