@@ -21,13 +21,16 @@ struct NodeInfo {
   std::string endpoint;      // servers: where workers reach them
   int64_t param_count = 0;   // workers: size of the flat parameter vector
   uint64_t fingerprint = 0;  // workers: parameter layout fingerprint
+  // Workers: the training data their own flags name, and its identity if it is a trip store
+  // (the manifest's checksum; empty for JSON-lines), so that a host with another copy is named.
+  std::string data_path, data_checksum;
 
   // "worker 1 (rank 4, host node2, pid 123)"
   std::string Name() const;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(role, id, mpi_rank, host, pid, endpoint, param_count, fingerprint);
+    ar(role, id, mpi_rank, host, pid, endpoint, param_count, fingerprint, data_path, data_checksum);
   }
 };
 
@@ -58,11 +61,13 @@ struct ClusterMap {
   // each slice's schedule (SliceSchedule::Encode; empty: --accumulation throughout), so that its
   // stream starts again where it stood at the checkpoint's step. Empty: none changed.
   std::vector<std::string> schedules;
+  // The manifest checksum of the trip store the scheduler trains on (empty: JSON-lines).
+  std::string data_checksum;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(your_id, servers, ranges, workers, param_count, fingerprint, config, resume_version,
-       start_steps, epoch, resume_sources, own_slice, schedules);
+       start_steps, epoch, resume_sources, own_slice, schedules, data_checksum);
   }
 };
 

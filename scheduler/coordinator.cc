@@ -66,9 +66,31 @@ Coordinator::Node* Coordinator::Find(const std::string& peer) {
   return nullptr;
 }
 
-bool Coordinator::Register(const Message& m, std::string* error) {
+std::string Coordinator::DataMismatch(const NodeInfo& info) const {
+  // A worker without its own --train_data reads the job's and checks it once loaded.
+  if (info.role != Role::kWorker || info.data_path.empty() ||
+      info.data_checksum == opts_.data_checksum) {
+    return "";
+  }
+  return "worker on host " + info.host + " (pid " + std::to_string(info.pid) +
+         "): its training data '" + info.data_path + "' " +
+         (info.data_checksum.empty() ? std::string("is not a trip store")
+                                     : "is the store " + info.data_checksum) +
+         ", the scheduler's '" + opts_.data_path + "' " +
+         (opts_.data_checksum.empty() ? std::string("is not a trip store")
+                                      : "is the store " + opts_.data_checksum) +
+         ": every host needs the same data (a copy, or a shared file system)";
+}
+
+bool Coordinator::Register(const Message& m, std::string* error, bool* fatal) {
   NodeInfo info;
   DecodeBody(m.header.text, &info);
+  *fatal = false;
+  if (std::string why = DataMismatch(info); !why.empty()) {
+    *error = std::move(why);
+    *fatal = true;
+    return false;
+  }
   const int expected = info.role == Role::kServer ? opts_.num_servers : opts_.num_workers;
   if (info.role == Role::kScheduler) {
     *error = "a second scheduler tried to register";
@@ -102,6 +124,7 @@ void Coordinator::SendMaps() {
   map_.start_steps = opts_.start_steps;
   schedules_ = opts_.schedules;
   map_.schedules = EncodedSchedules();
+  map_.data_checksum = opts_.data_checksum;
   for (size_t w = 0; w < opts_.start_steps.size(); ++w) progress_[w].step = opts_.start_steps[w];
   map_.servers.assign(opts_.num_servers, {});
   map_.workers.assign(opts_.num_workers, {});
@@ -680,6 +703,7 @@ std::string Coordinator::JoinRefusal(const NodeInfo& info, int* slice) const {
   if (info.role != Role::kWorker) {
     return std::string("a ") + RoleName(info.role) + " cannot join a running job";
   }
+  if (std::string why = DataMismatch(info); !why.empty()) return why;
   if (!phase_.is(Phase::kTraining)) {
     return std::string("the job is ") + PhaseName(phase_.get()) + ", not training";
   }
@@ -962,6 +986,7 @@ void Coordinator::Rollback(Node& n, double silent_s) {
   map_.resume_version = point.version;
   map_.start_steps = point.clocks;
   map_.schedules = EncodedSchedules();
+  map_.data_checksum = opts_.data_checksum;
   map_.resume_sources.assign(point.sources.begin(), point.sources.end());
   lost_servers_.clear();
   norm_parts_.clear();
@@ -1058,12 +1083,18 @@ int Coordinator::Run() {
       if (!ReceiveMessage(socket_, true, 50, &m, &peer)) continue;
       if (m.header.type != MsgType::kRegister) continue;
       std::string error;
-      if (!Register(m, &error)) {
+      bool fatal = false;
+      if (!Register(m, &error, &fatal)) {
         LOG(ERROR) << "registration refused: " << error;
         Header h;
         h.type = MsgType::kShutdown;
         h.text = error;
         SendMessage(socket_, h, {}, m.peer);
+        if (fatal) {
+          Fail("registration refused: " + error);
+          WriteSummary("", failure_);
+          return 1;
+        }
       }
     } catch (const CodecError& e) {
       LOG(ERROR) << "malformed registration ignored: " << e.what();

@@ -33,6 +33,9 @@ namespace tteps::scheduler {
 
 struct CoordinatorOptions {
   JobConfig config;
+  // The training store the scheduler opened (its manifest's checksum; empty: JSON-lines) and
+  // where: a worker whose own copy differs is refused at registration.
+  std::string data_path, data_checksum;
   int num_servers = 1, num_workers = 1;
   int64_t param_count = 0;
   uint64_t fingerprint = 0;
@@ -76,7 +79,10 @@ class Coordinator {
     double peak_rss_mb = 0, peak_private_mb = 0, peak_shared_mb = 0;
   };
 
-  bool Register(const Message& m, std::string* error);
+  // `fatal`: the refusal ends the job (a member of it cannot take part).
+  bool Register(const Message& m, std::string* error, bool* fatal);
+  // Why a worker's training data is not the scheduler's store; empty if it is.
+  std::string DataMismatch(const NodeInfo& info) const;
   void SendMaps();
   // Says once on the console that a job across hosts without CURVE is open to anyone.
   void WarnIfOpen() const;

@@ -136,6 +136,8 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
 
   CoordinatorOptions o;
   o.config = config;
+  o.data_path = config.data.train_files.front();
+  o.data_checksum = dataset.store_checksum;
   o.curve = curve.get();
   o.num_servers = boot.mpi ? boot.num_servers : FLAGS_num_servers;
   o.num_workers = boot.mpi ? boot.num_workers : FLAGS_num_workers;

@@ -297,4 +297,10 @@ JobConfig JobConfigFromFlags() {
 
 void ApplyOwnFlags(JobConfig* config) { Fill(config, true); }
 
+std::string OwnTrainData() {
+  if (gflags::GetCommandLineFlagInfoOrDie("train_data").is_default) return "";
+  const auto files = SplitList(FLAGS_train_data);
+  return files.empty() ? "" : files.front();
+}
+
 }  // namespace tteps

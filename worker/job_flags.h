@@ -3,6 +3,8 @@
 // mode, and its own overrides in a distributed job). Torch-free.
 #pragma once
 
+#include <string>
+
 #include "common/job_config.h"
 
 namespace tteps {
@@ -12,5 +14,8 @@ namespace tteps {
 JobConfig JobConfigFromFlags();
 // A node's own command line wins for that node: the flags set there replace the job's values.
 void ApplyOwnFlags(JobConfig* config);
+
+// The first --train_data file if this node's command line sets the flag, else empty.
+std::string OwnTrainData();
 
 }  // namespace tteps

@@ -26,6 +26,7 @@
 #include "common/slice_schedule.h"
 #include "worker/best_weights.h"
 #include "worker/data/norm_stats.h"
+#include "worker/data/trip_store.h"
 #include "worker/dataset.h"
 #include "worker/deeptte/checkpoint.h"
 #include "worker/device.h"
@@ -166,6 +167,15 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   torch::set_num_threads(config.train.threads);
   const torch::Device device = PrepareDevice(config.train);
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
+  if (dataset.store_checksum != map.data_checksum) {
+    throw std::runtime_error(
+        "the training data '" + config.data.train_files.front() + "' on host " + HostName() +
+        (dataset.store_checksum.empty() ? " is not a trip store"
+                                        : " is the store " + dataset.store_checksum) +
+        (map.data_checksum.empty() ? ", the scheduler's is not a trip store"
+                                   : ", the scheduler's is the store " + map.data_checksum) +
+        ": every host needs the same data (a copy, or a shared file system)");
+  }
   deeptte::DeepTTE model = BuildModel(config, device);
   const ParamLayout layout = LayoutOf(*model);
   if (layout.fingerprint() != map.fingerprint || layout.total() != map.param_count) {
@@ -341,6 +351,12 @@ int RunDistributed(Bootstrap& boot, const NodeOptions& node) {
   collectives::TcpRing ring(ctx, boot.bind_host, boot.advertise_host);
   NodeInfo self = SelfInfo(Role::kWorker, boot);
   self.endpoint = ring.endpoint();
+  // The data this node's flags name (empty: the job's, checked once loaded): the scheduler
+  // refuses another copy of its store.
+  self.data_path = OwnTrainData();
+  if (data::IsTripStore(self.data_path)) {
+    self.data_checksum = data::ReadStoreManifest(self.data_path).checksum;
+  }
   SchedulerCommands commands;  // outlives the channel, whose thread writes into it
   ControlChannel control(ctx, boot.scheduler_endpoint, self, node.timeout_s, node.heartbeat_s);
   const ClusterMap map = control.Register();

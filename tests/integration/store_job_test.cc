@@ -1,0 +1,99 @@
+// Jobs on a packed trip store (tteps-pack): the same models as on the JSON-lines file, an exact
+// resume mid-epoch, and a worker whose copy of the store differs, refused.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <zmq.hpp>
+
+#include "tests/integration/cluster_test_util.h"
+
+namespace tteps {
+namespace {
+
+using namespace testing_util;
+
+const std::string kSample = TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl";
+const std::string kStats = TTEPS_SOURCE_DIR "/data/chengdu/stats.json";
+
+std::string PackSample(const std::string& dir, const std::string& name, const std::string& input) {
+  const std::string store = dir + "/" + name;
+  EXPECT_EQ(RunCommand(Bin() + "/tteps-pack --out " + store + " " + input, 60, dir + "/pack.log"),
+            0)
+      << ReadFile(dir + "/pack.log");
+  return store;
+}
+
+bool SameBytes(const std::string& a, const std::string& b) {
+  const std::string x = ReadFile(a);
+  return !x.empty() && x == ReadFile(b);
+}
+
+// The main job's sample, packed: a sync job (2 workers, 2 servers, the day split) writes the
+// same model as on the JSON-lines file, bit for bit; stopped at step 20 (mid-epoch: 1,000
+// training trips are 16 steps of 64) and resumed from its checkpoint, the same model again.
+TEST(StoreJob, ThePackedSampleTrainsAndResumesTheJsonModelBitForBit) {
+  const std::string dir = FreshDir("store_same");
+  const std::string store = PackSample(dir, "store", kSample);
+  const std::string job = Launcher() + " --mode sync --workers 2 --servers 2 --out_dir " + dir;
+  const std::string flags =
+      " --split day --stats " + kStats + " --optimizer adam --log_every 5 --checkpoint_every 10";
+  const auto run = [&](const std::string& name, const std::string& data, const std::string& more) {
+    EXPECT_EQ(RunCommand(job + "/" + name + " -- --train_data " + data + flags + more, 300,
+                         dir + "/" + name + ".log"),
+              0)
+        << ReadFile(dir + "/" + name + ".log");
+  };
+  run("json", kSample, " --max_steps 30");
+  run("store", store, " --max_steps 30");
+  run("first", store, " --max_steps 20");
+  run("resumed", store, " --max_steps 30 --resume " + dir + "/first/checkpoints");
+  const std::string summary = ReadFile(dir + "/store/summary.json");
+  EXPECT_EQ(JsonNumber(summary, "steps"), 30) << summary;
+  EXPECT_EQ(JsonNumber(summary, "n"), 200) << summary;  // dateID 29 held out
+  const std::string memory = summary.substr(summary.find("\"peak_private_mb\""));
+  EXPECT_GT(JsonNumber(memory, "scheduler"), 0) << summary;
+  EXPECT_TRUE(SameBytes(dir + "/json/model_last.pt", dir + "/store/model_last.pt"));
+  EXPECT_TRUE(SameBytes(dir + "/store/model_last.pt", dir + "/resumed/model_last.pt"));
+  EXPECT_EQ(JsonNumber(ReadFile(dir + "/json/summary.json"), "mape"), JsonNumber(summary, "mape"));
+}
+
+// A worker started by hand with another store than the scheduler's is refused at registration,
+// and the job ends at once naming the host, both paths and both checksums.
+TEST(StoreJob, AWorkerWithAnotherStoreIsRefusedNamingHostAndPath) {
+  const std::string dir = FreshDir("store_other");
+  const std::string ours = PackSample(dir, "ours", kSample);
+  {
+    std::ifstream in(kSample);
+    std::ofstream out(dir + "/half.jsonl");
+    std::string line;
+    for (int i = 0; i < 600 && std::getline(in, line); ++i) out << line << '\n';
+  }
+  const std::string theirs = PackSample(dir, "theirs", dir + "/half.jsonl");
+  zmq::context_t ctx;
+  std::string endpoint;
+  {
+    zmq::socket_t probe(ctx, zmq::socket_type::rep);
+    probe.bind("tcp://127.0.0.1:*");
+    endpoint = probe.get(zmq::sockopt::last_endpoint);
+  }
+  const std::string flags = " --scheduler=" + endpoint + " --timeout_s 20";
+  const std::string cmd = "(" + Bin() +
+                          "/tteps-scheduler --mode sync --num_servers 1 --num_workers 1 "
+                          "--out_dir " +
+                          dir + "/run --train_data " + ours + " --max_steps 5" + flags +
+                          " & s=$!; " + Bin() + "/tteps-worker --train_data " + theirs + flags +
+                          " & w=$!; wait $s; rc=$?; wait $w; exit $rc)";
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_NE(RunCommand("bash -c '" + cmd + "'", 60, dir + "/log"), 0) << ReadFile(dir + "/log");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_NE(summary.find("its training data '" + theirs + "' is the store 0x"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("the scheduler's '" + ours + "' is the store 0x"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("worker on host "), std::string::npos) << summary;
+}
+
+}  // namespace
+}  // namespace tteps
