@@ -14,7 +14,6 @@ PACKAGES=(
   libgflags-dev libgoogle-glog-dev
   libgtest-dev
   libsimdjson-dev
-  zlib1g-dev  # CRC-32 of the trip store's shards and trips
   libtcmalloc-minimal4  # the programs' allocator (cmake/Dependencies.cmake)
   clang libclang-rt-14-dev  # the fuzz targets (libFuzzer, AddressSanitizer, UBSan)
 )

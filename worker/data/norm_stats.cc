@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -84,15 +85,16 @@ void SaveNormStats(const NormStats& s, const std::string& path) {
   if (!out) throw DataError("error writing stats file '" + path + "'");
 }
 
-void NormStatsAccumulator::Running::Add(double x) {
-  ++count;
-  const double delta = x - mean;
-  mean += delta / static_cast<double>(count);
-  m2 += delta * (x - mean);
+double NormStatsAccumulator::Running::Mean() const {
+  return count == 0 ? 0.0 : shift + sum / static_cast<double>(count);
+}
+
+double NormStatsAccumulator::Running::M2() const {
+  return count == 0 ? 0.0 : std::max(0.0, sum_sq - sum * sum / static_cast<double>(count));
 }
 
 double NormStatsAccumulator::Running::Std() const {
-  return count == 0 ? 0.0 : std::sqrt(m2 / static_cast<double>(count));
+  return count == 0 ? 0.0 : std::sqrt(M2() / static_cast<double>(count));
 }
 
 void NormStatsAccumulator::Add(const Trip& trip) {
@@ -114,11 +116,14 @@ void NormStatsAccumulator::Running::Merge(const Running& o) {
     *this = o;
     return;
   }
+  // Chan et al.: the merged mean and M2, expressed again as sums around this part's shift.
   const double n = static_cast<double>(count), m = static_cast<double>(o.count);
-  const double delta = o.mean - mean;
+  const double delta = o.Mean() - Mean();
+  const double mean = Mean() + delta * m / (n + m);
+  const double m2 = M2() + o.M2() + delta * delta * n * m / (n + m);
   count += o.count;
-  mean += delta * m / (n + m);
-  m2 += o.m2 + delta * delta * n * m / (n + m);
+  sum = (mean - shift) * static_cast<double>(count);
+  sum_sq = m2 + sum * sum / static_cast<double>(count);
 }
 
 void NormStatsAccumulator::Merge(const NormStatsAccumulator& o) {
@@ -153,7 +158,7 @@ NormStats NormStatsAccumulator::Finish() const {
                                   "deviation of '") +
                       p.name + "' over " + std::to_string(p.r.count) + " values is 0");
     }
-    stats.*p.mean = p.r.mean;
+    stats.*p.mean = p.r.Mean();
     stats.*p.std = sd;
   }
   return stats;

@@ -36,11 +36,20 @@ class NormStatsAccumulator {
   uint64_t trips() const { return dist_.count; }
 
  private:
+  // Sums of the values less the first one (a shift near the mean keeps the sums exact enough
+  // and the adds free of divisions: a pack's statistics cost little beside parsing).
   struct Running {
     uint64_t count = 0;
-    double mean = 0, m2 = 0;
-    void Add(double x);
+    double shift = 0, sum = 0, sum_sq = 0;
+    void Add(double x) {
+      if (count++ == 0) shift = x;
+      const double d = x - shift;
+      sum += d;
+      sum_sq += d * d;
+    }
     void Merge(const Running& o);
+    double Mean() const;
+    double M2() const;  // the sum of squared deviations from the mean
     double Std() const;
   };
   Running dist_, time_, lngs_, lats_, time_gap_, dist_gap_;

@@ -44,16 +44,17 @@ struct ParsedBlock {
 ParsedBlock Parse(const Block& b, TripParser& parser, BadRecordPolicy policy) {
   ParsedBlock out;
   out.file = b.file;
-  out.bytes = b.text.size();
+  out.bytes = b.text.size() - TripParser::kPadding;
   Trip trip;
   std::string error;
   size_t at = 0;
-  while (at < b.text.size()) {
+  const size_t size = b.text.size() - TripParser::kPadding;  // the block's padding follows
+  while (at < size) {
     size_t end = b.text.find('\n', at);
-    if (end == std::string::npos) end = b.text.size();
+    if (end >= size) end = size;
     ++out.lines;
     const std::string_view line(b.text.data() + at, end - at);
-    if (parser.Parse(line, &trip, &error)) {
+    if (parser.ParsePadded(line, &trip, &error)) {
       out.trips.Add(trip);
       out.stats.Add(trip);
     } else {
@@ -99,6 +100,7 @@ class BlockReader {
         b.text.resize(last + 1);  // a line ends at its newline (an empty line is a bad record)
       }
       ++seq_;
+      b.text.append(TripParser::kPadding, '\0');  // the parser reads past a line's end
       return b;
     }
     return std::nullopt;

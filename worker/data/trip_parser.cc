@@ -137,19 +137,25 @@ struct TripParser::Impl {
   simdjson::dom::parser parser;
   std::vector<char> buffer;  // the line followed by the padding simdjson requires
 
-  void ParseOrThrow(std::string_view line, Trip* trip);
+  void ParseOrThrow(std::string_view line, bool padded, Trip* trip);
 };
 
-void TripParser::Impl::ParseOrThrow(std::string_view line, Trip* trip) {
+static_assert(TripParser::kPadding >= simdjson::SIMDJSON_PADDING, "simdjson reads past the end");
+
+void TripParser::Impl::ParseOrThrow(std::string_view line, bool padded, Trip* trip) {
   if (line.find_first_not_of(" \t\r\n") == std::string_view::npos) Fail("<json>", "empty line");
-  if (buffer.size() < line.size() + simdjson::SIMDJSON_PADDING) {
-    buffer.resize(line.size() + simdjson::SIMDJSON_PADDING);
+  const char* text = line.data();
+  if (!padded) {
+    if (buffer.size() < line.size() + simdjson::SIMDJSON_PADDING) {
+      buffer.resize(line.size() + simdjson::SIMDJSON_PADDING);
+    }
+    std::memcpy(buffer.data(), line.data(), line.size());
+    std::memset(buffer.data() + line.size(), 0, simdjson::SIMDJSON_PADDING);
+    text = buffer.data();
   }
-  std::memcpy(buffer.data(), line.data(), line.size());
-  std::memset(buffer.data() + line.size(), 0, simdjson::SIMDJSON_PADDING);
 
   element root;
-  const auto status = parser.parse(buffer.data(), line.size(), false).get(root);
+  const auto status = parser.parse(text, line.size(), false).get(root);
   if (status != simdjson::SUCCESS) Fail("<json>", simdjson::error_message(status));
   simdjson::dom::object obj;
   if (root.get_object().get(obj) != simdjson::SUCCESS) {
@@ -192,7 +198,17 @@ TripParser& TripParser::operator=(TripParser&&) noexcept = default;
 
 bool TripParser::Parse(std::string_view line, Trip* trip, std::string* error) {
   try {
-    impl_->ParseOrThrow(line, trip);
+    impl_->ParseOrThrow(line, false, trip);
+    return true;
+  } catch (const FieldError& e) {
+    *error = std::string("field '") + e.field + "': " + e.reason;
+    return false;
+  }
+}
+
+bool TripParser::ParsePadded(std::string_view line, Trip* trip, std::string* error) {
+  try {
+    impl_->ParseOrThrow(line, true, trip);
     return true;
   } catch (const FieldError& e) {
     *error = std::string("field '") + e.field + "': " + e.reason;

@@ -22,6 +22,9 @@ class TripParser {
   // *error to "field '<key>': <reason>" (key '<json>' for syntax errors and empty lines);
   // *trip is then unspecified.
   bool Parse(std::string_view line, Trip* trip, std::string* error);
+  // Parse, in place: at least kPadding readable bytes (of any value) follow `line` in memory.
+  static constexpr size_t kPadding = 64;
+  bool ParsePadded(std::string_view line, Trip* trip, std::string* error);
 
  private:
   struct Impl;

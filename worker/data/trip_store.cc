@@ -5,7 +5,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,22 +14,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "worker/data/crc32c.h"
 #include "worker/data/trip_store_format.h"
 
 namespace tteps::data {
 namespace store {
 
-uint32_t Crc32(uint32_t crc, const void* data, size_t bytes) {
-  const auto* p = static_cast<const Bytef*>(data);
-  uLong c = crc;
-  while (bytes > 0) {  // zlib takes uInt lengths
-    const uInt n = static_cast<uInt>(std::min<size_t>(bytes, 1u << 30));
-    c = crc32(c, p, n);
-    p += n;
-    bytes -= n;
-  }
-  return static_cast<uint32_t>(c);
-}
+uint32_t Crc32(uint32_t crc, const void* data, size_t bytes) { return Crc32c(crc, data, bytes); }
 
 uint32_t TripCrc(const float* block, uint64_t length, double dist, double time, int32_t driver,
                  int32_t date, int32_t week, int32_t minute) {
@@ -121,9 +111,9 @@ StoreManifest ReadStoreManifest(const std::string& dir) {
       StoreShardInfo s;
       std::string_view file, crc;
       if (e["file"].get(file) || e["trips"].get(s.trips) || e["points"].get(s.points) ||
-          e["bytes"].get(s.bytes) || e["crc32"].get(crc)) {
+          e["bytes"].get(s.bytes) || e["crc32c"].get(crc)) {
         throw bad("shard " + std::to_string(m.shards.size()) + " lacks file, trips, points, " +
-                  "bytes or crc32");
+                  "bytes or crc32c");
       }
       s.file = std::string(file);
       if (s.file.find('/') != std::string::npos) throw bad("shard file '" + s.file + "' has a '/'");

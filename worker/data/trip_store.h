@@ -1,7 +1,7 @@
 // A packed trip store (worker/data/trip_store_format.h), memory-mapped and read on demand: a
 // process holds no copy of the trips, only the shards' mappings (shared page cache between the
 // processes of a host) and a few bytes per shard. Every trip read is checked against its
-// CRC-32, so a damaged shard is named instead of trained on.
+// CRC-32C, so a damaged shard is named instead of trained on.
 #pragma once
 
 #include <sys/types.h>
@@ -24,7 +24,7 @@ bool IsTripStore(const std::string& path);
 struct StoreShardInfo {
   std::string file;  // name inside the store directory
   uint64_t trips = 0, points = 0, bytes = 0;
-  uint32_t crc = 0;  // CRC-32 of the whole file
+  uint32_t crc = 0;  // CRC-32C of the whole file
 };
 
 struct StoreManifest {
@@ -48,7 +48,7 @@ class TripStore final : public Trips {
   TripStore& operator=(const TripStore&) = delete;
 
   size_t size() const override { return manifest_.trips; }
-  // Checks the trip's CRC-32; every few seconds also that no shard changed since Open.
+  // Checks the trip's CRC-32C; every few seconds also that no shard changed since Open.
   TripView at(size_t i) const override;
   size_t length(size_t i) const override;
   int64_t date_id(size_t i) const override;
@@ -74,7 +74,7 @@ class TripStore final : public Trips {
   mutable std::atomic<int64_t> next_check_ns_{0};
 };
 
-// Reads every shard in full and compares its CRC-32 with the manifest's, then opens the store
+// Reads every shard in full and compares its CRC-32C with the manifest's, then opens the store
 // (which checks the headers and every trip's offsets); `progress` (may be null) is called after
 // each shard with (shards done, bytes done). Throws DataError naming the first bad shard.
 void VerifyTripStore(const std::string& dir,

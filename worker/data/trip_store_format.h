@@ -7,7 +7,7 @@
 //   offsets      uint64[trips + 1]  first point of each trip, in points from the shard's first
 //   dist, time   float64[trips] each (km, s)
 //   driver, date, week, minute   int32[trips] each
-//   crc          uint32[trips]      CRC-32 of the trip's points and attributes (TripCrc)
+//   crc          uint32[trips]      CRC-32C of the trip's points and attributes (TripCrc)
 //   (zero padding to 8 bytes)
 //   points       float32[5 * points]  per trip one block: lngs, lats, states, time_gap, dist_gap,
 //                                     each `length` floats
@@ -40,7 +40,7 @@ struct ShardHeader {
   uint64_t first_trip;  // the store-wide index of its first trip
   uint64_t reserved[2];
   uint32_t reserved32;
-  uint32_t header_crc;  // CRC-32 of the 60 bytes before it
+  uint32_t header_crc;  // CRC-32C of the 60 bytes before it
 };
 static_assert(sizeof(ShardHeader) == 64, "the header is 64 bytes");
 
@@ -77,11 +77,11 @@ inline std::string ShardFileName(uint32_t shard) {
   return name;
 }
 
-// CRC-32 (zlib's) of one trip: its point block, then its attributes and length.
+// CRC-32C of one trip: its point block, then its attributes and length.
 uint32_t TripCrc(const float* block, uint64_t length, double dist, double time, int32_t driver,
                  int32_t date, int32_t week, int32_t minute);
 
-// CRC-32 of `bytes` bytes, continuing `crc` (0 to start).
+// CRC-32C (data/crc32c.h) of `bytes` bytes, continuing `crc` (0 to start).
 uint32_t Crc32(uint32_t crc, const void* data, size_t bytes);
 
 // "0x" and 8 hex digits.

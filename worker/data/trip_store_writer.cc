@@ -168,7 +168,7 @@ std::string TripStoreWriter::Finish(const NormStats& stats,
                          .Add("trips", w.trips)
                          .Add("points", w.points)
                          .Add("bytes", w.bytes)
-                         .Add("crc32", CrcText(w.crc))
+                         .Add("crc32c", CrcText(w.crc))
                          .str());
   }
   std::string shard_list = "[";

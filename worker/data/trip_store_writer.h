@@ -12,7 +12,7 @@
 
 namespace tteps::data {
 
-// Trips in the store's columns, each with its CRC-32 (what a parsing thread hands the writer).
+// Trips in the store's columns, each with its CRC-32C (what a parsing thread hands the writer).
 struct TripColumns {
   std::vector<uint64_t> lengths;
   std::vector<double> dist, time;
