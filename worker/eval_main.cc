@@ -7,13 +7,13 @@
 #include <fstream>
 
 #include "common/init.h"
-#include "worker/data/trip_reader.h"
+#include "worker/dataset.h"
 #include "worker/deeptte/checkpoint.h"
 #include "worker/device.h"
 #include "worker/evaluator.h"
 
 DEFINE_string(model, "", "model file written by a training run (DIR/model.pt)");
-DEFINE_string(data, "", "trips to evaluate, DeepTTE JSON lines");
+DEFINE_string(data, "", "trips to evaluate: DeepTTE JSON lines or a trip store (tteps-pack)");
 DEFINE_string(predictions, "", "if set, write one predicted travel time (s) per trip, per line");
 DEFINE_string(bad_records, "fail", "a malformed record: fail or skip");
 DEFINE_int64(batch_size, 256, "trips per evaluation batch");
@@ -33,13 +33,11 @@ int main(int argc, char** argv) {
     }
     const auto device = tteps::ResolveDevice(FLAGS_device, tteps::LocalRank());
     auto model = tteps::deeptte::LoadModel(FLAGS_model, device);
-    tteps::data::ReadOptions read;
-    read.bad_records = tteps::data::ParseBadRecordPolicy(FLAGS_bad_records);
-    read.min_points = model->config().kernel_size;
-    tteps::data::ReadReport report;
-    const tteps::data::TripVector trips(tteps::data::ReadTrips(FLAGS_data, read, &report));
-    LOG(INFO) << report.Summary();
-    auto r = tteps::Evaluate(*model, trips, FLAGS_batch_size, !FLAGS_predictions.empty());
+    std::string described;
+    const auto trips =
+        tteps::OpenTrips({FLAGS_data}, FLAGS_bad_records, model->config().kernel_size, &described);
+    LOG(INFO) << described;
+    auto r = tteps::Evaluate(*model, *trips, FLAGS_batch_size, !FLAGS_predictions.empty());
     if (!FLAGS_predictions.empty()) {
       std::ofstream out(FLAGS_predictions);
       for (float p : r.predictions) out << p << '\n';

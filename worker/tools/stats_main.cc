@@ -11,8 +11,9 @@
 #include "common/init.h"
 #include "worker/data/norm_stats.h"
 #include "worker/data/trip_reader.h"
+#include "worker/data/trip_store.h"
 
-DEFINE_string(data, "", "comma-separated JSON-lines trip files (required)");
+DEFINE_string(data, "", "comma-separated JSON-lines trip files or trip stores (required)");
 DEFINE_string(out, "", "statistics file to write, in the stats.json format (required)");
 DEFINE_string(bad_records, "fail", "what to do with an invalid record: fail or skip");
 
@@ -44,6 +45,12 @@ int Run() {
   tteps::data::NormStatsAccumulator acc;
   tteps::data::Trip trip;
   for (const std::string& file : files) {
+    if (tteps::data::IsTripStore(file)) {
+      const auto store = tteps::data::TripStore::Open(file);
+      for (size_t i = 0; i < store->size(); ++i) acc.Add(tteps::data::ToTrip(store->at(i)));
+      std::printf("%s: %zu trips (a store)\n", file.c_str(), store->size());
+      continue;
+    }
     tteps::data::TripReader reader(file, opts);
     while (reader.Next(&trip)) acc.Add(trip);
     std::printf("%s\n", reader.report().Summary().c_str());
