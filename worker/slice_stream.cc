@@ -14,7 +14,9 @@ SliceStream::SliceStream(const data::Trips& trips, const TrainConfig& opts, int 
       first_worker_batch_(first_worker_batch),
       balanced_(balanced),
       window_(static_cast<size_t>(opts.shuffle_window)),
-      trips_(trips) {}
+      trips_(trips) {
+  trips_.ExpectAccess(window_ == 0 || window_ >= trips_.size());
+}
 
 std::vector<size_t> SliceStream::Next() {
   // The trips object outlives the stream, which may move (a lost worker's adopted stream).

@@ -299,6 +299,10 @@ TripView TripStore::at(size_t i) const {
   return v;
 }
 
+void TripStore::ExpectAccess(bool random) const {
+  for (const auto& s : shards_) madvise(s->base, s->bytes, random ? MADV_RANDOM : MADV_NORMAL);
+}
+
 void TripStore::CheckUnchanged() const {
   for (const auto& s : shards_) {
     struct stat sb {};

@@ -52,6 +52,7 @@ class TripStore final : public Trips {
   TripView at(size_t i) const override;
   size_t length(size_t i) const override;
   int64_t date_id(size_t i) const override;
+  void ExpectAccess(bool random) const override;
 
   const std::string& dir() const { return dir_; }
   const StoreManifest& manifest() const { return manifest_; }

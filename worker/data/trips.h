@@ -32,6 +32,10 @@ class Trips {
   virtual size_t length(size_t i) const { return at(i).length; }
   // The dateID of trip i (what a day split reads).
   virtual int64_t date_id(size_t i) const { return at(i).date_id; }
+  // How the trips will be read: in a random order (a full shuffle), or mostly in order (a
+  // shuffle window, an evaluation). A memory-mapped store turns the kernel's read-ahead off for
+  // random reads: it would read megabytes around every trip of a few hundred bytes.
+  virtual void ExpectAccess(bool random) const { (void)random; }
   bool empty() const { return size() == 0; }
 };
 
@@ -60,6 +64,7 @@ class TripSubset final : public Trips {
   TripView at(size_t i) const override { return base_->at(indices_.at(i)); }
   size_t length(size_t i) const override { return base_->length(indices_.at(i)); }
   int64_t date_id(size_t i) const override { return base_->date_id(indices_.at(i)); }
+  void ExpectAccess(bool random) const override { base_->ExpectAccess(random); }
 
  private:
   std::shared_ptr<const Trips> base_;
