@@ -9,22 +9,28 @@
 # trips/s, and the largest private (RssAnon) and shared (mapped files) memory of any process.
 #
 #   bench/data_scale.sh [--sizes "10000 100000 1000000 10000000"] [--json_max N] [--steps S]
-#                       [--work DIR] [--out FILE]
+#                       [--repeats R] [--repeat_steps S] [--work DIR] [--out FILE]
+# Throughput is compared apart: the smallest and the largest store alternately, R times
+# (default 3) for S steps (default 300), the median trips/s of each and their ratio.
 # DIR keeps the generated files (gen-N.jsonl) between runs; delete it after (10 M trips are
 # 15 GB of JSON and 7.4 GB packed).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/build/bin
 sizes="10000 100000 1000000 10000000" json_max=1000000 steps=60 work=/tmp/tteps-data-scale
+repeats=3 repeat_steps=300
 report=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --sizes) sizes=$2; shift 2 ;;
     --json_max) json_max=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
+    --repeats) repeats=$2; shift 2 ;;
+    --repeat_steps) repeat_steps=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --out) report=$2; shift 2 ;;
-    *) echo "usage: $0 [--sizes \"N ...\"] [--json_max N] [--steps S] [--work DIR] [--out FILE]" >&2
+    *) echo "usage: $0 [--sizes \"N ...\"] [--json_max N] [--steps S] [--repeats R]" \
+            "[--repeat_steps S] [--work DIR] [--out FILE]" >&2
        exit 2 ;;
   esac
 done
@@ -84,6 +90,27 @@ PY
   largest=$n
 done
 
+# Throughput side by side: the smallest and the largest store, alternating, REPEATS times. Both
+# hold trips of the same generator (the sample's real trips are of other lengths, so their
+# trips/s is not the same work).
+smallest=${sizes%% *}
+for i in $(seq 1 "$repeats"); do
+  job "repeat$i-sample" "$work/store-$smallest" --max_steps "$repeat_steps" >/dev/null
+  job "repeat$i-$largest" "$work/store-$largest" --max_steps "$repeat_steps" >/dev/null
+done
+python3 - "$report" "$largest" <<'PY' >>"$report"
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"job": "repeat' in l]
+med = lambda suffix: statistics.median(r["trips_per_s"] for r in rows if r["job"].endswith(suffix))
+a, b = med("-sample"), med("-" + sys.argv[2])
+print(json.dumps({"repeats": len(rows) // 2, "sample_trips_per_s": a, "largest_trips_per_s": b,
+                  "ratio": b / a, "startup_s_sample": statistics.median(
+                      r["startup_s"] for r in rows if r["job"].endswith("-sample")),
+                  "startup_s_largest": statistics.median(
+                      r["startup_s"] for r in rows if r["job"].endswith("-" + sys.argv[2]))}))
+PY
+tail -1 "$report"
+
 # Resume and join on the largest store.
 store=$work/store-$largest
 job "first-$largest" "$store" --checkpoint_every 20 --max_steps 20
@@ -122,4 +149,40 @@ python3 -c "import json,sys; print(json.dumps({'join': int(sys.argv[1]), \
 'joiner_data_ready_s': float(sys.argv[3]) - float(sys.argv[2])}))" "$largest" "$t0" "$t1" \
   >>"$report"
 tail -1 "$report"
+# The table, as the README gives it.
+python3 - "$report" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+jobs = {r["job"]: r for r in rows if "job" in r}
+packs = {r["pack"]: r for r in rows if "pack" in r}
+join = next((r for r in rows if "join" in r), None)
+print("| data | pack s (MB/s, MB per CPU-s) | startup s | trips/s | private MB | shared MB |")
+print("| --- | --- | --- | --- | --- | --- |")
+def row(label, job, pack=""):
+    j = jobs[job]
+    print("| %s | %s | %.2f | %.0f | %.0f | %.0f |" % (label, pack, j["startup_s"],
+          j["trips_per_s"], j["private_mb"], j["shared_mb"]))
+row("sample, 1,200 trips, JSON-lines", "sample-json")
+row("sample, store", "sample-store")
+for n in sorted(packs):
+    p = packs[n]
+    row("%s trips, store" % format(n, ","), "store-%d" % n,
+        "%.1f (%.0f, %.0f)" % (p["seconds"], p["mb_per_s"], p["mb_per_cpu_s"]))
+    if "json-%d" % n in jobs:
+        row("%s trips, JSON-lines (%.0f MB)" % (format(n, ","), p["json_mb"]), "json-%d" % n)
+n = max(packs)
+for kind in ("first", "resumed"):
+    if "%s-%d" % (kind, n) in jobs:
+        row("%s trips, store, %s" % (format(n, ","), {"first": "20 steps, checkpointed",
+            "resumed": "resumed from step 20"}[kind]), "%s-%d" % (kind, n))
+rep = next((r for r in rows if "repeats" in r), None)
+if rep:
+    print("\nSide by side (%d alternating runs each, medians): the smallest store %.0f trips/s, "
+          "the largest %.0f trips/s (ratio %.3f); startup %.2f s and %.2f s." % (
+          rep["repeats"], rep["sample_trips_per_s"], rep["largest_trips_per_s"], rep["ratio"],
+          rep["startup_s_sample"], rep["startup_s_largest"]))
+if join:
+    print("\nA worker joining the job on the %s-trip store had its data ready %.2f s after it "
+          "started." % (format(join["join"], ","), join["joiner_data_ready_s"]))
+PY
 echo "report: $report"

@@ -10,7 +10,8 @@
 #   bench/day_holdout.sh [--seeds "1 2"] [--days "24 25 26 27 28 29"] [--out DIR]
 #                        [--settings NAME=FLAGS ...]
 # Each setting is NAME=FLAGS with the flags comma-separated, e.g.
-# "e10=--epochs,10,--lr_schedule,cosine,--warmup_steps,20".
+# "e10=--epochs,10,--lr_schedule,cosine,--warmup_steps,20". (Replaces bench/main_defaults.sh, which
+# chose on random splits of the sample; see the README.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seeds="1 2" days="24 25 26 27 28 29" out=/tmp/tteps-day-holdout settings=()
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
     --days) days=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --settings) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do settings+=("$1"); shift; done ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "day_holdout: unknown option $1" >&2; exit 2 ;;
   esac
 done

@@ -86,11 +86,6 @@ bool Coordinator::Register(const Message& m, std::string* error, bool* fatal) {
   NodeInfo info;
   DecodeBody(m.header.text, &info);
   *fatal = false;
-  if (std::string why = DataMismatch(info); !why.empty()) {
-    *error = std::move(why);
-    *fatal = true;
-    return false;
-  }
   const int expected = info.role == Role::kServer ? opts_.num_servers : opts_.num_workers;
   if (info.role == Role::kScheduler) {
     *error = "a second scheduler tried to register";
@@ -109,6 +104,12 @@ bool Coordinator::Register(const Message& m, std::string* error, bool* fatal) {
       *error = std::string(RoleName(info.role)) + " id " + std::to_string(info.id) + " is taken";
       return false;
     }
+  }
+  // A member of the job that cannot read the job's data: the job cannot run.
+  if (std::string why = DataMismatch(info); !why.empty()) {
+    *error = std::move(why);
+    *fatal = true;
+    return false;
   }
   nodes_.push_back({info, m.peer, Clock::now(), false});
   LOG(INFO) << "registered " << info.Name()

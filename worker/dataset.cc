@@ -105,7 +105,7 @@ Dataset LoadDataset(const DataConfig& opts, int64_t min_points) {
     for (int64_t d : held) is_held.at(d) = true;
     data::Split split;
     for (size_t i = 0; i < all->size(); ++i) {
-      (is_held[all->date_id(i)] ? split.eval : split.train).push_back(i);
+      (is_held.at(all->date_id(i)) ? split.eval : split.train).push_back(i);
     }
     if (split.eval.empty()) {
       throw std::invalid_argument("--split day: no trip of dateID " + DatesText(held) +

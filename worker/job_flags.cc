@@ -217,6 +217,11 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(data.eval_days, eval_days);
   set("eval_dates", &c->data.eval_dates, ParseDates(FLAGS_eval_dates));
   set("stats", &c->data.stats, StatsPath(FLAGS_stats, SplitList(FLAGS_train_data)));
+  // A node with its own copy of a store (its own --train_data) reads that copy's statistics.
+  if (only_explicit && gflags::GetCommandLineFlagInfoOrDie("stats").is_default &&
+      !gflags::GetCommandLineFlagInfoOrDie("train_data").is_default) {
+    c->data.stats = StatsPath(FLAGS_stats, c->data.train_files);
+  }
   TTEPS_SET(model.kernel_size, kernel_size);
   TTEPS_SET(model.num_filter, num_filter);
   TTEPS_SET(model.pooling, pooling);

@@ -162,8 +162,8 @@ PackResult PackTrips(const PackOptions& opts,
   size_t in_flight = 0;
 
   std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&] {
+  const auto work = [&] {
+    try {
       TripParser parser(opts.min_points);
       for (;;) {
         Block b;
@@ -174,19 +174,22 @@ PackResult PackTrips(const PackOptions& opts,
           b = std::move(todo.front());
           todo.pop_front();
         }
-        try {
-          ParsedBlock p = Parse(b, parser, opts.bad_records);
+        ParsedBlock p = Parse(b, parser, opts.bad_records);
+        {
           std::lock_guard<std::mutex> lock(mu);
           done.emplace(b.seq, std::move(p));
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(mu);
-          if (!failure) failure = std::current_exception();
-          abort = true;
         }
         cv.notify_all();
       }
-    });
-  }
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!failure) failure = std::current_exception();
+        abort = true;
+      }
+      cv.notify_all();
+    }
+  };
   const auto stop = [&] {
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -202,6 +205,7 @@ PackResult PackTrips(const PackOptions& opts,
   size_t next = 0;
   double last_progress = 0;
   try {
+    for (int t = 0; t < threads; ++t) workers.emplace_back(work);
     for (;;) {
       // Feed the threads while the window allows.
       while (!input_done && in_flight < window) {

@@ -118,6 +118,13 @@ StoreManifest ReadStoreManifest(const std::string& dir) {
       s.file = std::string(file);
       if (s.file.find('/') != std::string::npos) throw bad("shard file '" + s.file + "' has a '/'");
       s.crc = ParseCrc(std::string(crc));
+      // Counts that could not fit the shard's bytes (44 per trip and 20 per point at least)
+      // would overflow the layout's arithmetic: refused before anything is mapped.
+      if (s.bytes > (uint64_t{1} << 48) || s.trips > s.bytes / 44 || s.points > s.bytes / 20) {
+        throw bad("shard " + s.file + ": " + std::to_string(s.trips) + " trips and " +
+                  std::to_string(s.points) + " points cannot fit its " + std::to_string(s.bytes) +
+                  " bytes");
+      }
       trips += s.trips;
       points += s.points;
       m.shards.push_back(std::move(s));
@@ -265,6 +272,7 @@ size_t TripStore::length(size_t i) const {
 int64_t TripStore::date_id(size_t i) const {
   size_t t = 0;
   const Shard& s = ShardOf(i, &t);
+  if (s.date[t] < 0 || s.date[t] >= kNumDates) Damaged(s, t, "its dateID is out of range");
   return s.date[t];
 }
 
@@ -290,6 +298,11 @@ TripView TripStore::at(size_t i) const {
   if (TripCrc(block, v.length, v.dist, v.time, s.driver[t], s.date[t], s.week[t], s.minute[t]) !=
       s.crc[t]) {
     Damaged(s, t, "its checksum does not match");
+  }
+  // What the JSON reader refuses, a store written by anything else must not bring in either.
+  if (v.driver_id < 0 || v.driver_id >= kNumDrivers || v.date_id < 0 || v.date_id >= kNumDates ||
+      v.week_id < 0 || v.week_id >= kNumWeekdays || v.time_id < 0 || v.time_id >= kNumMinutes) {
+    Damaged(s, t, "an id is out of range");
   }
   v.lngs = block;
   v.lats = block + v.length;

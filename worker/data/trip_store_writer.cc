@@ -146,6 +146,7 @@ void TripStoreWriter::WriteShard() {
   if (out.size() != layout.total) throw DataError("store writer: shard layout mismatch");
   out.Close();
   written_.push_back({file, trips, points, out.size(), out.crc()});
+  identity_ = Crc32(identity_, shard_.crc.data(), shard_.crc.size() * sizeof(uint32_t));
   trips_ += trips;
   points_ += points;
   bytes_ += out.size();
@@ -156,13 +157,13 @@ std::string TripStoreWriter::Finish(const NormStats& stats,
                                     const std::vector<PackSource>& sources) {
   if (shard_.size() > 0) WriteShard();
   SaveNormStats(stats, (std::filesystem::path(dir_) / kStats).string());
-  // The store's identity: its shards' checksums and counts, not where or when it was packed.
+  // The store's identity: the format and its trips (their checksums, in order), not where or
+  // when it was packed, nor how it was cut into shards.
   uint32_t id = Crc32(0, &kVersion, sizeof(kVersion));
+  id = Crc32(id, &trips_, sizeof(trips_));
+  id = Crc32(id, &identity_, sizeof(identity_));
   std::vector<std::string> shards;
   for (const Written& w : written_) {
-    id = Crc32(id, &w.crc, sizeof(w.crc));
-    id = Crc32(id, &w.trips, sizeof(w.trips));
-    id = Crc32(id, &w.points, sizeof(w.points));
     shards.push_back(JsonObject()
                          .Add("file", w.file)
                          .Add("trips", w.trips)

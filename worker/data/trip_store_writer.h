@@ -54,6 +54,7 @@ class TripStoreWriter {
   int64_t min_points_;
   TripColumns shard_;
   uint64_t trips_ = 0, points_ = 0, bytes_ = 0;
+  uint32_t identity_ = 0;  // CRC-32C of every trip's CRC in order: the same however sharded
   struct Written {
     std::string file;
     uint64_t trips, points, bytes;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -16,6 +17,7 @@
 #include "worker/data/synthetic.h"
 #include "worker/data/trip_json.h"
 #include "worker/data/trip_reader.h"
+#include "worker/data/trip_store_format.h"
 #include "worker/dataset.h"
 
 namespace tteps::data {
@@ -133,6 +135,52 @@ TEST(TripStore, TheSameInputGivesTheSameBytesWithAnyThreadCount) {
     const std::string name = e.path().filename().string();
     EXPECT_EQ(ReadFile(e.path().string()), ReadFile(four + "/" + name)) << name;
   }
+}
+
+TEST(TripStore, ItsIdentityIsItsTripsHoweverItIsSharded) {
+  const std::string a = WriteTrips("identity", 30);
+  EXPECT_EQ(Pack({a}, Temp("identity7"), 2, 7).checksum,
+            Pack({a}, Temp("identity5"), 2, 5).checksum);
+  EXPECT_NE(Pack({a}, Temp("identity_other"), 2, 7).checksum,
+            Pack({WriteTrips("identity_b", 30, 9)}, Temp("identity_b"), 2, 7).checksum);
+}
+
+TEST(TripStore, AnIdOutOfRangeIsRefusedEvenWithAMatchingChecksum) {
+  const std::string dir = Temp("ids");
+  Pack({WriteTrips("ids", 5)}, dir, 1, 7);
+  const std::string shard = dir + "/shard-00000.bin";
+  const store::ShardLayout l = store::LayoutOf(5, TripStore::Open(dir)->manifest().points);
+  std::string bytes = ReadFile(shard);
+  int32_t date = 99;  // trip 0's dateID, and a CRC-32C that matches it
+  std::memcpy(&bytes[l.date], &date, 4);
+  const auto* offsets = reinterpret_cast<const uint64_t*>(bytes.data() + l.offsets);
+  const auto at = [&](size_t off) { return bytes.data() + off; };
+  double dist, time;
+  int32_t driver, week, minute;
+  std::memcpy(&dist, at(l.dist), 8);
+  std::memcpy(&time, at(l.time), 8);
+  std::memcpy(&driver, at(l.driver), 4);
+  std::memcpy(&week, at(l.week), 4);
+  std::memcpy(&minute, at(l.minute), 4);
+  const uint32_t crc = store::TripCrc(reinterpret_cast<const float*>(at(l.points)), offsets[1],
+                                      dist, time, driver, date, week, minute);
+  std::memcpy(&bytes[l.crc], &crc, 4);
+  std::ofstream(shard, std::ios::binary | std::ios::trunc) << bytes;
+  const auto store = TripStore::Open(dir);
+  EXPECT_NE(ErrorOf([&] { store->at(0); }).find("an id is out of range"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { store->date_id(0); }).find("its dateID is out of range"),
+            std::string::npos);
+}
+
+TEST(TripStore, AManifestWhoseCountsCannotFitItsShardsIsRefused) {
+  const std::string dir = Temp("counts");
+  Pack({WriteTrips("counts", 5)}, dir, 1, 7);
+  std::string manifest = ReadFile(dir + "/manifest.json");
+  const std::string trips = "\"trips\":5,";
+  manifest.replace(manifest.find(trips), trips.size(), "\"trips\":4611686018427387904,");
+  std::ofstream(dir + "/manifest.json", std::ios::binary | std::ios::trunc) << manifest;
+  const std::string err = ErrorOf([&] { TripStore::Open(dir); });
+  EXPECT_NE(err.find("cannot fit its"), std::string::npos) << err;
 }
 
 TEST(TripStore, RefusesAStoreDirectoryThatIsNotEmpty) {
