@@ -243,7 +243,7 @@ PackResult PackTrips(const PackOptions& opts,
       }
       r.lines += p.lines;
       r.records += p.trips.size();
-      writer.Append(p.trips, 0, p.trips.size());
+      writer.Append(p.trips);
       stats.Merge(p.stats);
       prog.bytes_in += p.bytes;
       prog.trips = writer.trips();

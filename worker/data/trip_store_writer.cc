@@ -78,7 +78,7 @@ void TripColumns::Add(const Trip& t) {
 }
 
 void TripColumns::Clear() {
-  for (auto* v : {&lengths}) v->clear();
+  lengths.clear();
   dist.clear();
   time.clear();
   for (auto* v : {&driver, &date, &week, &minute}) v->clear();
@@ -97,11 +97,9 @@ TripStoreWriter::TripStoreWriter(std::string dir, uint64_t shard_trips, int64_t 
   if (ec) throw DataError("cannot create the store directory '" + dir_ + "': " + ec.message());
 }
 
-void TripStoreWriter::Append(const TripColumns& c, size_t begin, size_t end) {
-  // Offsets into c.points of trip `begin`.
-  size_t point_at = 0;
-  for (size_t i = 0; i < begin; ++i) point_at += kSequences * c.lengths[i];
-  for (size_t i = begin; i < end; ++i) {
+void TripStoreWriter::Append(const TripColumns& c) {
+  size_t point_at = 0;  // into c.points: trip i's first float
+  for (size_t i = 0; i < c.size(); ++i) {
     const size_t floats = kSequences * c.lengths[i];
     shard_.lengths.push_back(c.lengths[i]);
     shard_.dist.push_back(c.dist[i]);

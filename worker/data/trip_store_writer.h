@@ -37,9 +37,9 @@ class TripStoreWriter {
   // `dir` must not exist or be empty; it is created. Throws DataError.
   TripStoreWriter(std::string dir, uint64_t shard_trips, int64_t min_points);
 
-  // Appends trips [begin, end) of `c`, writing every shard that fills. Throws DataError (with the
+  // Appends the trips of `c`, writing every shard that fills. Throws DataError (with the
   // system's reason, e.g. "No space left on device") if a file cannot be written.
-  void Append(const TripColumns& c, size_t begin, size_t end);
+  void Append(const TripColumns& c);
   // Writes the last shard, stats.json and manifest.json; returns the store's checksum.
   std::string Finish(const NormStats& stats, const std::vector<PackSource>& sources);
 
