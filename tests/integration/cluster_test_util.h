@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include <zmq.hpp>
 
 #include "tests/integration/model_diff.h"
 
@@ -33,6 +34,14 @@ inline std::string FreshDir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+// A free loopback endpoint for a scheduler started by hand: an ephemeral port bound and released.
+inline std::string FreeLoopbackEndpoint() {
+  zmq::context_t ctx;
+  zmq::socket_t probe(ctx, zmq::socket_type::rep);
+  probe.bind("tcp://127.0.0.1:*");
+  return probe.get(zmq::sockopt::last_endpoint);
 }
 
 inline std::string ReadFile(const std::string& path) {

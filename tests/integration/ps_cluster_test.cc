@@ -9,7 +9,6 @@
 #include <map>
 #include <regex>
 #include <thread>
-#include <zmq.hpp>
 
 #include "tests/integration/cluster_test_util.h"
 
@@ -510,14 +509,7 @@ TEST(PsCluster, TimeBudgetReleasesSspWorkers) {
 
 TEST(PsCluster, StartsWithoutMpi) {
   const std::string dir = FreshDir("tcp");
-  // A free port: bind an ephemeral one and release it.
-  zmq::context_t ctx;
-  std::string endpoint;
-  {
-    zmq::socket_t probe(ctx, zmq::socket_type::rep);
-    probe.bind("tcp://127.0.0.1:*");
-    endpoint = probe.get(zmq::sockopt::last_endpoint);
-  }
+  const std::string endpoint = FreeLoopbackEndpoint();
   const std::string flags = " --scheduler=" + endpoint + " --timeout_s 60";
   const std::string cmd =
       "(" + Bin() + "/tteps-scheduler --mode sync --num_servers 1 --num_workers 1 --out_dir " +

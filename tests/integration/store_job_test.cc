@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <zmq.hpp>
 
 #include "tests/integration/cluster_test_util.h"
 
@@ -70,13 +69,7 @@ TEST(StoreJob, AWorkerWithAnotherStoreIsRefusedNamingHostAndPath) {
     for (int i = 0; i < 600 && std::getline(in, line); ++i) out << line << '\n';
   }
   const std::string theirs = PackSample(dir, "theirs", dir + "/half.jsonl");
-  zmq::context_t ctx;
-  std::string endpoint;
-  {
-    zmq::socket_t probe(ctx, zmq::socket_type::rep);
-    probe.bind("tcp://127.0.0.1:*");
-    endpoint = probe.get(zmq::sockopt::last_endpoint);
-  }
+  const std::string endpoint = FreeLoopbackEndpoint();
   const std::string flags = " --scheduler=" + endpoint + " --timeout_s 20";
   const std::string cmd = "(" + Bin() +
                           "/tteps-scheduler --mode sync --num_servers 1 --num_workers 1 "
