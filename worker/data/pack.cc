@@ -1,6 +1,8 @@
 #include "worker/data/pack.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -8,7 +10,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,28 +67,32 @@ ParsedBlock Parse(const Block& b, TripParser& parser, BadRecordPolicy policy) {
   return out;
 }
 
-// Reads the inputs as blocks of whole lines, in order.
+// Reads the inputs as blocks of whole lines, in order. Each input is read once, so its pages are
+// dropped from the page cache behind the reader: at 10 million trips the input (15 GB) and the
+// store (7 GB) fill this machine's memory, and reclaiming the input's pages cost a third of the
+// CPU time.
 class BlockReader {
  public:
   BlockReader(const std::vector<std::string>& files, size_t block_bytes)
       : files_(files), block_bytes_(block_bytes) {}
+  ~BlockReader() { Close(); }
+  BlockReader(const BlockReader&) = delete;
+  BlockReader& operator=(const BlockReader&) = delete;
 
   std::optional<Block> Next() {
     while (file_ < files_.size()) {
-      if (!in_.is_open()) Open();
+      if (fd_ < 0) Open();
       Block b;
       b.seq = seq_;
       b.file = file_;
       b.text.swap(carry_);
       const size_t have = b.text.size();
       b.text.resize(std::max(block_bytes_, have + (1 << 16)));
-      in_.read(&b.text[have], static_cast<std::streamsize>(b.text.size() - have));
-      const size_t got = static_cast<size_t>(in_.gcount());
-      if (in_.bad()) throw DataError("read error in '" + files_[file_] + "'");
+      const size_t got = ReadFully(&b.text[have], b.text.size() - have);
       b.text.resize(have + got);
       bytes_read_ += got;
-      if (got == 0 || in_.eof()) {  // the file's last block: whatever is left is its last line
-        in_.close();
+      if (got == 0) {  // the file's end: whatever is left is its last line
+        Close();
         ++file_;
         if (b.text.empty()) continue;
       } else {
@@ -109,15 +114,40 @@ class BlockReader {
 
  private:
   void Open() {
-    in_.open(files_[file_], std::ios::binary);
-    if (!in_) {
+    fd_ = ::open(files_[file_].c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) {
       throw DataError("cannot open data file '" + files_[file_] + "': " + std::strerror(errno));
     }
+    offset_ = 0;
+    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);  // advice only: failures change nothing
   }
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  // Up to `size` bytes; fewer only at the end of the file.
+  size_t ReadFully(char* out, size_t size) {
+    size_t got = 0;
+    while (got < size) {
+      const ssize_t n = ::read(fd_, out + got, size - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        throw DataError("read error in '" + files_[file_] + "': " + std::strerror(errno));
+      }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    // The bytes are copied out: their pages are of no further use to this process.
+    ::posix_fadvise(fd_, 0, static_cast<off_t>(offset_ + got), POSIX_FADV_DONTNEED);
+    offset_ += got;
+    return got;
+  }
+
   const std::vector<std::string>& files_;
   size_t block_bytes_;
   size_t file_ = 0, seq_ = 0;
-  std::ifstream in_;
+  int fd_ = -1;
+  uint64_t offset_ = 0;
   std::string carry_;
   uint64_t bytes_read_ = 0;
 };

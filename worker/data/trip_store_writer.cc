@@ -1,9 +1,9 @@
 #include "worker/data/trip_store_writer.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -17,18 +17,29 @@ namespace {
 
 using namespace store;
 
-// A file written through stdio, every failure thrown with the system's reason.
+// A file written with write(2), every failure thrown with the system's reason.
 class OutFile {
  public:
-  explicit OutFile(std::string path) : path_(std::move(path)), f_(std::fopen(path_.c_str(), "wb")) {
-    if (!f_) Fail("cannot create");
+  explicit OutFile(std::string path)
+      : path_(std::move(path)),
+        fd_(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) Fail("cannot create");
   }
   ~OutFile() {
-    if (f_) std::fclose(f_);
+    if (fd_ >= 0) ::close(fd_);
   }
+  OutFile(const OutFile&) = delete;
+  OutFile& operator=(const OutFile&) = delete;
+
   void Write(const void* data, size_t bytes) {
-    if (bytes == 0) return;
-    if (std::fwrite(data, 1, bytes, f_) != bytes) Fail("cannot write");
+    const char* p = static_cast<const char*>(data);
+    for (size_t left = bytes; left > 0;) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) Fail("cannot write");
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
     crc_ = Crc32(crc_, data, bytes);
     size_ += bytes;
   }
@@ -36,10 +47,14 @@ class OutFile {
   void Write(const std::vector<T>& v) {
     Write(v.data(), v.size() * sizeof(T));
   }
-  void Close() {
-    const int rc = std::fflush(f_) == 0 && fsync(fileno(f_)) == 0 ? 0 : errno;
-    const bool closed = std::fclose(f_) == 0;
-    f_ = nullptr;
+  // Closes the file; with `sync`, after its bytes are on the disk. Without, the write-back starts
+  // now (not waited for), so that the fsync before the manifest finds little left to do.
+  void Close(bool sync) {
+    if (!sync)
+      ::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);  // advice: errors change nothing
+    const int rc = sync && ::fsync(fd_) != 0 ? errno : 0;
+    const bool closed = ::close(fd_) == 0;
+    fd_ = -1;
     if (rc != 0 || !closed) {
       errno = rc ? rc : errno;
       Fail("cannot write");
@@ -53,10 +68,18 @@ class OutFile {
     throw DataError(std::string(what) + " '" + path_ + "': " + std::strerror(errno));
   }
   std::string path_;
-  std::FILE* f_;
+  int fd_;
   uint32_t crc_ = 0;
   uint64_t size_ = 0;
 };
+
+// Waits until the file's bytes are on the disk.
+void SyncFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int rc = fd < 0 || ::fsync(fd) != 0 ? errno : 0;
+  if (fd >= 0) ::close(fd);
+  if (rc != 0) throw DataError("cannot write '" + path + "': " + std::strerror(rc));
+}
 
 }  // namespace
 
@@ -142,7 +165,7 @@ void TripStoreWriter::WriteShard() {
   out.Write(zeros, layout.points - out.size());
   out.Write(shard_.points);
   if (out.size() != layout.total) throw DataError("store writer: shard layout mismatch");
-  out.Close();
+  out.Close(/*sync=*/false);
   written_.push_back({file, trips, points, out.size(), out.crc()});
   identity_ = Crc32(identity_, shard_.crc.data(), shard_.crc.size() * sizeof(uint32_t));
   trips_ += trips;
@@ -154,6 +177,8 @@ void TripStoreWriter::WriteShard() {
 std::string TripStoreWriter::Finish(const NormStats& stats,
                                     const std::vector<PackSource>& sources) {
   if (shard_.size() > 0) WriteShard();
+  // The manifest marks the store complete, so it is written after every shard is on the disk.
+  for (const Written& w : written_) SyncFile((std::filesystem::path(dir_) / w.file).string());
   SaveNormStats(stats, (std::filesystem::path(dir_) / kStats).string());
   // The store's identity: the format and its trips (their checksums, in order), not where or
   // when it was packed, nor how it was cut into shards.
@@ -196,7 +221,7 @@ std::string TripStoreWriter::Finish(const NormStats& stats,
       ",\n  \"shards\": " + shard_list + ",\n  \"sources\": " + source_list + "\n}\n";
   OutFile out((std::filesystem::path(dir_) / kManifest).string());
   out.Write(manifest.data(), manifest.size());
-  out.Close();
+  out.Close(/*sync=*/true);
   return checksum;
 }
 
