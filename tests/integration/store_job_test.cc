@@ -1,5 +1,6 @@
 // Jobs on a packed trip store (tteps-pack): the same models as on the JSON-lines file, an exact
-// resume mid-epoch, and a worker whose copy of the store differs, refused.
+// resume mid-epoch, a worker whose copy of the store differs, refused, and a store changed under
+// a running job, named.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +87,37 @@ TEST(StoreJob, AWorkerWithAnotherStoreIsRefusedNamingHostAndPath) {
   EXPECT_NE(summary.find("the scheduler's '" + ours + "' is the store 0x"), std::string::npos)
       << summary;
   EXPECT_NE(summary.find("worker on host "), std::string::npos) << summary;
+}
+
+// A shard rewritten in place while a sync job trains on it (same file, same size, other bytes):
+// the job fails within seconds and summary.json names the shard, instead of training on it.
+TEST(StoreJob, AShardChangedUnderARunningJobEndsItNamingTheShard) {
+  const std::string dir = FreshDir("store_changed");
+  const std::string store = PackSample(dir, "store", kSample);
+  const std::string out = dir + "/run";
+  BackgroundJob job(Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + out +
+                        " -- --train_data " + store + " --stats " + kStats +
+                        " --split day --epochs 1000 --log_every 5",
+                    out, dir + "/run.log");
+  ASSERT_TRUE(job.WaitForTraining(120)) << job.log();
+  {
+    std::fstream shard(store + "/shard-00000.bin", std::ios::in | std::ios::out | std::ios::binary);
+    shard.seekp(-4096, std::ios::end);  // inside the last trips' points
+    const char garbage[16] = {'n', 'o', 't', ' ', 'a', ' ', 't', 'r', 'i', 'p'};
+    shard.write(garbage, sizeof(garbage));
+    ASSERT_TRUE(shard.good());
+  }
+  const auto changed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(job.Wait(60)) << "the job trained on: " << job.log();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - changed).count();
+  EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) != 0) << job.log();
+  EXPECT_LT(took, 15) << job.log();
+  const std::string summary = ReadFile(out + "/summary.json");
+  const auto error = summary.find("\"error\"");
+  ASSERT_NE(error, std::string::npos) << summary;
+  EXPECT_NE(summary.find("shard-00000.bin", error), std::string::npos) << summary;
+  EXPECT_NE(summary.find(store, error), std::string::npos) << summary;
 }
 
 }  // namespace
