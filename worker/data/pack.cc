@@ -1,8 +1,6 @@
 #include "worker/data/pack.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "worker/data/line_blocks.h"
 #include "worker/data/norm_stats.h"
 #include "worker/data/trip_parser.h"
 #include "worker/data/trip_store_writer.h"
@@ -23,12 +22,7 @@
 namespace tteps::data {
 namespace {
 
-// A run of whole lines of one input file.
-struct Block {
-  size_t seq = 0;   // position in the input, over all files
-  size_t file = 0;  // index into the inputs
-  std::string text;
-};
+static_assert(LineBlock::kPadding >= TripParser::kPadding, "the parser reads past a line");
 
 struct BadRecord {
   size_t line;  // 1-based within its block
@@ -42,20 +36,19 @@ struct ParsedBlock {
   std::vector<BadRecord> bad;
 };
 
-ParsedBlock Parse(const Block& b, TripParser& parser, BadRecordPolicy policy) {
+ParsedBlock Parse(const LineBlock& b, TripParser& parser, BadRecordPolicy policy) {
   ParsedBlock out;
   out.file = b.file;
-  out.bytes = b.text.size() - TripParser::kPadding;
+  out.bytes = b.size;
   Trip trip;
   std::string error;
+  const std::string_view text = b.text();
   size_t at = 0;
-  const size_t size = b.text.size() - TripParser::kPadding;  // the block's padding follows
-  while (at < size) {
-    size_t end = b.text.find('\n', at);
-    if (end >= size) end = size;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
     ++out.lines;
-    const std::string_view line(b.text.data() + at, end - at);
-    if (parser.ParsePadded(line, &trip, &error)) {
+    if (parser.ParsePadded(text.substr(at, end - at), &trip, &error)) {
       out.trips.Add(trip);
       out.stats.Add(trip);
     } else {
@@ -66,91 +59,6 @@ ParsedBlock Parse(const Block& b, TripParser& parser, BadRecordPolicy policy) {
   }
   return out;
 }
-
-// Reads the inputs as blocks of whole lines, in order. Each input is read once, so its pages are
-// dropped from the page cache behind the reader: at 10 million trips the input (15 GB) and the
-// store (7 GB) fill this machine's memory, and reclaiming the input's pages cost a third of the
-// CPU time.
-class BlockReader {
- public:
-  BlockReader(const std::vector<std::string>& files, size_t block_bytes)
-      : files_(files), block_bytes_(block_bytes) {}
-  ~BlockReader() { Close(); }
-  BlockReader(const BlockReader&) = delete;
-  BlockReader& operator=(const BlockReader&) = delete;
-
-  std::optional<Block> Next() {
-    while (file_ < files_.size()) {
-      if (fd_ < 0) Open();
-      Block b;
-      b.seq = seq_;
-      b.file = file_;
-      b.text.swap(carry_);
-      const size_t have = b.text.size();
-      b.text.resize(std::max(block_bytes_, have + (1 << 16)));
-      const size_t got = ReadFully(&b.text[have], b.text.size() - have);
-      b.text.resize(have + got);
-      bytes_read_ += got;
-      if (got == 0) {  // the file's end: whatever is left is its last line
-        Close();
-        ++file_;
-        if (b.text.empty()) continue;
-      } else {
-        const size_t last = b.text.rfind('\n');
-        if (last == std::string::npos) {  // one line longer than the block: read on
-          carry_.swap(b.text);
-          continue;
-        }
-        carry_.assign(b.text, last + 1, std::string::npos);
-        b.text.resize(last + 1);  // a line ends at its newline (an empty line is a bad record)
-      }
-      ++seq_;
-      b.text.append(TripParser::kPadding, '\0');  // the parser reads past a line's end
-      return b;
-    }
-    return std::nullopt;
-  }
-  uint64_t bytes_read() const { return bytes_read_; }
-
- private:
-  void Open() {
-    fd_ = ::open(files_[file_].c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) {
-      throw DataError("cannot open data file '" + files_[file_] + "': " + std::strerror(errno));
-    }
-    offset_ = 0;
-    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);  // advice only: failures change nothing
-  }
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  // Up to `size` bytes; fewer only at the end of the file.
-  size_t ReadFully(char* out, size_t size) {
-    size_t got = 0;
-    while (got < size) {
-      const ssize_t n = ::read(fd_, out + got, size - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        throw DataError("read error in '" + files_[file_] + "': " + std::strerror(errno));
-      }
-      if (n == 0) break;
-      got += static_cast<size_t>(n);
-    }
-    // The bytes are copied out: their pages are of no further use to this process.
-    ::posix_fadvise(fd_, 0, static_cast<off_t>(offset_ + got), POSIX_FADV_DONTNEED);
-    offset_ += got;
-    return got;
-  }
-
-  const std::vector<std::string>& files_;
-  size_t block_bytes_;
-  size_t file_ = 0, seq_ = 0;
-  int fd_ = -1;
-  uint64_t offset_ = 0;
-  std::string carry_;
-  uint64_t bytes_read_ = 0;
-};
 
 }  // namespace
 
@@ -177,7 +85,8 @@ PackResult PackTrips(const PackOptions& opts,
     prog.bytes_total += sources[i].bytes;
   }
   TripStoreWriter writer(opts.out_dir, opts.shard_trips, static_cast<int64_t>(opts.min_points));
-  BlockReader reader(opts.inputs, opts.block_bytes);
+  BufferPool pool;
+  LineBlockReader reader(opts.inputs, opts.block_bytes, &pool);
 
   // Blocks go to the parsing threads through `todo`; parsed ones wait in `done` until every
   // earlier block is written. At most `window` blocks are read ahead of the writer.
@@ -185,7 +94,7 @@ PackResult PackTrips(const PackOptions& opts,
   const size_t window = 2 * static_cast<size_t>(threads) + 1;
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<Block> todo;
+  std::deque<LineBlock> todo;
   std::map<size_t, ParsedBlock> done;
   bool input_done = false, abort = false;
   std::exception_ptr failure;
@@ -196,7 +105,7 @@ PackResult PackTrips(const PackOptions& opts,
     try {
       TripParser parser(opts.min_points);
       for (;;) {
-        Block b;
+        LineBlock b;
         {
           std::unique_lock<std::mutex> lock(mu);
           cv.wait(lock, [&] { return abort || !todo.empty() || input_done; });
@@ -205,6 +114,7 @@ PackResult PackTrips(const PackOptions& opts,
           todo.pop_front();
         }
         ParsedBlock p = Parse(b, parser, opts.bad_records);
+        pool.Give(std::move(b.buffer));
         {
           std::lock_guard<std::mutex> lock(mu);
           done.emplace(b.seq, std::move(p));
@@ -239,7 +149,7 @@ PackResult PackTrips(const PackOptions& opts,
     for (;;) {
       // Feed the threads while the window allows.
       while (!input_done && in_flight < window) {
-        std::optional<Block> b = reader.Next();
+        std::optional<LineBlock> b = reader.Next();
         std::lock_guard<std::mutex> lock(mu);
         if (!b) {
           input_done = true;

@@ -20,9 +20,14 @@ using namespace store;
 // A file written with write(2), every failure thrown with the system's reason.
 class OutFile {
  public:
-  explicit OutFile(std::string path)
-      : path_(std::move(path)),
-        fd_(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
+  // With `direct`, writes bypass the page cache where the file system allows (O_DIRECT): the
+  // store is written once and read later, and copying 7.4 GB into the page cache cost a quarter
+  // of packing's CPU time.
+  OutFile(std::string path, bool direct) : path_(std::move(path)) {
+    const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+    fd_ = direct ? ::open(path_.c_str(), flags | O_DIRECT, 0644) : -1;
+    direct_ = fd_ >= 0;
+    if (fd_ < 0) fd_ = ::open(path_.c_str(), flags, 0644);  // e.g. tmpfs refuses O_DIRECT
     if (fd_ < 0) Fail("cannot create");
   }
   ~OutFile() {
@@ -32,20 +37,26 @@ class OutFile {
   OutFile& operator=(const OutFile&) = delete;
 
   void Write(const void* data, size_t bytes) {
-    const char* p = static_cast<const char*>(data);
-    for (size_t left = bytes; left > 0;) {
-      const ssize_t n = ::write(fd_, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) Fail("cannot write");
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
+    WriteAll(static_cast<const char*>(data), bytes);
     crc_ = Crc32(crc_, data, bytes);
     size_ += bytes;
   }
-  template <class T>
-  void Write(const std::vector<T>& v) {
-    Write(v.data(), v.size() * sizeof(T));
+  // The first `bytes` of `image`, which may be changed (zeroed past `bytes`).
+  void WriteImage(const AlignedBuffer& image, size_t bytes) {
+    crc_ = Crc32(crc_, image.data(), bytes);
+    size_ += bytes;
+    const size_t whole =
+        (bytes + AlignedBuffer::kAlign - 1) / AlignedBuffer::kAlign * AlignedBuffer::kAlign;
+    if (direct_ && whole <= image.capacity()) {
+      std::memset(image.data() + bytes, 0, whole - bytes);
+      if (WriteAll(image.data(), whole) && ::ftruncate(fd_, static_cast<off_t>(bytes)) == 0) {
+        return;
+      }
+      if (direct_) Fail("cannot write");
+      // O_DIRECT was refused after all: start over through the page cache.
+      if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0) Fail("cannot write");
+    }
+    WriteAll(image.data(), bytes);
   }
   // Closes the file; with `sync`, after its bytes are on the disk. Without, the write-back starts
   // now (not waited for), so that the fsync before the manifest finds little left to do.
@@ -64,11 +75,28 @@ class OutFile {
   uint64_t size() const { return size_; }
 
  private:
+  // False (and direct_ cleared) only where O_DIRECT refuses the transfer (EINVAL).
+  bool WriteAll(const char* p, size_t bytes) {
+    for (size_t left = bytes; left > 0;) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EINVAL && direct_) {
+        direct_ = false;
+        ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_DIRECT);
+        return false;
+      }
+      if (n <= 0) Fail("cannot write");
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    return true;
+  }
   [[noreturn]] void Fail(const char* what) {
     throw DataError(std::string(what) + " '" + path_ + "': " + std::strerror(errno));
   }
   std::string path_;
-  int fd_;
+  int fd_ = -1;
+  bool direct_ = false;
   uint32_t crc_ = 0;
   uint64_t size_ = 0;
 };
@@ -143,7 +171,6 @@ void TripStoreWriter::WriteShard() {
   const uint64_t trips = shard_.size(), points = shard_.points.size() / kSequences;
   const auto index = static_cast<uint32_t>(written_.size());
   const std::string file = ShardFileName(index);
-  OutFile out((std::filesystem::path(dir_) / file).string());
   ShardHeader h{};
   std::memcpy(h.magic, kMagic, sizeof(kMagic));
   h.version = kVersion;
@@ -152,19 +179,29 @@ void TripStoreWriter::WriteShard() {
   h.points = points;
   h.first_trip = trips_;
   h.header_crc = Crc32(0, &h, offsetof(ShardHeader, header_crc));
-  out.Write(&h, sizeof(h));
-  std::vector<uint64_t> offsets(trips + 1, 0);
-  for (size_t i = 0; i < trips; ++i) offsets[i + 1] = offsets[i] + shard_.lengths[i];
-  out.Write(offsets);
-  out.Write(shard_.dist);
-  out.Write(shard_.time);
-  for (const auto* v : {&shard_.driver, &shard_.date, &shard_.week, &shard_.minute}) out.Write(*v);
-  out.Write(shard_.crc);
   const ShardLayout layout = LayoutOf(trips, points);
-  const char zeros[8] = {};
-  out.Write(zeros, layout.points - out.size());
-  out.Write(shard_.points);
-  if (out.size() != layout.total) throw DataError("store writer: shard layout mismatch");
+  if (image_.capacity() < layout.total + AlignedBuffer::kAlign) {
+    image_ = AlignedBuffer(layout.total + layout.total / 8 + AlignedBuffer::kAlign);
+  }
+  char* image = image_.data();
+  std::memset(image, 0, layout.points);  // the header's and the columns' padding
+  std::memcpy(image, &h, sizeof(h));
+  auto* offsets = reinterpret_cast<uint64_t*>(image + layout.offsets);
+  offsets[0] = 0;
+  for (size_t i = 0; i < trips; ++i) offsets[i + 1] = offsets[i] + shard_.lengths[i];
+  const auto put = [&](size_t at, const auto& v) {
+    std::memcpy(image + at, v.data(), v.size() * sizeof(v[0]));
+  };
+  put(layout.dist, shard_.dist);
+  put(layout.time, shard_.time);
+  put(layout.driver, shard_.driver);
+  put(layout.date, shard_.date);
+  put(layout.week, shard_.week);
+  put(layout.minute, shard_.minute);
+  put(layout.crc, shard_.crc);
+  put(layout.points, shard_.points);
+  OutFile out((std::filesystem::path(dir_) / file).string(), /*direct=*/true);
+  out.WriteImage(image_, layout.total);
   out.Close(/*sync=*/false);
   written_.push_back({file, trips, points, out.size(), out.crc()});
   identity_ = Crc32(identity_, shard_.crc.data(), shard_.crc.size() * sizeof(uint32_t));
@@ -219,7 +256,7 @@ std::string TripStoreWriter::Finish(const NormStats& stats,
       ",\n  \"min_points\": " + std::to_string(min_points_) +
       ",\n  \"checksum\": " + JsonQuote(checksum) + ",\n  \"stats\": " + JsonQuote(kStats) +
       ",\n  \"shards\": " + shard_list + ",\n  \"sources\": " + source_list + "\n}\n";
-  OutFile out((std::filesystem::path(dir_) / kManifest).string());
+  OutFile out((std::filesystem::path(dir_) / kManifest).string(), /*direct=*/false);
   out.Write(manifest.data(), manifest.size());
   out.Close(/*sync=*/true);
   return checksum;

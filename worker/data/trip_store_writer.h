@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "worker/data/line_blocks.h"
 #include "worker/data/norm_stats.h"
 #include "worker/data/trip.h"
 
@@ -53,6 +54,7 @@ class TripStoreWriter {
   uint64_t shard_trips_;
   int64_t min_points_;
   TripColumns shard_;
+  AlignedBuffer image_;  // a shard's bytes, written in one O_DIRECT transfer where allowed
   uint64_t trips_ = 0, points_ = 0, bytes_ = 0;
   uint32_t identity_ = 0;  // CRC-32C of every trip's CRC in order: the same however sharded
   struct Written {
