@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
     const auto trips =
         tteps::OpenTrips({FLAGS_data}, FLAGS_bad_records, model->config().kernel_size, &described);
     LOG(INFO) << described;
+    // Nothing evaluated is not a perfect score ({"mape":0,...,"n":0} before).
+    if (trips->empty()) {
+      throw std::runtime_error("no trips to evaluate: " + described);
+    }
     auto r = tteps::Evaluate(*model, *trips, FLAGS_batch_size, !FLAGS_predictions.empty());
     if (!FLAGS_predictions.empty()) {
       std::ofstream out(FLAGS_predictions);
