@@ -33,6 +33,7 @@ runs=(
 printf "%-18s %9s %9s %9s %9s %8s %7s\n" run trips/s compute_s comm_s wait_s hidden mape
 for r in "${runs[@]}"; do
   IFS='|' read -r name launch flags <<<"$r"
+  rm -rf "${out:?}/$name"  # this bench's own earlier run (a finished out_dir is not reused)
   # shellcheck disable=SC2086
   "$root/launch/tteps" $launch --workers "$workers" --out_dir "$out/$name" -- "${common[@]}" \
     $flags >"$out-$name.log" 2>&1 || { echo "$name failed: see $out-$name.log" >&2; continue; }

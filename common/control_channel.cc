@@ -200,7 +200,7 @@ void ControlChannel::Loop() {
       // meanwhile, then takes whatever the scheduler sent.
       zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
                                  {wake_rx_.handle(), 0, ZMQ_POLLIN, 0}};
-      zmq::poll(items, 2, std::chrono::milliseconds(kPollMs));
+      Poll(items, 2, kPollMs);
       if (items[1].revents & ZMQ_POLLIN) {
         zmq::message_t wake;
         while (wake_rx_.recv(wake, zmq::recv_flags::dontwait)) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/log_file.h"
+#include "common/transport.h"
 
 namespace tteps {
 namespace {
@@ -179,7 +180,7 @@ void CurveSecurity::Serve() {
 void CurveSecurity::ServeRequests() {
   while (!stop_) {
     zmq::pollitem_t item{zap_.handle(), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) <= 0) continue;
+    if (Poll(&item, 1, 100) <= 0) continue;
     std::vector<zmq::message_t> frames;
     do {
       frames.emplace_back();

@@ -260,7 +260,7 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
       staged_out_ = nullptr;
       throw KVInterrupted(what + " interrupted");
     }
-    zmq::poll(items.data(), n, std::chrono::milliseconds(50));
+    Poll(items.data(), n, 50);
     for (size_t s = 0; s < n; ++s) {
       if (!(items[s].revents & ZMQ_POLLIN)) continue;
       Message m;

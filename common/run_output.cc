@@ -6,10 +6,7 @@
 
 namespace tteps {
 
-RunOutput::RunOutput(const std::string& dir) : dir_(dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("cannot create output directory " + dir + ": " + ec.message());
+RunOutput::RunOutput(const std::string& dir) : dir_(dir), lock_(dir) {
   metrics_.open(Path("metrics.jsonl"), std::ios::out | std::ios::trunc);
   if (!metrics_) throw std::runtime_error("cannot write " + Path("metrics.jsonl"));
 }

@@ -6,12 +6,15 @@
 #include <string>
 
 #include "common/json_writer.h"
+#include "common/out_dir_lock.h"
 
 namespace tteps {
 
 class RunOutput {
  public:
-  // Creates the directory if needed; throws std::runtime_error naming it if it cannot.
+  // Creates the directory if needed and owns it while it lives (OutDirLock): throws
+  // OutDirRefused if another job runs there, a finished job's summary.json is there, or it
+  // cannot be created.
   explicit RunOutput(const std::string& dir);
 
   void AppendMetrics(const JsonObject& record) { AppendLine(record.str()); }
@@ -22,6 +25,7 @@ class RunOutput {
 
  private:
   std::string dir_;
+  OutDirLock lock_;
   std::ofstream metrics_;
 };
 

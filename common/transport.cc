@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <cerrno>
 #include <zmq_addon.hpp>
 
 #include "common/codec.h"
@@ -60,10 +61,20 @@ bool SendMessage(zmq::socket_t& socket, Header header, const std::vector<Payload
   return true;
 }
 
+int Poll(zmq::pollitem_t* items, size_t n, long timeout_ms) {
+  try {
+    return zmq::poll(items, n, std::chrono::milliseconds(timeout_ms));
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EINTR) throw;
+    for (size_t i = 0; i < n; ++i) items[i].revents = 0;
+    return 0;
+  }
+}
+
 bool ReceiveMessage(zmq::socket_t& socket, bool router, long timeout_ms, Message* out,
                     std::string* bad_peer) {
   zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-  if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) == 0) return false;
+  if (Poll(&item, 1, timeout_ms) == 0) return false;
   std::vector<zmq::message_t> frames;
   if (!zmq::recv_multipart(socket, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
     return false;

@@ -45,6 +45,10 @@ std::string BindTcp(zmq::socket_t& socket, const std::string& bind_host,
 bool SendMessage(zmq::socket_t& socket, Header header, const std::vector<Payload>& payloads = {},
                  const std::string& peer = "");
 
+// zmq::poll, where an interruption by a signal (EINTR) is "nothing ready yet": a caught SIGTERM
+// (common/interrupt.h) must not fail the loop that reads its flag next.
+int Poll(zmq::pollitem_t* items, size_t n, long timeout_ms);
+
 // Waits up to timeout_ms for a message. Returns false if none arrived. Throws CodecError if
 // the message is malformed; `bad_peer` then holds the sender's routing id (ROUTER sockets) so
 // that the caller can answer with an error. All frames of the message are consumed either way.

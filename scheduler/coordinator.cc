@@ -12,6 +12,7 @@
 #include "common/cereal_body.h"
 #include "common/clock.h"
 #include "common/codec.h"
+#include "common/interrupt.h"
 #include "common/json_writer.h"
 #include "common/log_file.h"
 #include "common/peak_memory.h"
@@ -188,6 +189,15 @@ void Coordinator::Fail(const std::string& reason) {
   phase_.MoveTo(Phase::kFailed);
   failure_ = reason;
   LOG(ERROR) << "job failed: " << reason;
+  Broadcast(reason);
+}
+
+void Coordinator::Interrupt(int sig) {
+  if (phase_.is(Phase::kFailed) || phase_.is(Phase::kDone)) return;
+  phase_.MoveTo(Phase::kFailed);
+  interrupted_ = sig;
+  const std::string reason = "the job was interrupted (" + SignalName(sig) + ")";
+  LOG(WARNING) << reason << " at step " << MinStep();
   Broadcast(reason);
 }
 
@@ -1068,6 +1078,11 @@ int Coordinator::Run() {
   const int expected = opts_.num_servers + opts_.num_workers;
   // 1. Registration.
   while (static_cast<int>(nodes_.size()) < expected) {
+    if (const int sig = InterruptSignal()) {
+      Interrupt(sig);
+      WriteSummary("", "");
+      return 128 + sig;
+    }
     if (SecondsSince(start_) > opts_.config.cluster.timeout_s) {
       int servers = 0, workers = 0;
       for (const auto& n : nodes_) (n.info.role == Role::kServer ? servers : workers)++;
@@ -1111,6 +1126,10 @@ int Coordinator::Run() {
   // servers' statistics are in, or a failure.
   auto server_stats_deadline = Clock::time_point::max();
   while (!phase_.is(Phase::kFailed) && !phase_.is(Phase::kDone)) {
+    if (const int sig = InterruptSignal()) {
+      Interrupt(sig);
+      break;
+    }
     Message m;
     std::string peer;
     try {
@@ -1209,6 +1228,7 @@ int Coordinator::Run() {
   }
   FinishPolicy();  // a failed job: stop the agent too
   WriteSummary(final_eval_, failure_);
+  if (interrupted_ != 0) return 128 + interrupted_;
   if (phase_.is(Phase::kFailed)) return 1;
   std::printf("%s\n", JsonObject()
                           .AddRaw("final_eval", final_eval_)
@@ -1241,7 +1261,15 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
   const double per = steps_timed > 0 ? 1.0 / steps_timed : 0;
   JsonObject s;
   s.Add("mode", ModeName(mode_))
-      .Add("workers", opts_.num_workers)
+      .Add("status", interrupted_ != 0 ? "interrupted"
+                     : error.empty()   ? "done"
+                                       : "failed");
+  if (interrupted_ != 0) s.Add("signal", SignalName(interrupted_));
+  // Where a resumed job starts from (--resume), when the servers write checkpoints.
+  if (UsesServers(mode_) && opts_.config.output.checkpoint_every > 0) {
+    s.Add("checkpoint_dir", opts_.config.output.checkpoint_dir);
+  }
+  s.Add("workers", opts_.num_workers)
       .Add("servers", opts_.num_servers)
       .Add("epochs", epochs)
       .Add("steps", phase_.is(Phase::kFailed) ? MinStep()

@@ -152,6 +152,9 @@ class Coordinator {
   JsonObject PeakMemoryJson(double WorkerProgress::*worker_field,
                             double server::ServerStats::*server_field, double scheduler) const;
   void Fail(const std::string& reason);
+  // SIGTERM or SIGINT (CatchInterrupts): the job ends now, every node told, summary.json with
+  // "status":"interrupted" and the last step every worker completed.
+  void Interrupt(int sig);
   void Broadcast(const std::string& shutdown_reason);
   void WriteSummary(const std::string& final_eval_json, const std::string& error);
   Node* Find(const std::string& peer);
@@ -172,6 +175,7 @@ class Coordinator {
   // Clipping: version -> range group -> that range's squared norm (a replica's copy once).
   std::map<int64_t, std::map<int, double>> norm_parts_;
   std::string failure_;
+  int interrupted_ = 0;  // the signal that interrupted the job (0: none)
   ProgressLine progress_line_;
   std::chrono::steady_clock::time_point start_, train_start_, train_end_;
   double startup_s_ = 0;  // from the scheduler's start to training (every worker ready)

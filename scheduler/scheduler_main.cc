@@ -14,6 +14,7 @@
 #include "common/bootstrap.h"
 #include "common/curve.h"
 #include "common/init.h"
+#include "common/interrupt.h"
 #include "common/node_flags.h"
 #include "common/run_output.h"
 #include "common/transport.h"
@@ -91,12 +92,19 @@ void CheckFiles(const JobConfig& c) {
 }
 
 // A job that failed before the coordinator ran: summary.json says why.
+// Not where another job runs or one finished (OutDirLock): the refusal itself may be the error.
 void WriteFailure(const JobConfig& config, const std::string& error) {
   try {
-    RunOutput out(config.output.out_dir);
-    out.WriteSummary(JsonObject().Add("mode", ModeName(config.exchange.mode)).Add("error", error));
+    const std::string& dir = config.output.out_dir;
+    OutDirLock own(dir);
+    WriteFileAtomically(dir + "/summary.json", JsonObject()
+                                                       .Add("mode", ModeName(config.exchange.mode))
+                                                       .Add("status", "failed")
+                                                       .Add("error", error)
+                                                       .str() +
+                                                   "\n");
   } catch (const std::exception& e) {
-    LOG(ERROR) << e.what();
+    LOG(ERROR) << "no summary.json: " << e.what();
   }
 }
 
@@ -116,29 +124,10 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
       MakePolicy(config.policy, StepModelOf(config.optimizer),
                  boot.mpi ? boot.num_workers : FLAGS_num_workers, config.exchange.accumulation);
 
-  zmq::context_t ctx;
-  const auto curve = SecureContext(ctx, node.curve_dir);
-  auto socket = MakeSocket(ctx, zmq::socket_type::router);
-  // Nothing larger than worker 0's snapshot of the model (or a header) may arrive.
-  socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(std::max<size_t>(
-                                           layout.total() * sizeof(float), kMaxHeaderBytes)) +
-                                           65536);
-  std::string endpoint;
-  if (boot.mpi) {
-    endpoint = BindTcp(socket, boot.bind_host, boot.advertise_host);
-  } else {
-    const std::string& given = boot.scheduler_endpoint;  // --scheduler tcp://HOST:PORT
-    BindTcp(socket, boot.bind_host, "", std::stoi(given.substr(given.rfind(':') + 1)));
-    endpoint = given;
-  }
-  ShareSchedulerEndpoint(&boot, endpoint);
-  LOG(INFO) << "scheduler at " << endpoint;
-
   CoordinatorOptions o;
   o.config = config;
   o.data_path = config.data.train_files.front();
   o.data_checksum = dataset.store_checksum;
-  o.curve = curve.get();
   o.num_servers = boot.mpi ? boot.num_servers : FLAGS_num_servers;
   o.num_workers = boot.mpi ? boot.num_workers : FLAGS_num_workers;
   if (!UsesServers(mode) && (o.num_servers != 0 || o.num_workers < 1 || !boot.mpi)) {
@@ -194,8 +183,30 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
               << (o.schedules.empty() ? "" : " with the slices' accumulation schedules of " + kept);
   }
 
+  // Everything that can refuse the job is above: until the endpoint is shared below, a failure
+  // ends every other process at once (EndNode) instead of at the registration deadline.
   RunOutput out(config.output.out_dir);
   WriteFileAtomically(out.Path("config.json"), o.config.ToJson());
+
+  zmq::context_t ctx;
+  const auto curve = SecureContext(ctx, node.curve_dir);
+  auto socket = MakeSocket(ctx, zmq::socket_type::router);
+  // Nothing larger than worker 0's snapshot of the model (or a header) may arrive.
+  socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(std::max<size_t>(
+                                           layout.total() * sizeof(float), kMaxHeaderBytes)) +
+                                           65536);
+  std::string endpoint;
+  if (boot.mpi) {
+    endpoint = BindTcp(socket, boot.bind_host, boot.advertise_host);
+  } else {
+    const std::string& given = boot.scheduler_endpoint;  // --scheduler tcp://HOST:PORT
+    BindTcp(socket, boot.bind_host, "", std::stoi(given.substr(given.rfind(':') + 1)));
+    endpoint = given;
+  }
+  ShareSchedulerEndpoint(&boot, endpoint);
+  LOG(INFO) << "scheduler at " << endpoint;
+
+  o.curve = curve.get();
   // The console's header; every process's full log is in out_dir/logs.
   std::fprintf(stderr,
                "[tteps] %s: %d workers, %d servers; %zu training and %zu eval trips; %lld steps; "
@@ -211,6 +222,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
     trace = std::make_unique<TraceFile>(config.output.trace);
     coordinator.set_trace(trace.get());
   }
+  CatchInterrupts();  // from here on a SIGTERM or SIGINT ends the job with its summary
   const int rc = coordinator.Run();
   if (trace) {
     trace->Close();
@@ -240,6 +252,8 @@ int main(int argc, char** argv) {
     tteps::ResolveDevice(config.train.device, tteps::LocalRank());
     if (FLAGS_check) {
       tteps::scheduler::CheckFiles(config);
+      const std::string out_dir = tteps::OutDirProblem(config.output.out_dir);
+      if (!out_dir.empty()) throw tteps::OutDirRefused(out_dir);
       const std::string curve_dir = tteps::NodeOptionsFromFlags().curve_dir;
       if (!curve_dir.empty()) tteps::LoadCurveKeys(curve_dir);
       return 0;

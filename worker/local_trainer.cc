@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/clock.h"
+#include "common/interrupt.h"
 #include "common/patience.h"
 #include "common/progress.h"
 #include "worker/exchange/exchanges.h"
@@ -60,7 +61,8 @@ TrainResult LocalTrainer::Run() {
   const ParamLayout layout = LayoutOf(*model_);
   std::vector<float> params;
   Patience patience(opts.patience);
-  hooks.stop_requested = [&] { return res.early_stop_step >= 0; };
+  // --patience, or SIGTERM / SIGINT (CatchInterrupts): the step in progress completes first.
+  hooks.stop_requested = [&] { return res.early_stop_step >= 0 || InterruptSignal() != 0; };
   hooks.evaluate = [&](int64_t steps, int64_t epoch, double train_s, bool final) {
     if (eval_.empty()) return;  // nothing to evaluate on: no evaluation, no best model
     EvalResult r;

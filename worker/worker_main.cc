@@ -19,6 +19,7 @@
 #include "common/control_channel.h"
 #include "common/curve.h"
 #include "common/init.h"
+#include "common/interrupt.h"
 #include "common/lost_servers.h"
 #include "common/node_flags.h"
 #include "common/peak_memory.h"
@@ -64,6 +65,8 @@ torch::Device PrepareDevice(const TrainConfig& t) {
 }
 
 int RunLocal(const JobConfig& config) {
+  RunOutput out(config.output.out_dir);  // first: a busy or finished out_dir is refused at once
+  CatchInterrupts();  // SIGTERM / SIGINT: training stops after its step, the summary says so
   const torch::Device device = PrepareDevice(config.train);
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
@@ -71,7 +74,6 @@ int RunLocal(const JobConfig& config) {
   const ParamLayout layout = LayoutOf(*model);
   LOG(INFO) << "parameters: " << layout.Describe() << " (the configuration is in config.json)";
 
-  RunOutput out(config.output.out_dir);
   WriteFileAtomically(out.Path("config.json"), config.ToJson());
   LocalTrainer trainer(model, *dataset.train, *dataset.eval, config, &out);
   std::unique_ptr<TraceFile> trace_file;
@@ -87,7 +89,8 @@ int RunLocal(const JobConfig& config) {
     r = trainer.Run();
   } catch (const std::exception& e) {
     // A diverged model or a failed write: summary.json says why, the exit code says it failed.
-    out.WriteSummary(JsonObject().Add("mode", "local").Add("error", e.what()));
+    out.WriteSummary(
+        JsonObject().Add("mode", "local").Add("status", "failed").Add("error", e.what()));
     throw;
   }
   if (tracer) {
@@ -103,8 +106,10 @@ int RunLocal(const JobConfig& config) {
 
   const MemoryPeaks mem = PeakMemory();
   JsonObject summary;
-  summary.Add("mode", "local")
-      .Add("workers", 1)
+  const int interrupted = InterruptSignal();
+  summary.Add("mode", "local").Add("status", interrupted ? "interrupted" : "done");
+  if (interrupted) summary.Add("signal", SignalName(interrupted));
+  summary.Add("workers", 1)
       .Add("servers", 0)
       .Add("epochs", r.epochs)
       .Add("steps", r.steps)
@@ -142,6 +147,12 @@ int RunLocal(const JobConfig& config) {
                           .Add("out_dir", out.dir())
                           .str()
                           .c_str());
+  if (interrupted) {
+    std::fprintf(stderr,
+                 "[local] interrupted (%s) after step %lld; the model of that step is saved\n",
+                 SignalName(interrupted).c_str(), static_cast<long long>(r.steps));
+    return 128 + interrupted;
+  }
   return 0;
 }
 

@@ -122,6 +122,8 @@ class BackgroundJob {
   }
   int status() const { return status_; }
   std::string log() const { return ReadFile(log_); }
+  // The launcher's pid where `launch` began with exec (else the shell's).
+  pid_t pid() const { return pid_; }
 
  private:
   std::string out_dir_, log_;

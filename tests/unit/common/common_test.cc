@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -35,6 +36,7 @@ TEST(JsonObject, AddMembersAppendsAnObjectsMembers) {
 
 TEST(RunOutput, AppendsMetricsAndWritesSummary) {
   const std::string dir = ::testing::TempDir() + "/tteps_run_output_test/sub";
+  std::filesystem::remove_all(dir);  // a finished run's directory is not written again
   {
     RunOutput out(dir);
     out.AppendMetrics(JsonObject().Add("step", 1));

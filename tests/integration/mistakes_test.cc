@@ -1,0 +1,176 @@
+// A user's mistakes and accidents lose nothing and are named within seconds: one --out_dir for
+// two jobs, a finished job's out_dir used again, SIGTERM to the launcher, launcher flags after
+// --, an empty evaluation set. Real jobs, real signals.
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "tests/integration/cluster_test_util.h"
+
+namespace tteps {
+namespace {
+
+using namespace testing_util;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The value of a string field of summary.json ("" if absent).
+std::string JsonText(const std::string& json, const std::string& key) {
+  const std::string open = "\"" + key + "\":\"";
+  const auto at = json.find(open);
+  if (at == std::string::npos) return "";
+  const auto from = at + open.size();
+  return json.substr(from, json.find('"', from) - from);
+}
+
+// A second job started on the out_dir of a running one is refused at once, naming the first
+// one's pid; the first trains on undisturbed and writes its own results.
+TEST(Mistakes, ASecondJobOnARunningJobsOutDirIsRefusedAtOnce) {
+  const std::string dir = FreshDir("mistake_busy");
+  const std::string out = dir + "/run";
+  BackgroundJob first(Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + out +
+                          " -- --max_steps 150 --log_every 5",
+                      out, dir + "/first.log");
+  ASSERT_TRUE(first.WaitForTraining(120)) << first.log();
+  const std::string lock = ReadFile(out + "/.tteps.lock");
+  EXPECT_NE(lock.find("pid "), std::string::npos) << lock;
+  for (const std::string mode : {"sync", "local"}) {
+    const auto start = Clock::now();
+    const int rc =
+        RunCommand(Launcher() + " --mode " + mode + " --out_dir " + out + " -- --max_steps 5", 60,
+                   dir + "/second.log");
+    EXPECT_EQ(rc, 2) << mode << ": " << ReadFile(dir + "/second.log");
+    EXPECT_LT(SecondsSince(start), 10) << mode;
+    const std::string said = ReadFile(dir + "/second.log");
+    EXPECT_NE(said.find(lock.substr(0, lock.find(' ', 4))), std::string::npos)  // "pid N"
+        << mode << ": " << said;
+  }
+  ASSERT_TRUE(first.Wait(180)) << first.log();
+  EXPECT_EQ(WEXITSTATUS(first.status()), 0) << first.log();
+  const std::string summary = ReadFile(out + "/summary.json");
+  EXPECT_EQ(JsonText(summary, "status"), "done") << summary;
+  EXPECT_EQ(JsonNumber(summary, "steps"), 150) << summary;
+  EXPECT_EQ(CountOf(ReadFile(out + "/metrics.jsonl"), "\"type\":\"train\""), 150 / 5 * 2);
+}
+
+// A finished job's directory is not written again: the second run is refused before it
+// starts, and the first one's model and summary stay as they were.
+TEST(Mistakes, AFinishedJobsOutDirIsNotOverwritten) {
+  const std::string dir = FreshDir("mistake_finished");
+  const std::string out = dir + "/run";
+  ASSERT_EQ(RunCommand(Launcher() + " --mode sync --workers 1 --servers 1 --out_dir " + out +
+                           " -- --max_steps 6",
+                       120, dir + "/first.log"),
+            0)
+      << ReadFile(dir + "/first.log");
+  const std::string model = ReadFile(out + "/model.pt"), summary = ReadFile(out + "/summary.json");
+  ASSERT_FALSE(model.empty());
+  for (const std::string mode : {"sync", "local"}) {
+    const auto start = Clock::now();
+    EXPECT_EQ(RunCommand(Launcher() + " --mode " + mode + " --out_dir " + out + " -- --max_steps 3",
+                         60, dir + "/again.log"),
+              2)
+        << ReadFile(dir + "/again.log");
+    EXPECT_LT(SecondsSince(start), 10) << mode;
+    EXPECT_NE(ReadFile(dir + "/again.log").find(out + "/summary.json"), std::string::npos);
+  }
+  EXPECT_EQ(ReadFile(out + "/model.pt"), model);
+  EXPECT_EQ(ReadFile(out + "/summary.json"), summary);
+}
+
+// SIGTERM to the launcher (a batch system, a supervisor) ends every process of the job within
+// seconds; summary.json says "interrupted" and the last step, the exit code is 143, and the
+// checkpoints it kept resume the job to its end.
+TEST(Mistakes, SigtermToTheLauncherEndsTheJobWithASummaryAndACheckpoint) {
+  const std::string dir = FreshDir("mistake_sigterm");
+  const std::string out = dir + "/run";
+  BackgroundJob job("exec " + Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + out +
+                        " -- --epochs 100 --checkpoint_every 5 --log_every 5",
+                    out, dir + "/job.log");
+  ASSERT_TRUE(job.WaitForTraining(120)) << job.log();
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // a checkpoint or more
+  ASSERT_EQ(kill(job.pid(), SIGTERM), 0);
+  const auto sent = Clock::now();
+  ASSERT_TRUE(job.Wait(30)) << job.log();
+  EXPECT_LT(SecondsSince(sent), 8) << job.log();
+  EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == 143) << job.log();
+  EXPECT_TRUE(ProgramPids("", out).empty()) << "processes of the job live on";
+  const std::string summary = ReadFile(out + "/summary.json");
+  EXPECT_EQ(JsonText(summary, "status"), "interrupted") << summary;
+  EXPECT_EQ(JsonText(summary, "signal"), "SIGTERM") << summary;
+  EXPECT_GT(JsonNumber(summary, "steps"), 0) << summary;
+  ASSERT_EQ(JsonText(summary, "checkpoint_dir"), out + "/checkpoints") << summary;
+  // Resumed elsewhere, for a few more steps: it starts from the kept checkpoint.
+  const std::string resumed = dir + "/resumed";
+  ASSERT_EQ(RunCommand(Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + resumed +
+                           " -- --epochs 100 --resume " + out + "/checkpoints --max_steps " +
+                           std::to_string(static_cast<int>(JsonNumber(summary, "steps")) + 10),
+                       120, dir + "/resumed.log"),
+            0)
+      << ReadFile(dir + "/resumed.log");
+  EXPECT_EQ(JsonText(ReadFile(resumed + "/summary.json"), "status"), "done");
+}
+
+// A local job stops after its step on SIGTERM, saves that step's model and says so.
+TEST(Mistakes, SigtermToALocalJobKeepsItsModel) {
+  const std::string dir = FreshDir("mistake_local_sigterm");
+  const std::string out = dir + "/run";
+  BackgroundJob job(
+      "exec " + Launcher() + " --mode local --out_dir " + out + " -- --epochs 100 --log_every 5",
+      out, dir + "/job.log");
+  ASSERT_TRUE(job.WaitForTraining(120)) << job.log();
+  ASSERT_EQ(kill(job.pid(), SIGTERM), 0);
+  const auto sent = Clock::now();
+  ASSERT_TRUE(job.Wait(30)) << job.log();
+  EXPECT_LT(SecondsSince(sent), 8) << job.log();
+  EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == 143) << job.log();
+  const std::string summary = ReadFile(out + "/summary.json");
+  EXPECT_EQ(JsonText(summary, "status"), "interrupted") << summary;
+  EXPECT_GT(JsonNumber(summary, "steps"), 0) << summary;
+  EXPECT_FALSE(ReadFile(out + "/model_last.pt").empty());
+}
+
+// --out_dir after -- is the launcher's: the job writes there and the launcher finds its
+// summary (it used to look elsewhere and exit 1). A launcher flag after -- that contradicts the
+// one before it is refused at once, as is a training flag before --.
+TEST(Mistakes, LauncherFlagsAfterTheSeparatorAreTakenOrRefused) {
+  const std::string dir = FreshDir("mistake_flags");
+  ASSERT_EQ(RunCommand(Launcher() + " --mode sync --workers 1 --servers 1 -- --max_steps 3 " +
+                           "--out_dir " + dir + "/moved",
+                       120, dir + "/moved.log"),
+            0)
+      << ReadFile(dir + "/moved.log");
+  EXPECT_EQ(JsonText(ReadFile(dir + "/moved/summary.json"), "status"), "done");
+  const auto start = Clock::now();
+  EXPECT_EQ(RunCommand(Launcher() + " --mode sync --out_dir " + dir + "/a -- --mode async", 30,
+                       dir + "/conflict.log"),
+            2);
+  EXPECT_EQ(RunCommand(Launcher() + " --mode sync --epochs 3", 30, dir + "/before.log"), 2);
+  EXPECT_EQ(RunCommand(Launcher() + " --mode sync --workers", 30, dir + "/novalue.log"), 2);
+  EXPECT_LT(SecondsSince(start), 10);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/a")) << "a refused job wrote its out_dir";
+  EXPECT_EQ(ReadFile(dir + "/novalue.log").find("unbound variable"), std::string::npos);
+}
+
+// tteps-eval on a file without trips fails and says so, instead of a perfect score.
+TEST(Mistakes, EvaluatingNoTripsIsAnError) {
+  const std::string dir = FreshDir("mistake_eval_empty");
+  ASSERT_EQ(RunCommand(Bin() + "/tteps-worker --mode=local --max_steps 2 --out_dir " + dir + "/run",
+                       120, dir + "/run.log"),
+            0)
+      << ReadFile(dir + "/run.log");
+  std::ofstream(dir + "/empty.jsonl").close();
+  EXPECT_EQ(RunCommand(Bin() + "/tteps-eval --model " + dir + "/run/model.pt --data " + dir +
+                           "/empty.jsonl",
+                       60, dir + "/eval.log"),
+            1);
+  EXPECT_EQ(ReadFile(dir + "/eval.log").find("\"mape\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tteps
