@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "worker/data/data_error.h"
+#include "worker/data/text_start.h"
 
 namespace tteps::data {
 namespace {
@@ -71,6 +72,11 @@ std::optional<LineBlock> LineBlockReader::Next() {
     bytes_read_ += got;
     b.begin = room - carry_.size();
     b.size = carry_.size() + got;
+    if (offset_ == got) {  // the file's first bytes: a byte-order mark, or a compressed file
+      const size_t skip = TextStart(files_[file_], std::string_view(at, std::min<size_t>(got, 8)));
+      b.begin += skip;
+      b.size -= skip;
+    }
     carry_.clear();
     if (got < block_bytes_) {  // the file's end: whatever is left is its last line
       Close();

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "worker/data/text_start.h"
+
 namespace tteps::data {
 
 BadRecordPolicy ParseBadRecordPolicy(const std::string& s) {
@@ -48,6 +50,11 @@ TripReader::TripReader(const std::string& path, ReadOptions opts)
   if (std::filesystem::is_directory(path, ec)) {
     throw DataError("cannot read data file '" + path + "': it is a directory");
   }
+  char head[8];
+  in_.read(head, sizeof(head));
+  const auto got = static_cast<size_t>(in_.gcount());
+  in_.clear();
+  in_.seekg(static_cast<std::streamoff>(TextStart(path, std::string_view(head, got))));
 }
 
 bool TripReader::Next(Trip* trip) {

@@ -70,6 +70,21 @@ TEST(LineBlockReader, BlocksAreWholeLinesThatMakeUpEachFileInOrder) {
   }
 }
 
+TEST(LineBlockReader, SkipsAByteOrderMarkAndNamesACompressedFile) {
+  BufferPool pool;
+  LineBlockReader bom({WriteFile("bom", "\xef\xbb\xbf{}\n{}\n")}, 4096, &pool);
+  auto b = bom.Next();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->text(), "{}\n{}\n");
+  LineBlockReader gz({WriteFile("gz", std::string("\x1f\x8b\x08\x00", 4) + "...")}, 4096, &pool);
+  try {
+    gz.Next();
+    ADD_FAILURE() << "no DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("is gzip-compressed"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LineBlockReader, AMissingFileIsNamed) {
   BufferPool pool;
   LineBlockReader reader({WriteFile("exists", "a\n"), "/nonexistent/trips.jsonl"}, 4096, &pool);

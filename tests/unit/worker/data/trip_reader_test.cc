@@ -175,6 +175,30 @@ TEST(TripReader, NumberOverflowingADoubleIsAJsonError) {
   }
 }
 
+// A byte-order mark before the first line is skipped; a compressed file is named as such.
+TEST(TripReader, AByteOrderMarkIsSkippedAndACompressedFileNamed) {
+  const std::string bom = WriteTemp("bom", "\xef\xbb\xbf" + kGood + "\n" + kGood + "\n");
+  EXPECT_EQ(ReadTrips(bom, ReadOptions{}).size(), 2u);
+  const std::vector<std::pair<std::string, std::string>> compressed = {
+      {"gzip", std::string("\x1f\x8b\x08\x00\x00\x00", 6)},
+      {"zstd", std::string("\x28\xb5\x2f\xfd\x00\x00", 6)},
+      {"xz", std::string("\xfd"
+                         "7zXZ\0",
+                         6)},
+      {"bzip2", "BZh91AY&SY"}};
+  for (const auto& [format, head] : compressed) {
+    const std::string path = WriteTemp("packed_" + format, head + "rest");
+    try {
+      ReadTrips(path, ReadOptions{});
+      ADD_FAILURE() << format << ": no DataError";
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find("'" + path + "' is " + format + "-compressed"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(TripReader, MinPointsIsConfigurable) {
   const std::string path = WriteTemp("min_points", kGood + "\n");
   ReadOptions opts;
