@@ -179,6 +179,18 @@ std::string JobConfig::ToJson() const {
   return os.str() + "\n";
 }
 
+JobConfig JobConfig::FromJson(const std::string& json) {
+  JobConfig c;
+  try {
+    std::istringstream in(json);
+    cereal::JSONInputArchive ar(in);
+    c.serialize(ar);
+  } catch (const cereal::Exception& e) {
+    throw std::invalid_argument(std::string("not a job configuration: ") + e.what());
+  }
+  return c;
+}
+
 int64_t JobConfig::MaxPushTrips() const {
   const int64_t most = policy.name == "fixed"
                            ? exchange.accumulation
@@ -198,6 +210,35 @@ int64_t TotalSteps(const TrainConfig& c, size_t num_trips) {
   int64_t total = per_epoch * std::max<int64_t>(c.epochs, 0);
   if (c.max_steps > 0 && (c.epochs < 1 || c.max_steps < total)) total = c.max_steps;
   return total;
+}
+
+std::vector<std::string> ResumeMismatches(const JobConfig& checkpoint, const JobConfig& now) {
+  std::vector<std::string> out;
+  const auto differ = [&](const char* flag, const auto& then, const auto& here) {
+    if (then == here) return;
+    std::ostringstream line;
+    line << "--" << flag << " " << here << " (the checkpoint's job: " << then << ")";
+    out.push_back(line.str());
+  };
+  const ModelConfig &a = checkpoint.model, &b = now.model;
+  differ("kernel_size", a.kernel_size, b.kernel_size);
+  differ("num_filter", a.num_filter, b.num_filter);
+  differ("pooling", a.pooling, b.pooling);
+  differ("num_final_fcs", a.num_final_fcs, b.num_final_fcs);
+  differ("final_fc_size", a.final_fc_size, b.final_fc_size);
+  differ("optimizer", checkpoint.optimizer.name, now.optimizer.name);
+  differ("mode", std::string(ModeName(checkpoint.exchange.mode)),
+         std::string(ModeName(now.exchange.mode)));
+  differ("replicas", checkpoint.cluster.replicas, now.cluster.replicas);
+  return out;
+}
+
+void CheckBatchFits(const TrainConfig& c, size_t num_trips) {
+  if (num_trips == 0 || c.batch_size <= static_cast<int64_t>(num_trips)) return;
+  throw std::invalid_argument("--batch_size " + std::to_string(c.batch_size) +
+                              " is larger than the training set (" + std::to_string(num_trips) +
+                              " trips): every step would take all of them; use --batch_size " +
+                              std::to_string(num_trips) + " or less");
 }
 
 }  // namespace tteps

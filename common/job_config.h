@@ -220,6 +220,8 @@ struct JobConfig {
   void Validate() const;
   // Every field, by part, as indented JSON: what out_dir/config.json holds.
   std::string ToJson() const;
+  // The inverse of ToJson. Throws std::invalid_argument if `json` is not one.
+  static JobConfig FromJson(const std::string& json);
   // The most trips one worker's push can sum: the global batch times the largest accumulation
   // the job allows (servers refuse pushes that claim more).
   int64_t MaxPushTrips() const;
@@ -234,5 +236,12 @@ struct JobConfig {
 // Optimizer steps of a run over `num_trips` trips: epochs x ceil(num_trips / batch_size),
 // capped by max_steps when set (max_steps alone when epochs < 1).
 int64_t TotalSteps(const TrainConfig& c, size_t num_trips);
+// Throws std::invalid_argument if a step would need more trips than training has (a batch of
+// 100,000 on 1,000 trips used to train full-batch while the summary said 100,000).
+void CheckBatchFits(const TrainConfig& c, size_t num_trips);
+// What a job resumed from a checkpoint must share with the job that wrote it (the model's
+// shape, the optimizer whose state the servers restore, the mode, the replicas), as one line
+// per difference: "--final_fc_size 64 (the checkpoint's job: 128)". Empty if nothing differs.
+std::vector<std::string> ResumeMismatches(const JobConfig& checkpoint, const JobConfig& now);
 
 }  // namespace tteps

@@ -2,9 +2,9 @@
 // and per evaluation), summary.json (written once, atomically) and the model file beside them.
 #pragma once
 
-#include <fstream>
 #include <string>
 
+#include "common/atomic_file.h"
 #include "common/json_writer.h"
 #include "common/out_dir_lock.h"
 
@@ -16,9 +16,14 @@ class RunOutput {
   // OutDirRefused if another job runs there, a finished job's summary.json is there, or it
   // cannot be created.
   explicit RunOutput(const std::string& dir);
+  ~RunOutput();
+  RunOutput(const RunOutput&) = delete;
+  RunOutput& operator=(const RunOutput&) = delete;
 
   void AppendMetrics(const JsonObject& record) { AppendLine(record.str()); }
-  void AppendLine(const std::string& json);      // one JSON object per line, flushed at once
+  // One JSON object per line, written at once (O_APPEND: a line is never torn by a partial
+  // write). Throws std::runtime_error naming the file and the system's reason (a full disk).
+  void AppendLine(const std::string& json);
   void WriteSummary(const JsonObject& summary);  // write-then-rename
   std::string Path(const std::string& file) const { return dir_ + "/" + file; }
   const std::string& dir() const { return dir_; }
@@ -26,10 +31,7 @@ class RunOutput {
  private:
   std::string dir_;
   OutDirLock lock_;
-  std::ofstream metrics_;
+  int metrics_ = -1;
 };
-
-// Writes text to path through a temporary file and a rename.
-void WriteFileAtomically(const std::string& path, const std::string& text);
 
 }  // namespace tteps

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <zmq.hpp>
@@ -75,6 +76,35 @@ JobConfig ConfigFromFlags() {
   return c;
 }
 
+// Beside the checkpoints: the configuration of the job that wrote them, which a resumed job is
+// compared with (ResumeMismatches) before any process waits.
+constexpr const char* kCheckpointJobFile = "job.json";
+
+// Throws std::invalid_argument listing every flag that differs from the checkpoint's job.
+void CheckResumable(const JobConfig& c) {
+  if (c.output.resume.empty()) return;
+  const std::string path = c.output.resume + "/" + kCheckpointJobFile;
+  std::ifstream in(path);
+  if (!in) return;  // checkpoints of an older tteps: the restore itself checks what it can
+  std::ostringstream text;
+  text << in.rdbuf();
+  JobConfig then;
+  try {
+    then = JobConfig::FromJson(text.str());
+  } catch (const std::exception& e) {
+    LOG(WARNING) << path
+                 << " is unreadable, so the resumed job is not compared with it: " << e.what();
+    return;
+  }
+  const std::vector<std::string> diff = ResumeMismatches(then, c);
+  if (diff.empty()) return;
+  std::string list;
+  for (const std::string& d : diff) list += (list.empty() ? "" : ", ") + d;
+  throw std::invalid_argument(
+      "cannot resume from " + c.output.resume +
+      ": this job differs from the one that wrote the checkpoints: " + list);
+}
+
 // Opens the input files, without starting anything (reading every trip is the job's work).
 void CheckFiles(const JobConfig& c) {
   std::vector<std::string> files = c.data.train_files;
@@ -86,6 +116,7 @@ void CheckFiles(const JobConfig& c) {
   if (!c.output.resume.empty() && !std::ifstream(c.output.resume)) {
     throw std::invalid_argument("cannot open the checkpoint directory " + c.output.resume);
   }
+  CheckResumable(c);
   if (!c.output.trace.empty() && !std::ofstream(c.output.trace)) {
     throw std::invalid_argument("cannot write the trace file " + c.output.trace + " (--trace)");
   }
@@ -113,6 +144,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
   const size_t train_trips = dataset.train->size(), eval_trips = dataset.eval->size();
+  CheckBatchFits(config.train, train_trips);
   torch::manual_seed(config.train.seed);
   deeptte::DeepTTE model(config.model, data::LoadNormStats(config.data.stats));
   const ParamLayout layout = LayoutOf(*model);
@@ -155,6 +187,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   // A cosine schedule spans the planned steps unless told otherwise; every node gets the number.
   if (o.config.optimizer.lr_steps == 0) o.config.optimizer.lr_steps = o.total_steps;
   if (!config.output.resume.empty()) {
+    CheckResumable(config);
     const auto point = server::ChooseResumePoint(config.output.resume, o.num_servers, o.param_count,
                                                  config.cluster.replicas);
     if (static_cast<int>(point.clocks.size()) != o.num_workers) {
@@ -187,6 +220,10 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   // ends every other process at once (EndNode) instead of at the registration deadline.
   RunOutput out(config.output.out_dir);
   WriteFileAtomically(out.Path("config.json"), o.config.ToJson());
+  if (UsesServers(mode) && config.output.checkpoint_every > 0) {
+    std::filesystem::create_directories(config.output.checkpoint_dir);
+    WriteFileAtomically(config.output.checkpoint_dir + "/" + kCheckpointJobFile, o.config.ToJson());
+  }
 
   zmq::context_t ctx;
   const auto curve = SecureContext(ctx, node.curve_dir);

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/bounded_archive.h"
 
 namespace tteps::server {
@@ -96,17 +97,14 @@ void SaveCheckpoint(const std::string& dir, int server_id, Shard& shard) {
   b.optimizer_steps = shard.optimizer().steps();
   if (shard.adascale()) b.adascale = shard.adascale()->state();
   const std::string path = dir + "/" + FileName(server_id, b.version);
-  const std::string tmp = path + ".tmp";
+  std::ostringstream bytes;
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    cereal::BinaryOutputArchive ar(out);
+    cereal::BinaryOutputArchive ar(bytes);
     ar(b);
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write checkpoint " + tmp);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-  }
+  // Whole or not at all, a full disk named (common/atomic_file.h); a temporary torn by a kill is
+  // never listed (ListCheckpoints) and goes with this server's next checkpoint.
+  WriteFileAtomically(path, bytes.str());
   // Keep the two newest of this server.
   std::vector<int64_t> versions;
   for (const auto& c : ListCheckpoints(dir)) {
@@ -115,6 +113,15 @@ void SaveCheckpoint(const std::string& dir, int server_id, Shard& shard) {
   std::sort(versions.rbegin(), versions.rend());
   for (size_t i = 2; i < versions.size(); ++i)
     fs::remove(dir + "/" + FileName(server_id, versions[i]));
+  const std::string torn = "server-" + std::to_string(server_id) + "-v";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (file.rfind(torn, 0) == 0 && file.size() > 9 &&
+        file.compare(file.size() - 9, 9, ".ckpt.tmp") == 0) {
+      fs::remove(entry.path(), ec);
+    }
+  }
   VLOG(1) << "checkpoint " << path;
 }
 

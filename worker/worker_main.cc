@@ -70,6 +70,7 @@ int RunLocal(const JobConfig& config) {
   const torch::Device device = PrepareDevice(config.train);
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
+  CheckBatchFits(config.train, dataset.train->size());
   deeptte::DeepTTE model = BuildModel(config, device);
   const ParamLayout layout = LayoutOf(*model);
   LOG(INFO) << "parameters: " << layout.Describe() << " (the configuration is in config.json)";
@@ -87,21 +88,26 @@ int RunLocal(const JobConfig& config) {
   TrainResult r;
   try {
     r = trainer.Run();
+    if (tracer) {
+      tracer->Flush();
+      trace_file->Close();
+    }
+    // model_last.pt: the last weights; model.pt: the best evaluated ones (--keep_best), else
+    // the last too.
+    deeptte::SaveModel(model, out.Path("model_last.pt"));
+    if (r.best.has()) CopyParamsIn(*model, layout, r.best.params().data());
+    deeptte::SaveModel(model, out.Path("model.pt"));
   } catch (const std::exception& e) {
-    // A diverged model or a failed write: summary.json says why, the exit code says it failed.
-    out.WriteSummary(
-        JsonObject().Add("mode", "local").Add("status", "failed").Add("error", e.what()));
+    // A diverged model or a failed write (a full disk): summary.json says why, if it still can,
+    // and the exit code says it failed.
+    try {
+      out.WriteSummary(
+          JsonObject().Add("mode", "local").Add("status", "failed").Add("error", e.what()));
+    } catch (const std::exception& also) {
+      LOG(ERROR) << "no summary.json: " << also.what();
+    }
     throw;
   }
-  if (tracer) {
-    tracer->Flush();
-    trace_file->Close();
-  }
-  // model_last.pt: the last weights; model.pt: the best evaluated ones (--keep_best), else the
-  // last too.
-  deeptte::SaveModel(model, out.Path("model_last.pt"));
-  if (r.best.has()) CopyParamsIn(*model, layout, r.best.params().data());
-  deeptte::SaveModel(model, out.Path("model.pt"));
   const std::string final_eval = r.evaluated ? r.final_eval.ToJson().str() : "null";
 
   const MemoryPeaks mem = PeakMemory();

@@ -1,9 +1,13 @@
 // A user's mistakes and accidents lose nothing and are named within seconds: one --out_dir for
 // two jobs, a finished job's out_dir used again, SIGTERM to the launcher, launcher flags after
-// --, an empty evaluation set. Real jobs, real signals.
+// --, an empty evaluation set, a full disk. Real jobs, real signals, a real tmpfs.
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -157,6 +161,30 @@ TEST(Mistakes, LauncherFlagsAfterTheSeparatorAreTakenOrRefused) {
   EXPECT_EQ(ReadFile(dir + "/novalue.log").find("unbound variable"), std::string::npos);
 }
 
+// A resume with another model or optimizer is refused before anything starts, with every flag
+// that differs (it used to fail on "do not cut the 663755 parameters in server order" or a
+// server silent for 5 s); a batch larger than the training set is refused too.
+TEST(Mistakes, AResumeOfAnotherJobIsRefusedListingTheDifferences) {
+  const std::string dir = FreshDir("mistake_resume");
+  const std::string job = Launcher() + " --mode sync --workers 1 --servers 1 --out_dir " + dir;
+  ASSERT_EQ(
+      RunCommand(job + "/first -- --max_steps 10 --checkpoint_every 5", 120, dir + "/first.log"), 0)
+      << ReadFile(dir + "/first.log");
+  const auto start = Clock::now();
+  EXPECT_EQ(RunCommand(job + "/second -- --max_steps 20 --final_fc_size 64 --optimizer sgd " +
+                           "--resume " + dir + "/first/checkpoints",
+                       60, dir + "/second.log"),
+            2);
+  EXPECT_LT(SecondsSince(start), 10);
+  const std::string said = ReadFile(dir + "/second.log");
+  EXPECT_NE(said.find("--final_fc_size 64 (the checkpoint's job: 128)"), std::string::npos) << said;
+  EXPECT_NE(said.find("--optimizer sgd (the checkpoint's job: adam)"), std::string::npos) << said;
+  EXPECT_EQ(RunCommand(job + "/big -- --batch_size 100000", 60, dir + "/big.log"), 1);
+  EXPECT_NE(ReadFile(dir + "/big/summary.json").find("is larger than the training set"),
+            std::string::npos)
+      << ReadFile(dir + "/big.log");
+}
+
 // tteps-eval on a file without trips fails and says so, instead of a perfect score.
 TEST(Mistakes, EvaluatingNoTripsIsAnError) {
   const std::string dir = FreshDir("mistake_eval_empty");
@@ -170,6 +198,45 @@ TEST(Mistakes, EvaluatingNoTripsIsAnError) {
                        60, dir + "/eval.log"),
             1);
   EXPECT_EQ(ReadFile(dir + "/eval.log").find("\"mape\""), std::string::npos);
+}
+
+// A disk that fills up while the model is saved (a real 4 MB tmpfs: model_last.pt fits, model.pt
+// does not): the job fails in seconds naming the file and "No space left on device", not with
+// a LibTorch stack trace; no temporary is left and the model written before still loads.
+TEST(Mistakes, AFullDiskIsNamedAndKeepsWhatWasWritten) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  const std::string dir = FreshDir("mistake_full_disk");
+  const std::string full = dir + "/full";
+  std::filesystem::create_directories(full);
+  if (RunCommand("mount -t tmpfs -o size=4m tmpfs " + full, 10, dir + "/mount.log") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << ReadFile(dir + "/mount.log");
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { std::system(("umount " + path).c_str()); }
+  } unmount{full};
+  const std::string out = full + "/run";
+  const auto start = Clock::now();
+  EXPECT_EQ(RunCommand(Bin() + "/tteps-worker --mode=local --max_steps 2 --out_dir " + out, 60,
+                       dir + "/job.log"),
+            1);
+  EXPECT_LT(SecondsSince(start), 30);
+  const std::string log = ReadFile(dir + "/job.log");
+  EXPECT_NE(log.find("cannot write " + out + "/model.pt: No space left on device"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("c10::Error"), std::string::npos) << log;
+  const std::string summary = ReadFile(out + "/summary.json");
+  EXPECT_EQ(JsonText(summary, "status"), "failed") << summary;
+  EXPECT_NE(summary.find("No space left on device"), std::string::npos) << summary;
+  for (const auto& e : std::filesystem::directory_iterator(out)) {
+    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  }
+  EXPECT_EQ(RunCommand(Bin() + "/tteps-eval --model " + out + "/model_last.pt --data " +
+                           TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl",
+                       60, dir + "/eval.log"),
+            0)
+      << ReadFile(dir + "/eval.log");
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 #include "worker/deeptte/checkpoint.h"
 
 #include <cstdio>
+#include <sstream>
 #include <stdexcept>
+
+#include "common/atomic_file.h"
 
 namespace tteps::deeptte {
 namespace {
@@ -37,11 +40,11 @@ void SaveModel(DeepTTE& model, const std::string& path) {
   model->save(weights);
   archive.write("weights", weights);
 
-  const std::string tmp = path + ".tmp";
-  archive.save_to(tmp);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-  }
+  // Serialized in memory, then written whole (common/atomic_file.h): a full disk is named, and
+  // the previous file stays.
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  WriteFileAtomically(path, bytes.str());
 }
 
 DeepTTE LoadModel(const std::string& path, torch::Device device) {

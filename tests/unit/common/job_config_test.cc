@@ -123,6 +123,23 @@ TEST(JobConfig, ValidateNamesTheBadFlag) {
   }
 }
 
+TEST(JobConfig, ABatchLargerThanTheTrainingSetIsRefused) {
+  TrainConfig c;
+  c.batch_size = 64;
+  EXPECT_NO_THROW(CheckBatchFits(c, 64));
+  EXPECT_NO_THROW(CheckBatchFits(c, 0));  // no training trips: said elsewhere
+  c.batch_size = 100000;
+  try {
+    CheckBatchFits(c, 1000);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--batch_size 100000 is larger than the training set "
+                                         "(1000 trips)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(JobConfig, SlowdownsPerWorkerOrForOne) {
   TrainConfig t;
   t.slowdown_percent = 200;
