@@ -79,6 +79,9 @@ void JobConfig::Validate() const {
   Check(data.split == "random" || data.split == "tail" || data.split == "day",
         "--split must be random, tail or day, not '" + data.split + "'");
   Check(data.eval_days >= 1, "--eval_days must be >= 1");
+  Check(data.max_points >= 0, "--max_points must be >= 0 (0: no limit)");
+  Check(data.max_trip_s > 0, "--max_trip_s must be > 0");
+  Check(data.max_trip_km > 0, "--max_trip_km must be > 0");
   Check(std::all_of(data.eval_dates.begin(), data.eval_dates.end(),
                     [](int64_t d) { return d >= 0 && d < 31; }),
         "--eval_dates must be dateIDs in [0, 31)");

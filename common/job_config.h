@@ -24,12 +24,16 @@ struct DataConfig {
   std::vector<int64_t> eval_dates;   // --split day: these dateIDs instead, if any
   std::string bad_records = "fail";  // fail | skip
   std::string stats;                 // normalisation statistics (stats.json)
+  // What a trip may be (a longer or an implausible one is a bad record): points, seconds, km.
+  int64_t max_points = 2000;
+  double max_trip_s = 86400, max_trip_km = 1000;
 
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(train_files), CEREAL_NVP(eval_file), CEREAL_NVP(eval_fraction), CEREAL_NVP(split),
        CEREAL_NVP(split_seed), CEREAL_NVP(eval_days), CEREAL_NVP(eval_dates),
-       CEREAL_NVP(bad_records), CEREAL_NVP(stats));
+       CEREAL_NVP(bad_records), CEREAL_NVP(stats), CEREAL_NVP(max_points), CEREAL_NVP(max_trip_s),
+       CEREAL_NVP(max_trip_km));
   }
 };
 

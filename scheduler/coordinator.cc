@@ -1240,10 +1240,14 @@ int Coordinator::Run() {
 }
 
 void Coordinator::WriteSummary(const std::string& final_eval, const std::string& error) {
+  // A job that ended before training began trained for no time (not since the clock's epoch:
+  // a registration timeout used to report the machine's uptime).
   const double train_s =
-      std::chrono::duration<double>(
-          (train_end_ != Clock::time_point{} ? train_end_ : Clock::now()) - train_start_)
-          .count();
+      train_start_ == Clock::time_point{}
+          ? 0.0
+          : std::chrono::duration<double>(
+                (train_end_ != Clock::time_point{} ? train_end_ : Clock::now()) - train_start_)
+                .count();
   int64_t trips = 0, epochs = 0, steps_timed = 0;
   double compute = 0, push = 0, pull = 0, wait = 0, allreduce = 0, push_bytes = 0, pull_bytes = 0;
   for (const auto& [w, p] : progress_) {
@@ -1265,6 +1269,7 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
                      : error.empty()   ? "done"
                                        : "failed");
   if (interrupted_ != 0) s.Add("signal", SignalName(interrupted_));
+  s.Add("bad_records_skipped", opts_.bad_records_skipped);
   // Where a resumed job starts from (--resume), when the servers write checkpoints.
   if (UsesServers(mode_) && opts_.config.output.checkpoint_every > 0) {
     s.Add("checkpoint_dir", opts_.config.output.checkpoint_dir);

@@ -36,6 +36,7 @@ struct CoordinatorOptions {
   // The training store the scheduler opened (its manifest's checksum; empty: JSON-lines) and
   // where: a worker whose own copy differs is refused at registration.
   std::string data_path, data_checksum;
+  uint64_t bad_records_skipped = 0;  // --bad_records skip: by the scheduler's reading
   int num_servers = 1, num_workers = 1;
   int64_t param_count = 0;
   uint64_t fingerprint = 0;

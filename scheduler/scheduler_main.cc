@@ -160,6 +160,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   o.config = config;
   o.data_path = config.data.train_files.front();
   o.data_checksum = dataset.store_checksum;
+  o.bad_records_skipped = dataset.skipped;
   o.num_servers = boot.mpi ? boot.num_servers : FLAGS_num_servers;
   o.num_workers = boot.mpi ? boot.num_workers : FLAGS_num_workers;
   if (!UsesServers(mode) && (o.num_servers != 0 || o.num_workers < 1 || !boot.mpi)) {
@@ -246,9 +247,12 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   o.curve = curve.get();
   // The console's header; every process's full log is in out_dir/logs.
   std::fprintf(stderr,
-               "[tteps] %s: %d workers, %d servers; %zu training and %zu eval trips; %lld steps; "
+               "[tteps] %s: %d workers, %d servers; %zu training and %zu eval trips%s; %lld steps; "
                "out_dir %s\n",
                ModeName(mode), o.num_workers, o.num_servers, train_trips, eval_trips,
+               dataset.skipped == 0
+                   ? ""
+                   : (" (" + std::to_string(dataset.skipped) + " bad records skipped)").c_str(),
                static_cast<long long>(o.total_steps), out.dir().c_str());
   auto eval = MakeModelEvaluation(ctx, model, dataset.eval, config.train.eval_batch_size,
                                   config.cluster.timeout_s, out.Path("model.pt"),

@@ -25,7 +25,8 @@ std::string DatesText(const std::vector<int64_t>& dates) {
 
 std::shared_ptr<const data::Trips> OpenTrips(const std::vector<std::string>& paths,
                                              const std::string& bad_records, int64_t min_points,
-                                             std::string* description) {
+                                             std::string* description,
+                                             const data::TripLimits& limits, uint64_t* skipped) {
   std::ostringstream desc;
   for (const std::string& p : paths) {
     std::error_code ec;
@@ -54,7 +55,8 @@ std::shared_ptr<const data::Trips> OpenTrips(const std::vector<std::string>& pat
   }
   data::ReadOptions read;
   read.bad_records = data::ParseBadRecordPolicy(bad_records);
-  read.min_points = static_cast<size_t>(std::max<int64_t>(1, min_points));
+  read.limits = limits;
+  read.limits.min_points = static_cast<size_t>(std::max<int64_t>(1, min_points));
   std::vector<data::ReadReport> reports;
   auto trips = data::ReadTripFiles(paths, read, &reports);
   for (const auto& r : reports) {
@@ -62,6 +64,7 @@ std::shared_ptr<const data::Trips> OpenTrips(const std::vector<std::string>& pat
     if (r.skipped > 0) LOG(WARNING) << r.Summary();
     desc << (desc.tellp() > 0 ? " " : "") << r.file << " (" << r.records << " trips";
     if (r.skipped) desc << ", " << r.skipped << " bad skipped";
+    if (skipped) *skipped += r.skipped;
     desc << ")";
   }
   if (description) *description = desc.str();
@@ -85,7 +88,11 @@ Dataset LoadDataset(const DataConfig& opts, int64_t min_points) {
   if (opts.train_files.empty()) throw std::invalid_argument("no training data (--train_data)");
   Dataset ds;
   std::string text;
-  auto all = OpenTrips(opts.train_files, opts.bad_records, min_points, &text);
+  data::TripLimits limits;
+  limits.max_points = static_cast<size_t>(opts.max_points);
+  limits.max_time_s = opts.max_trip_s;
+  limits.max_dist_km = opts.max_trip_km;
+  auto all = OpenTrips(opts.train_files, opts.bad_records, min_points, &text, limits, &ds.skipped);
   if (const auto* store = dynamic_cast<const data::TripStore*>(all.get())) {
     ds.store_checksum = store->manifest().checksum;
     ds.mapped_bytes += store->mapped_bytes();
@@ -94,7 +101,7 @@ Dataset LoadDataset(const DataConfig& opts, int64_t min_points) {
   desc << "train: " << text << " ";
   if (!opts.eval_file.empty()) {
     ds.train = all;
-    ds.eval = OpenTrips({opts.eval_file}, opts.bad_records, min_points, &text);
+    ds.eval = OpenTrips({opts.eval_file}, opts.bad_records, min_points, &text, limits, &ds.skipped);
     if (const auto* store = dynamic_cast<const data::TripStore*>(ds.eval.get())) {
       ds.mapped_bytes += store->mapped_bytes();
     }

@@ -2,11 +2,13 @@
 // packed trip store (memory-mapped, nothing copied), and the held-out split.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "common/job_config.h"
+#include "worker/data/trip_parser.h"
 #include "worker/data/trips.h"
 
 namespace tteps {
@@ -16,14 +18,19 @@ struct Dataset {
   std::string description;                         // one line for the log: files, counts, split
   std::string store_checksum;  // the training store's identity; empty for JSON-lines
   uint64_t mapped_bytes = 0;   // of the stores' shard files
+  uint64_t skipped = 0;        // bad records skipped (--bad_records skip), train and eval
 };
 
 // One data source: a trip store (a directory with manifest.json; alone in `paths`) or JSON-lines
 // files, read whole. A store packed for shorter trips than `min_points` is refused. Throws
 // data::DataError (bad records, unreadable files, a damaged store) or std::invalid_argument.
+// `limits` other than min_points apply to JSON-lines (a store's were applied when it was packed);
+// `skipped` (if given) gets the bad records skipped (--bad_records skip).
 std::shared_ptr<const data::Trips> OpenTrips(const std::vector<std::string>& paths,
                                              const std::string& bad_records, int64_t min_points,
-                                             std::string* description = nullptr);
+                                             std::string* description = nullptr,
+                                             const data::TripLimits& limits = {},
+                                             uint64_t* skipped = nullptr);
 
 // Reads the data and holds out the evaluation trips (--eval_data, or --split random | tail |
 // day). A trip needs `min_points` points (the model's kernel size).

@@ -31,6 +31,11 @@ DEFINE_uint64(split_seed, 1, "seed of the random train/eval split");
 DEFINE_string(bad_records, "fail",
               "a malformed record: fail (stop, naming file, line and field) or skip (count it, "
               "report the first line numbers, go on)");
+DEFINE_int64(max_points, 2000,
+             "the most GPS points a trip may have; a longer one is a bad record (0: no limit; the "
+             "shipped sample's longest has 116)");
+DEFINE_double(max_trip_s, 86400, "the longest travel time (`time`, seconds) a trip may have");
+DEFINE_double(max_trip_km, 1000, "the longest distance (`dist`, km) a trip may have");
 DEFINE_string(stats, "",
               "normalisation statistics (stats.json format; tteps-stats makes one). Empty: a "
               "store's own (STORE/stats.json, computed by tteps-pack), else the shipped "
@@ -215,6 +220,9 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(data.split_seed, split_seed);
   TTEPS_SET(data.bad_records, bad_records);
   TTEPS_SET(data.eval_days, eval_days);
+  TTEPS_SET(data.max_points, max_points);
+  TTEPS_SET(data.max_trip_s, max_trip_s);
+  TTEPS_SET(data.max_trip_km, max_trip_km);
   set("eval_dates", &c->data.eval_dates, ParseDates(FLAGS_eval_dates));
   set("stats", &c->data.stats, StatsPath(FLAGS_stats, SplitList(FLAGS_train_data)));
   // A node with its own copy of a store (its own --train_data) reads that copy's statistics.

@@ -71,6 +71,10 @@ int RunLocal(const JobConfig& config) {
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
   CheckBatchFits(config.train, dataset.train->size());
+  if (dataset.skipped > 0) {
+    std::fprintf(stderr, "[local] %llu bad records skipped (--bad_records skip; see the log)\n",
+                 static_cast<unsigned long long>(dataset.skipped));
+  }
   deeptte::DeepTTE model = BuildModel(config, device);
   const ParamLayout layout = LayoutOf(*model);
   LOG(INFO) << "parameters: " << layout.Describe() << " (the configuration is in config.json)";
@@ -115,7 +119,8 @@ int RunLocal(const JobConfig& config) {
   const int interrupted = InterruptSignal();
   summary.Add("mode", "local").Add("status", interrupted ? "interrupted" : "done");
   if (interrupted) summary.Add("signal", SignalName(interrupted));
-  summary.Add("workers", 1)
+  summary.Add("bad_records_skipped", dataset.skipped)
+      .Add("workers", 1)
       .Add("servers", 0)
       .Add("epochs", r.epochs)
       .Add("steps", r.steps)

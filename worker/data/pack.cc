@@ -84,7 +84,8 @@ PackResult PackTrips(const PackOptions& opts,
     sources[i].mtime_s = static_cast<int64_t>(sb.st_mtim.tv_sec);
     prog.bytes_total += sources[i].bytes;
   }
-  TripStoreWriter writer(opts.out_dir, opts.shard_trips, static_cast<int64_t>(opts.min_points));
+  TripStoreWriter writer(opts.out_dir, opts.shard_trips,
+                         static_cast<int64_t>(opts.limits.min_points));
   BufferPool pool;
   LineBlockReader reader(opts.inputs, opts.block_bytes, &pool);
 
@@ -103,7 +104,7 @@ PackResult PackTrips(const PackOptions& opts,
   std::vector<std::thread> workers;
   const auto work = [&] {
     try {
-      TripParser parser(opts.min_points);
+      TripParser parser(opts.limits);
       for (;;) {
         LineBlock b;
         {

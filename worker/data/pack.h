@@ -17,7 +17,7 @@ struct PackOptions {
   std::vector<std::string> inputs;
   std::string out_dir;
   BadRecordPolicy bad_records = BadRecordPolicy::kFail;
-  size_t min_points = 3;
+  TripLimits limits;  // what a trip may be (min_points: the model's kernel_size)
   uint64_t shard_trips = 65536;
   int threads = 1;
   size_t block_bytes = 8 << 20;  // lines are parsed in blocks of about this size

@@ -79,7 +79,7 @@ double ReadNonNegative(const simdjson::dom::object& obj, const char* key) {
   return v;
 }
 
-enum class Values { kAny, kNonNegative, kZeroOrOne };
+enum class Values { kAny, kNonNegative, kZeroOrOne, kLongitude, kLatitude };
 
 void ReadSequence(const simdjson::dom::object& obj, const char* key, Values values,
                   std::vector<float>* out) {
@@ -108,6 +108,12 @@ void ReadSequence(const simdjson::dom::object& obj, const char* key, Values valu
     if (values == Values::kZeroOrOne && v != 0 && v != 1) {
       Fail(key, "element " + std::to_string(i) + " is " + Num(v) + ", expected 0 or 1");
     }
+    if ((values == Values::kLongitude && !(v >= -180 && v <= 180)) ||
+        (values == Values::kLatitude && !(v >= -90 && v <= 90))) {
+      Fail(key, "element " + std::to_string(i) + " (" + Num(v) + ") is not a " +
+                    (values == Values::kLongitude ? "longitude in [-180, 180]"
+                                                  : "latitude in [-90, 90]"));
+    }
     out->push_back(f);
     ++i;
   }
@@ -133,7 +139,7 @@ void CheckNonDecreasing(const char* key, const std::vector<float>& seq) {
 }  // namespace
 
 struct TripParser::Impl {
-  size_t min_points = 0;
+  TripLimits limits;
   simdjson::dom::parser parser;
   std::vector<char> buffer;  // the line followed by the padding simdjson requires
 
@@ -167,11 +173,19 @@ void TripParser::Impl::ParseOrThrow(std::string_view line, bool padded, Trip* tr
   trip->week_id = ReadId(obj, "weekID", kNumWeekdays);
   trip->time_id = ReadId(obj, "timeID", kNumMinutes);
   trip->dist = ReadNonNegative(obj, "dist");
+  if (trip->dist > limits.max_dist_km) {
+    Fail("dist", Num(trip->dist) + " km is more than the limit of " + Num(limits.max_dist_km) +
+                     " km (--max_trip_km)");
+  }
   trip->time = ReadNonNegative(obj, "time");
   // The label divides the MAPE loss and metric: a zero travel time cannot be learned from.
   if (trip->time <= 0) Fail("time", "must be > 0 seconds, got " + Num(trip->time));
-  ReadSequence(obj, "lngs", Values::kAny, &trip->lngs);
-  ReadSequence(obj, "lats", Values::kAny, &trip->lats);
+  if (trip->time > limits.max_time_s) {
+    Fail("time", Num(trip->time) + " s is more than the limit of " + Num(limits.max_time_s) +
+                     " s (--max_trip_s)");
+  }
+  ReadSequence(obj, "lngs", Values::kLongitude, &trip->lngs);
+  ReadSequence(obj, "lats", Values::kLatitude, &trip->lats);
   ReadSequence(obj, "states", Values::kZeroOrOne, &trip->states);
   ReadSequence(obj, "time_gap", Values::kNonNegative, &trip->time_gap);
   ReadSequence(obj, "dist_gap", Values::kNonNegative, &trip->dist_gap);
@@ -183,14 +197,20 @@ void TripParser::Impl::ParseOrThrow(std::string_view line, bool padded, Trip* tr
   CheckSameLength("dist_gap", trip->dist_gap, n);
   CheckNonDecreasing("time_gap", trip->time_gap);
   CheckNonDecreasing("dist_gap", trip->dist_gap);
-  if (n < min_points) {
-    Fail("lngs",
-         std::to_string(n) + " points, fewer than the minimum " + std::to_string(min_points));
+  if (n < limits.min_points) {
+    Fail("lngs", std::to_string(n) + " points, fewer than the minimum " +
+                     std::to_string(limits.min_points));
+  }
+  if (limits.max_points > 0 && n > limits.max_points) {
+    Fail("lngs", std::to_string(n) + " points, more than the maximum " +
+                     std::to_string(limits.max_points) + " (--max_points)");
   }
 }
 
-TripParser::TripParser(size_t min_points) : impl_(std::make_unique<Impl>()) {
-  impl_->min_points = min_points;
+TripParser::TripParser(size_t min_points) : TripParser(TripLimits{min_points}) {}
+
+TripParser::TripParser(const TripLimits& limits) : impl_(std::make_unique<Impl>()) {
+  impl_->limits = limits;
 }
 TripParser::~TripParser() = default;
 TripParser::TripParser(TripParser&&) noexcept = default;

@@ -10,10 +10,22 @@
 
 namespace tteps::data {
 
+// What a trip may be, beyond the format: points to compute on, and physical ranges (a trip of
+// 1e30 s used to train silently and turn the RMSE into 2.9e28; one of 20,000 points to stall a
+// step until the job read it as a network failure). Longitudes and latitudes are checked
+// against the globe's.
+struct TripLimits {
+  size_t min_points = 3;      // the model's kernel_size
+  size_t max_points = 2000;   // --max_points (the sample's longest trip has 116)
+  double max_time_s = 86400;  // --max_trip_s: the label, `time`
+  double max_dist_km = 1000;  // --max_trip_km: `dist`
+};
+
 // Reusable (keeps its buffers between lines); not thread-safe.
 class TripParser {
  public:
   explicit TripParser(size_t min_points);
+  explicit TripParser(const TripLimits& limits);
   ~TripParser();
   TripParser(TripParser&&) noexcept;
   TripParser& operator=(TripParser&&) noexcept;

@@ -41,7 +41,7 @@ std::string ReadReport::Summary() const {
 }
 
 TripReader::TripReader(const std::string& path, ReadOptions opts)
-    : in_(path), opts_(opts), parser_(opts.min_points) {
+    : in_(path), opts_(opts), parser_(opts.limits) {
   report_.file = path;
   if (!in_.is_open()) {
     throw DataError("cannot open data file '" + path + "': " + std::strerror(errno));

@@ -19,7 +19,7 @@ BadRecordPolicy ParseBadRecordPolicy(const std::string& s);
 
 struct ReadOptions {
   BadRecordPolicy bad_records = BadRecordPolicy::kFail;
-  size_t min_points = 3;  // = the model's kernel_size
+  TripLimits limits;  // min_points = the model's kernel_size
 };
 
 struct ReadReport {

@@ -20,6 +20,9 @@ DEFINE_string(out, "", "the store directory to create (must not exist, or be emp
 DEFINE_string(verify, "", "a store directory: read every shard and check its checksum");
 DEFINE_string(bad_records, "fail", "what to do with an invalid record: fail or skip");
 DEFINE_int64(min_points, 3, "the fewest points a trip may have (the model's kernel_size)");
+DEFINE_int64(max_points, 2000, "the most points a trip may have (0: no limit)");
+DEFINE_double(max_trip_s, 86400, "the longest travel time (`time`, seconds) a trip may have");
+DEFINE_double(max_trip_km, 1000, "the longest distance (`dist`, km) a trip may have");
 DEFINE_int64(shard_trips, 65536, "trips per shard file");
 DEFINE_int32(threads, 0, "parsing threads (0: one per core)");
 
@@ -70,8 +73,15 @@ int Pack(const std::vector<std::string>& inputs) {
   o.out_dir = FLAGS_out;
   o.bad_records = tteps::data::ParseBadRecordPolicy(FLAGS_bad_records);
   if (FLAGS_min_points < 1) throw std::invalid_argument("--min_points must be at least 1");
+  if (FLAGS_max_points < 0) throw std::invalid_argument("--max_points must be >= 0 (0: no limit)");
+  if (!(FLAGS_max_trip_s > 0) || !(FLAGS_max_trip_km > 0)) {
+    throw std::invalid_argument("--max_trip_s and --max_trip_km must be > 0");
+  }
   if (FLAGS_shard_trips < 1) throw std::invalid_argument("--shard_trips must be at least 1");
-  o.min_points = static_cast<size_t>(FLAGS_min_points);
+  o.limits.min_points = static_cast<size_t>(FLAGS_min_points);
+  o.limits.max_points = static_cast<size_t>(FLAGS_max_points);
+  o.limits.max_time_s = FLAGS_max_trip_s;
+  o.limits.max_dist_km = FLAGS_max_trip_km;
   o.shard_trips = static_cast<uint64_t>(FLAGS_shard_trips);
   o.threads = FLAGS_threads > 0
                   ? FLAGS_threads

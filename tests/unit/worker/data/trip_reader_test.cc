@@ -145,6 +145,14 @@ TEST(TripReader, EachKindOfBadRecordNamesFileLineAndField) {
       {With("[0.0,0.25,0.5]", "[0.0,0.5,0.25]"), "dist_gap", "element 2 (0.25) is below"},
       {With("[1.0,1,0]", "[1.0,0.5,0]"), "states", "element 1 is 0.5, expected 0 or 1"},
       {With("[1.0,1,0]", "[1.0,1,2]"), "states", "element 2 is 2, expected 0 or 1"},
+      {With("[104.0,104.001,104.002]", "[104.0,1e30,104.002]"), "lngs",
+       "element 1 (1e+30) is not a longitude in [-180, 180]"},
+      {With("[30.6,30.601,30.602]", "[30.6,95,30.602]"), "lats",
+       "element 1 (95) is not a latitude in [-90, 90]"},
+      {With(R"("time":30.0)", R"("time":1e30)"), "time",
+       "1e+30 s is more than the limit of 86400 s (--max_trip_s)"},
+      {With(R"("dist":0.5)", R"("dist":5000)"), "dist",
+       "5000 km is more than the limit of 1000 km (--max_trip_km)"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const BadCase& c = cases[i];
@@ -199,12 +207,39 @@ TEST(TripReader, AByteOrderMarkIsSkippedAndACompressedFileNamed) {
   }
 }
 
+// A trip longer than --max_points is a bad record named by its line, not a step that stalls.
+TEST(TripReader, ATripLongerThanMaxPointsIsABadRecord) {
+  std::string line = R"({"driverID":1,"dateID":3,"weekID":2,"timeID":60,"dist":5.0,"time":900.0)";
+  const auto sequence = [](double first, double step, size_t n) {
+    std::string s = "[";
+    for (size_t i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(first + step * i);
+    return s + "]";
+  };
+  const size_t n = 2001;
+  line += ",\"lngs\":" + sequence(104.0, 1e-5, n) + ",\"lats\":" + sequence(30.6, 1e-5, n) +
+          ",\"states\":" + sequence(1, 0, n) + ",\"time_gap\":" + sequence(0, 0.4, n) +
+          ",\"dist_gap\":" + sequence(0, 0.002, n) + "}";
+  const std::string path = WriteTemp("long", kGood + "\n" + line + "\n");
+  try {
+    ReadTrips(path, ReadOptions{});
+    ADD_FAILURE() << "no DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":2: field 'lngs': 2001 points, more than the "
+                                                "maximum 2000 (--max_points)"),
+              std::string::npos)
+        << e.what();
+  }
+  ReadOptions unlimited;
+  unlimited.limits.max_points = 0;
+  EXPECT_EQ(ReadTrips(path, unlimited).size(), 2u);
+}
+
 TEST(TripReader, MinPointsIsConfigurable) {
   const std::string path = WriteTemp("min_points", kGood + "\n");
   ReadOptions opts;
-  opts.min_points = 4;
+  opts.limits.min_points = 4;
   EXPECT_THROW(ReadTrips(path, opts), DataError);
-  opts.min_points = 3;
+  opts.limits.min_points = 3;
   EXPECT_EQ(ReadTrips(path, opts).size(), 1u);
 }
 
