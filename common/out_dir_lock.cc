@@ -90,17 +90,12 @@ OutDirLock::~OutDirLock() {
 
 std::string OutDirProblem(const std::string& dir) {
   std::error_code ec;
-  if (!fs::exists(dir, ec)) {
-    // It will be created: its nearest existing ancestor must take a new directory.
-    fs::path p = fs::absolute(dir, ec).parent_path();
-    while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
-    if (!p.empty() && ::access(p.c_str(), W_OK | X_OK) != 0) {
-      return "cannot create the output directory " + dir + ": " + p.string() + ": " +
-             std::strerror(errno);
-    }
-    return "";
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    return "the output directory " + dir + " is not a directory";
   }
-  if (!fs::is_directory(dir, ec)) return "the output directory " + dir + " is not a directory";
+  // Created now, as the job would (permissions alone do not tell: root may not write in /proc).
+  fs::create_directories(dir, ec);
+  if (ec) return "cannot create the output directory " + dir + ": " + ec.message();
   std::string why;
   const int fd = TakeLock(dir, &why);
   if (fd < 0) return why;

@@ -29,8 +29,8 @@ class OutDirLock {
   int fd_ = -1;
 };
 
-// What OutDirLock would refuse now ("" if nothing), without keeping the lock or creating the
-// directory: the launcher's pre-flight (--check).
+// What OutDirLock would refuse now ("" if nothing), without keeping the lock (the directory is
+// created, as the job would): the launcher's pre-flight (--check).
 std::string OutDirProblem(const std::string& dir);
 
 }  // namespace tteps

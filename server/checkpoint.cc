@@ -284,9 +284,17 @@ ResumePoint ChooseResumePoint(const std::string& dir, int num_servers, int64_t p
     }
   }
   if (!newest_error.empty()) throw std::runtime_error(newest_error);
+  // Say what is there: most often a job of another server count.
+  std::string found = "no checkpoint at all";
+  if (!servers_at.empty()) {
+    const auto& [version, servers] = *servers_at.rbegin();
+    found = "the newest, version " + std::to_string(version) + ", is of " +
+            std::to_string(servers.size()) + (servers.size() == 1 ? " server" : " servers") +
+            " (--servers must be what the job that wrote them had)";
+  }
   throw std::runtime_error("no checkpoint in " + dir + " that all " + std::to_string(num_servers) +
                            " servers have written" +
-                           (replicas > 1 ? " (one replica of each range)" : ""));
+                           (replicas > 1 ? " (one replica of each range)" : "") + ": " + found);
 }
 
 ResumePoint ChooseRollbackPoint(const std::string& dir, int64_t param_count) {

@@ -120,6 +120,26 @@ TEST(Mistakes, SigtermToTheLauncherEndsTheJobWithASummaryAndACheckpoint) {
   EXPECT_EQ(JsonText(ReadFile(resumed + "/summary.json"), "status"), "done");
 }
 
+// Ctrl-C in a terminal: SIGINT to the launcher's whole process group. One interrupt reaches
+// mpirun (it runs in its own session), so the scheduler still writes its summary; exit 130.
+TEST(Mistakes, CtrlCEndsTheJobWithASummary) {
+  const std::string dir = FreshDir("mistake_ctrl_c");
+  const std::string out = dir + "/run";
+  BackgroundJob job("exec " + Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + out +
+                        " -- --epochs 100 --log_every 5",
+                    out, dir + "/job.log");
+  ASSERT_TRUE(job.WaitForTraining(120)) << job.log();
+  ASSERT_EQ(kill(-job.pid(), SIGINT), 0);  // the group, as a terminal does
+  const auto sent = Clock::now();
+  ASSERT_TRUE(job.Wait(30)) << job.log();
+  EXPECT_LT(SecondsSince(sent), 8) << job.log();
+  EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == 130) << job.log();
+  EXPECT_TRUE(ProgramPids("", out).empty()) << "processes of the job live on";
+  const std::string summary = ReadFile(out + "/summary.json");
+  EXPECT_EQ(JsonText(summary, "status"), "interrupted") << summary;
+  EXPECT_GT(JsonNumber(summary, "steps"), 0) << summary;
+}
+
 // A local job stops after its step on SIGTERM, saves that step's model and says so.
 TEST(Mistakes, SigtermToALocalJobKeepsItsModel) {
   const std::string dir = FreshDir("mistake_local_sigterm");
