@@ -87,32 +87,43 @@ TEST(Mistakes, AFinishedJobsOutDirIsNotOverwritten) {
   EXPECT_EQ(ReadFile(out + "/summary.json"), summary);
 }
 
+// Starts a sync job (2 workers, 1 server, `flags` after --), waits `after_s` into training,
+// sends `sig` to the launcher (or, with `to_group`, to its process group, as a terminal does)
+// and expects every process gone within seconds, exit code `want_rc` and an "interrupted"
+// summary with a step; returns that summary.
+std::string InterruptTrainingJob(const std::string& dir, const std::string& flags, int after_s,
+                                 int sig, bool to_group, int want_rc) {
+  const std::string out = dir + "/run";
+  BackgroundJob job("exec " + Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + out +
+                        " -- --epochs 100 --log_every 5 " + flags,
+                    out, dir + "/job.log");
+  EXPECT_TRUE(job.WaitForTraining(120)) << job.log();
+  std::this_thread::sleep_for(std::chrono::seconds(after_s));
+  EXPECT_EQ(kill(to_group ? -job.pid() : job.pid(), sig), 0);
+  const auto sent = Clock::now();
+  EXPECT_TRUE(job.Wait(30)) << job.log();
+  EXPECT_LT(SecondsSince(sent), 8) << job.log();
+  EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == want_rc) << job.log();
+  EXPECT_TRUE(ProgramPids("", out).empty()) << "processes of the job live on";
+  const std::string summary = ReadFile(out + "/summary.json");
+  EXPECT_EQ(JsonText(summary, "status"), "interrupted") << summary;
+  EXPECT_GT(JsonNumber(summary, "steps"), 0) << summary;
+  return summary;
+}
+
 // SIGTERM to the launcher (a batch system, a supervisor) ends every process of the job within
 // seconds; summary.json says "interrupted" and the last step, the exit code is 143, and the
 // checkpoints it kept resume the job to its end.
 TEST(Mistakes, SigtermToTheLauncherEndsTheJobWithASummaryAndACheckpoint) {
   const std::string dir = FreshDir("mistake_sigterm");
-  const std::string out = dir + "/run";
-  BackgroundJob job("exec " + Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + out +
-                        " -- --epochs 100 --checkpoint_every 5 --log_every 5",
-                    out, dir + "/job.log");
-  ASSERT_TRUE(job.WaitForTraining(120)) << job.log();
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // a checkpoint or more
-  ASSERT_EQ(kill(job.pid(), SIGTERM), 0);
-  const auto sent = Clock::now();
-  ASSERT_TRUE(job.Wait(30)) << job.log();
-  EXPECT_LT(SecondsSince(sent), 8) << job.log();
-  EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == 143) << job.log();
-  EXPECT_TRUE(ProgramPids("", out).empty()) << "processes of the job live on";
-  const std::string summary = ReadFile(out + "/summary.json");
-  EXPECT_EQ(JsonText(summary, "status"), "interrupted") << summary;
+  const std::string summary =
+      InterruptTrainingJob(dir, "--checkpoint_every 5", 2, SIGTERM, false, 143);
   EXPECT_EQ(JsonText(summary, "signal"), "SIGTERM") << summary;
-  EXPECT_GT(JsonNumber(summary, "steps"), 0) << summary;
-  ASSERT_EQ(JsonText(summary, "checkpoint_dir"), out + "/checkpoints") << summary;
+  ASSERT_EQ(JsonText(summary, "checkpoint_dir"), dir + "/run/checkpoints") << summary;
   // Resumed elsewhere, for a few more steps: it starts from the kept checkpoint.
   const std::string resumed = dir + "/resumed";
   ASSERT_EQ(RunCommand(Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + resumed +
-                           " -- --epochs 100 --resume " + out + "/checkpoints --max_steps " +
+                           " -- --epochs 100 --resume " + dir + "/run/checkpoints --max_steps " +
                            std::to_string(static_cast<int>(JsonNumber(summary, "steps")) + 10),
                        120, dir + "/resumed.log"),
             0)
@@ -123,21 +134,7 @@ TEST(Mistakes, SigtermToTheLauncherEndsTheJobWithASummaryAndACheckpoint) {
 // Ctrl-C in a terminal: SIGINT to the launcher's whole process group. One interrupt reaches
 // mpirun (it runs in its own session), so the scheduler still writes its summary; exit 130.
 TEST(Mistakes, CtrlCEndsTheJobWithASummary) {
-  const std::string dir = FreshDir("mistake_ctrl_c");
-  const std::string out = dir + "/run";
-  BackgroundJob job("exec " + Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + out +
-                        " -- --epochs 100 --log_every 5",
-                    out, dir + "/job.log");
-  ASSERT_TRUE(job.WaitForTraining(120)) << job.log();
-  ASSERT_EQ(kill(-job.pid(), SIGINT), 0);  // the group, as a terminal does
-  const auto sent = Clock::now();
-  ASSERT_TRUE(job.Wait(30)) << job.log();
-  EXPECT_LT(SecondsSince(sent), 8) << job.log();
-  EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == 130) << job.log();
-  EXPECT_TRUE(ProgramPids("", out).empty()) << "processes of the job live on";
-  const std::string summary = ReadFile(out + "/summary.json");
-  EXPECT_EQ(JsonText(summary, "status"), "interrupted") << summary;
-  EXPECT_GT(JsonNumber(summary, "steps"), 0) << summary;
+  InterruptTrainingJob(FreshDir("mistake_ctrl_c"), "", 0, SIGINT, true, 130);
 }
 
 // A local job stops after its step on SIGTERM, saves that step's model and says so.

@@ -308,7 +308,9 @@ TEST(Wire, ANonFiniteEvaluationFailsTheJob) {
     eval << line << "\n";
   }
   eval.close();
-  const std::string flags = " --max_steps 4 --eval_data " + dir + "/eval.jsonl";
+  // The limit on trip distances (--max_trip_km) would refuse the trip as a bad record: lifted,
+  // so that the evaluation itself meets the non-finite prediction.
+  const std::string flags = " --max_steps 4 --max_trip_km 1e39 --eval_data " + dir + "/eval.jsonl";
   const int local =
       RunCommand(Bin() + "/tteps-worker --mode local --out_dir " + dir + "/local" + flags, 120,
                  dir + "/local.log");
