@@ -57,6 +57,9 @@ int TakeLock(const std::string& dir, std::string* why) {
 
 OutDirLock::OutDirLock(const std::string& dir, bool allow_finished) {
   std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    throw OutDirRefused("cannot create the output directory " + dir + ": it is not a directory");
+  }
   fs::create_directories(dir, ec);
   if (ec) throw OutDirRefused("cannot create the output directory " + dir + ": " + ec.message());
   std::string why;
@@ -89,18 +92,12 @@ OutDirLock::~OutDirLock() {
 }
 
 std::string OutDirProblem(const std::string& dir) {
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
-    return "the output directory " + dir + " is not a directory";
+  try {
+    OutDirLock taken(dir);  // and let go at once
+  } catch (const OutDirRefused& e) {
+    return e.what();
   }
-  // Created now, as the job would (permissions alone do not tell: root may not write in /proc).
-  fs::create_directories(dir, ec);
-  if (ec) return "cannot create the output directory " + dir + ": " + ec.message();
-  std::string why;
-  const int fd = TakeLock(dir, &why);
-  if (fd < 0) return why;
-  ::close(fd);
-  return Finished(dir);
+  return "";
 }
 
 }  // namespace tteps
