@@ -50,8 +50,9 @@ void DeepTTEImpl::ResetParameters() {
 }
 
 DeepTTEImpl::Outputs DeepTTEImpl::Run(const BatchTensors& b) {
-  TORCH_CHECK(b.lengths.min().item<int64_t>() >= config_.kernel_size,
-              "every trip needs at least kernel_size points");
+  // The host's figure where the batch brought one: reading the tensor waits for the GPU.
+  const int64_t shortest = b.min_length >= 0 ? b.min_length : b.lengths.min().item<int64_t>();
+  TORCH_CHECK(shortest >= config_.kernel_size, "every trip needs at least kernel_size points");
   // Length of each local path in km, normalised once with the per-hop statistics.
   auto local_dist =
       (LocalPathDelta(b.dist_gap, config_.kernel_size) - LocalScale(stats_.dist_gap_mean)) /

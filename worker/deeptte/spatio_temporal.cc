@@ -40,13 +40,15 @@ SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch
 // The LSTM runs on padded inputs, not a packed sequence: it is causal, so the outputs at a
 // trip's real steps do not depend on the padding after them, and only those are read.
 // (Packing gives the same numbers, but its per-step slicing dominated the backward pass.)
-// To keep padding cheap in large batches, trips are sorted by length and run in groups of
-// kLstmGroup, each padded only to its own longest trip.
+// On the CPU, to keep padding cheap in large batches, trips are sorted by length and run in
+// groups of kLstmGroup, each padded only to its own longest trip. On a GPU the whole batch is one
+// cuDNN call: its time goes by the number of steps, not the rows, and each group would cost a
+// call and a device sync.
 torch::Tensor SpatioTemporalImpl::RunLstm(const torch::Tensor& inputs,
                                           const torch::Tensor& lengths) {
   constexpr int64_t kLstmGroup = 64;
   const int64_t batch = inputs.size(0), steps = inputs.size(1);
-  if (batch <= kLstmGroup) return std::get<0>(rnn_->forward(inputs));
+  if (batch <= kLstmGroup || inputs.is_cuda()) return std::get<0>(rnn_->forward(inputs));
   auto order = std::get<1>(lengths.sort(/*stable=*/true, /*dim=*/0, /*descending=*/true));
   auto sorted_inputs = inputs.index_select(0, order);
   auto sorted_lengths = lengths.index_select(0, order);

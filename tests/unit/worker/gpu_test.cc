@@ -8,6 +8,7 @@
 
 #include "tests/cuda_skip.h"
 #include "tests/unit/worker/deeptte/test_trips.h"
+#include "tests/unit/worker/optimizer_pair.h"
 #include "worker/data/padded_batch.h"
 #include "worker/deeptte/checkpoint.h"
 #include "worker/device.h"
@@ -15,6 +16,7 @@
 #include "worker/exchange/gradient_hooks.h"
 #include "worker/gradient_step.h"
 #include "worker/model_params.h"
+#include "worker/multi_tensor_optimizer.h"
 
 namespace tteps {
 namespace {
@@ -52,6 +54,9 @@ double MaxRelDiff(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST(Gpu, ForwardAndBackwardOnCudaEqualCpu) {
   TTEPS_SKIP_WITHOUT_CUDA();
+  // cuDNN's convolution and LSTM run in TF32 by default (1.2e-4 off the CPU on an H100); the
+  // comparison is of float32 against float32, as --deterministic runs.
+  at::globalContext().setAllowTF32CuDNN(false);
   auto cpu = ModelOn(torch::kCPU);
   auto gpu = ModelOn(torch::Device(torch::kCUDA, 0));
   const auto idx = FirstTrips(64);
@@ -107,6 +112,39 @@ TEST(Gpu, CheckpointWrittenOnGpuLoadsOnCpu) {
   CopyParamsOut(*loaded, layout, b.data());
   EXPECT_EQ(a, b);
   std::filesystem::remove(path);
+}
+
+TEST(Gpu, ABatchCopiedToTheGpuHoldsTheCpusValues) {
+  TTEPS_SKIP_WITHOUT_CUDA();
+  const auto batch = data::MakeBatch(SampleTrips(), FirstTrips(37), SampleStats());
+  for (torch::Dtype dtype : {torch::kFloat, torch::kDouble}) {
+    const auto cpu = deeptte::ToTensors(batch, dtype, torch::kCPU);
+    const auto gpu = deeptte::ToTensors(batch, dtype, torch::Device(torch::kCUDA, 0));
+    EXPECT_EQ(gpu.min_length, cpu.min_length);
+    const std::vector<std::pair<torch::Tensor, torch::Tensor>> fields = {
+        {cpu.driver_id, gpu.driver_id}, {cpu.week_id, gpu.week_id}, {cpu.time_id, gpu.time_id},
+        {cpu.dist, gpu.dist},           {cpu.label, gpu.label},     {cpu.lngs, gpu.lngs},
+        {cpu.lats, gpu.lats},           {cpu.states, gpu.states},   {cpu.time_gap, gpu.time_gap},
+        {cpu.dist_gap, gpu.dist_gap},   {cpu.lengths, gpu.lengths}};
+    for (size_t i = 0; i < fields.size(); ++i) {
+      EXPECT_TRUE(fields[i].second.is_cuda()) << i;
+      EXPECT_TRUE(torch::equal(fields[i].first, fields[i].second.cpu())) << "field " << i;
+    }
+  }
+}
+
+TEST(Gpu, MultiTensorOptimizersOnCudaEqualLibTorchsOnCuda) {
+  TTEPS_SKIP_WITHOUT_CUDA();
+  const torch::Device cuda(torch::kCUDA, 0);
+  const auto adam = torch::optim::AdamOptions(0.01);
+  const auto [a, b] = testing_util::StepBoth<MultiTensorAdam, torch::optim::Adam>(adam, cuda);
+  const auto sgd = torch::optim::SGDOptions(0.05).momentum(0.9);
+  const auto [c, d] = testing_util::StepBoth<MultiTensorSGD, torch::optim::SGD>(sgd, cuda);
+  // The foreach kernels may contract multiply-adds differently from the per-tensor ones.
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-6, 1e-7)) << "adam, tensor " << i;
+    EXPECT_TRUE(torch::allclose(c[i], d[i], 1e-6, 1e-7)) << "sgd, tensor " << i;
+  }
 }
 
 }  // namespace
