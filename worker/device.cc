@@ -57,6 +57,10 @@ void MakeDeterministic() {
   at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
   at::globalContext().setDeterministicCuDNN(true);
   at::globalContext().setBenchmarkCuDNN(false);
+  // Full float32 in cuDNN's convolutions and RNNs too: PyTorch lets them use TF32 (10-bit
+  // mantissas) by default, which put sync on two GPU workers 8e-5 away from local training.
+  at::globalContext().setAllowTF32CuDNN(false);
+  at::globalContext().setAllowTF32CuBLAS(false);
 }
 
 }  // namespace tteps

@@ -20,7 +20,7 @@ std::string CudaUnavailableReason();
 int LocalRank();
 
 // --deterministic: LibTorch's deterministic algorithms, cuDNN deterministic and not
-// benchmarking, and cuBLAS's fixed workspace (set before CUDA starts).
+// benchmarking, no TF32 (cuDNN's default), and cuBLAS's fixed workspace (set before CUDA starts).
 void MakeDeterministic();
 
 }  // namespace tteps

@@ -57,9 +57,11 @@ TEST(GpuCluster, SyncWithTwoGpuWorkersEqualsLocalTrainingOnTheGpu) {
       << ReadFile(dir + "/sync.log");
   const double diff = MaxAbsDiff(dir + "/local/model_last.pt", dir + "/sync/model_last.pt");
   std::printf("sync on 2 GPU workers vs local on the GPU: max |diff| = %g\n", diff);
-  // The CPU tests' tolerance for momentum SGD (PsCluster.SyncWithMomentumEqualsLocalTraining):
-  // two half-batch gradients summed on the servers against one whole-batch backward.
-  EXPECT_LT(diff, 1e-5);
+  // Two half-batch gradients summed on the servers against one whole-batch backward, in other
+  // summation orders on the GPU: measured 1.11e-5 on an H100 (LibTorch 2.11, cuDNN 9.19; 8.4e-5
+  // before --deterministic turned TF32 off), against below 1e-5 on CPUs. A wrong gradient or a
+  // lost slice is off by 1e-3 or more.
+  EXPECT_LT(diff, 3e-5);
 }
 
 }  // namespace
