@@ -1,8 +1,8 @@
 // bench/train_throughput: single-process training throughput (trips/s) of DeepTTE at given batch
 // sizes, on the shipped sample (or --data). Each size: --warmup steps, then --steps timed steps
 // of forward + backward + optimizer, the same code the local trainer runs. --pytorch also runs
-// the PyTorch baseline (bench/baselines/deeptte_ddp.py, one process) on the same device, data
-// and steps, and prints the ratio.
+// the PyTorch baseline (bench/baselines/deeptte_ddp.py, one process; TTEPS_PYTHON names its
+// interpreter) on the same device, data and steps, and prints the ratio.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <torch/torch.h>
@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "common/init.h"
@@ -45,7 +46,10 @@ double PyTorchTripsPerSecond(int64_t batch_size, const std::string& device) {
   const std::string dir = std::filesystem::temp_directory_path().string() + "/tteps_bench_pytorch";
   std::filesystem::remove_all(dir);
   std::ostringstream cmd;
-  cmd << "/usr/bin/python3 " << TTEPS_SOURCE_DIR << "/bench/baselines/deeptte_ddp.py --workers 1"
+  // Debian's interpreter (bench/setup.sh) unless TTEPS_PYTHON names another (a CUDA PyTorch).
+  const char* python = std::getenv("TTEPS_PYTHON");
+  cmd << (python ? python : "/usr/bin/python3") << " " << TTEPS_SOURCE_DIR
+      << "/bench/baselines/deeptte_ddp.py --workers 1"
       << " --train_data " << FLAGS_data << " --stats " << FLAGS_stats << " --eval_fraction 0"
       << " --batch_size " << batch_size << " --max_steps " << FLAGS_warmup + FLAGS_steps
       << " --log_every 1 --threads " << FLAGS_threads << " --optimizer " << FLAGS_optimizer
@@ -86,6 +90,14 @@ int main(int argc, char** argv) {
                      "Prints one JSON line per batch size.");
   torch::set_num_threads(FLAGS_threads);
   using namespace tteps;
+  // The baselines run first, before this process starts CUDA: on the H100 machine a
+  // std::system() after CUDA had started crashed this process (SIGSEGV) now and then.
+  std::map<std::string, double> theirs;
+  if (FLAGS_pytorch) {
+    for (const auto& bs : SplitList(FLAGS_batch_sizes)) {
+      theirs[bs] = PyTorchTripsPerSecond(std::stoll(bs), FLAGS_device);
+    }
+  }
   const torch::Device device = ResolveDevice(FLAGS_device, 0);
   const auto source = OpenTrips({FLAGS_data}, "fail", 3);  // JSON-lines or a store
   const data::Trips& trips = *source;
@@ -139,14 +151,14 @@ int main(int argc, char** argv) {
                             .c_str());
     std::fflush(stdout);
     if (FLAGS_pytorch) {
-      const double theirs = PyTorchTripsPerSecond(bs, FLAGS_device);
+      const double pytorch = theirs[bs_text];
       std::printf("%s\n",
                   JsonObject()
                       .Add("bench", "train_throughput_pytorch")
                       .Add("batch_size", bs)
                       .Add("device", device.str())
-                      .Add("pytorch_trips_per_s", theirs)
-                      .Add("tteps_over_pytorch", theirs > 0 ? trips_done / seconds / theirs : 0)
+                      .Add("pytorch_trips_per_s", pytorch)
+                      .Add("tteps_over_pytorch", pytorch > 0 ? trips_done / seconds / pytorch : 0)
                       .str()
                       .c_str());
       std::fflush(stdout);

@@ -7,7 +7,8 @@ and a tteps run with the same flags differ only in how gradients are exchanged. 
 processes rendezvous over gloo on 127.0.0.1; rank 0 logs, evaluates and writes the outputs.
 Across hosts, start one process per rank with --rank R and --master_addr (rank 0's address,
 which gloo also uses to pick the interface) and the same --master_port everywhere.
---device cuda: rank r trains on GPU r % (the host's GPUs), over NCCL instead of gloo.
+--device cuda: rank r trains on GPU r % (the host's GPUs), over NCCL instead of gloo (over gloo
+still where ranks share a GPU, which NCCL refuses).
 """
 import argparse
 import datetime
@@ -367,10 +368,11 @@ class SpatioTemporal(nn.Module):
 
     def run_lstm(self, inputs, lengths):
         """Padded, unpacked LSTM (causal, so padding after a trip's end cannot reach its real
-        steps). Large batches run sorted in groups of LSTM_GROUP, each cut to its longest trip,
-        as the C++ does to keep padding cheap."""
+        steps). On the CPU large batches run sorted in groups of LSTM_GROUP, each cut to its
+        longest trip, as the C++ does to keep padding cheap; on a GPU the whole batch is one
+        cuDNN call, as in the C++."""
         batch, steps = inputs.shape[:2]
-        if batch <= LSTM_GROUP:
+        if batch <= LSTM_GROUP or inputs.is_cuda:
             return self.rnn(inputs)[0]
         sorted_lengths, order = torch.sort(lengths, stable=True, descending=True)
         sorted_inputs = inputs.index_select(0, order)
@@ -671,7 +673,13 @@ def train_rank(rank, args, train, eval_trips, stats, port, launch_time):
         torch.cuda.set_device(args.torch_device)
     else:
         args.torch_device = torch.device("cpu")
-    dist.init_process_group("nccl" if args.device == "cuda" else "gloo", init_method=f"tcp://{args.master_addr}:{port}", rank=rank,
+    # NCCL refuses two ranks on one GPU ("Duplicate GPU detected"): ranks that share GPUs
+    # reduce over gloo, which takes CUDA tensors too.
+    sharing = args.device == "cuda" and args.workers > torch.cuda.device_count()
+    if sharing and rank == 0:
+        log(f"{args.workers} ranks share {torch.cuda.device_count()} GPU(s): gloo, not NCCL")
+    backend = "nccl" if args.device == "cuda" and not sharing else "gloo"
+    dist.init_process_group(backend, init_method=f"tcp://{args.master_addr}:{port}", rank=rank,
                             world_size=args.workers,
                             timeout=datetime.timedelta(seconds=args.timeout_s))
     model, n_params = build_model(rank, args, stats)
