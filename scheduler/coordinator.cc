@@ -17,6 +17,7 @@
 #include "common/log_file.h"
 #include "common/peak_memory.h"
 #include "common/run_output.h"
+#include "scheduler/membership.h"
 #include "scheduler/placement.h"
 #include "server/checkpoint.h"
 #include "server/topics.h"
@@ -58,7 +59,8 @@ Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluat
       policy_(policy),
       progress_line_(ModeName(mode_), opts_.total_steps, opts_.config.train.progress_s),
       eval_schedule_(opts_.config.train.eval),
-      patience_(opts_.config.train.patience) {}
+      patience_(opts_.config.train.patience),
+      members_(mode_, opts_.num_workers) {}
 
 Coordinator::Node* Coordinator::Find(const std::string& peer) {
   for (auto& n : nodes_) {
@@ -254,9 +256,9 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
 
   const int64_t min_step = MinStep();
   double loss = 0, tps = 0;
-  const double live = static_cast<double>(progress_.size() - lost_.size());
+  const double live = static_cast<double>(progress_.size() - members_.lost().size());
   for (const auto& [w, wp] : progress_) {
-    if (lost_.count(w)) continue;
+    if (members_.IsLost(w)) continue;
     loss += wp.loss / live;
     tps += wp.trips_per_s;
   }
@@ -265,7 +267,7 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
   last_trips_per_s_ = tps;
   if (policy_) {
     ppo::WindowReport window = ToWindowReport(r);
-    window.worker = OwnSliceOf(node.info.id);  // a joiner's window is its slice's
+    window.worker = members_.OwnSliceOf(node.info.id);  // a joiner's window is its slice's
     policy_->Observe(window);
   }
   MaybeEvaluate();
@@ -279,7 +281,7 @@ void Coordinator::MaybeEvaluate() {
   // (the lowest live worker's, once worker 0 is lost)
   WorkerProgress first;
   for (const auto& [w, wp] : progress_) {
-    if (!lost_.count(w)) {
+    if (!members_.IsLost(w)) {
       first = wp;
       break;
     }
@@ -303,7 +305,7 @@ JsonObject Coordinator::PeakMemoryJson(double WorkerProgress::*worker_field,
 int64_t Coordinator::MinStep() const {
   int64_t min_step = INT64_MAX;
   for (const auto& [w, wp] : progress_) {
-    if (!lost_.count(w)) min_step = std::min(min_step, wp.step);
+    if (!members_.IsLost(w)) min_step = std::min(min_step, wp.step);
   }
   return progress_.empty() ? 0 : min_step;
 }
@@ -326,7 +328,7 @@ void Coordinator::MaybeStopForBudget() {
 void Coordinator::OnSnapshot(const Node& node, const Message& m) {
   // The first live worker holds the job's weights (worker 0 until it is lost).
   int first = 0;
-  while (lost_.count(first)) ++first;
+  while (members_.IsLost(first)) ++first;
   if (UsesServers(mode_) || node.info.role != Role::kWorker || node.info.id != first) {
     LOG(ERROR) << "unexpected snapshot from " << node.info.Name() << " ignored";
     return;
@@ -347,8 +349,8 @@ void Coordinator::SendDecisions() {
   while (auto d = policy_->Poll()) {
     // A slice's decision goes to the worker whose own slice it is: its first worker, or the one
     // that joined for it. A lost worker's slice computed by another follows its schedule.
-    const int owner = OwnerOf(d->worker);
-    if (owner < 0 || OwnSliceOf(owner) != d->worker || lost_.count(owner)) {
+    const int owner = members_.OwnerOf(d->worker);
+    if (owner < 0 || members_.OwnSliceOf(owner) != d->worker || members_.IsLost(owner)) {
       LOG(INFO) << "decision for the slice of worker " << d->worker
                 << " not sent: " << (owner < 0 ? "no such slice" : "its worker was lost");
       continue;
@@ -429,10 +431,10 @@ void Coordinator::HandleMessage(const Message& m) {
 }
 
 void Coordinator::OnAccumulationChanged(const Node& node, const Header& h) {
-  const int slice = OwnSliceOf(node.info.id);
+  const int slice = members_.OwnSliceOf(node.info.id);
   const double acc = h.norm;
-  if (slice < 0 || slice >= opts_.num_workers || OwnerOf(slice) != node.info.id || !(acc >= 1) ||
-      acc != std::floor(acc) || acc > 1e9) {
+  if (slice < 0 || slice >= opts_.num_workers || members_.OwnerOf(slice) != node.info.id ||
+      !(acc >= 1) || acc != std::floor(acc) || acc > 1e9) {
     LOG(ERROR) << "accumulation change " << acc << " from " << node.info.Name() << " ignored";
     return;
   }
@@ -471,24 +473,6 @@ void Coordinator::KeepSchedules() const {
   }
 }
 
-int Coordinator::OwnSliceOf(int worker) const {
-  const auto joined = joined_slice_.find(worker);
-  return joined != joined_slice_.end() ? joined->second : worker;
-}
-
-int Coordinator::OwnerOf(int slice) const {
-  if (slice < 0 || slice >= opts_.num_workers) return -1;
-  if (mode_ == Mode::kAsync || mode_ == Mode::kSsp) {
-    // A lost worker's place: the live worker that joined for it, if any.
-    if (!lost_.count(slice)) return slice;
-    for (const auto& [joiner, place] : joined_slice_) {
-      if (place == slice && !lost_.count(joiner)) return joiner;
-    }
-    return slice;
-  }
-  return slice_owner_.empty() ? slice : slice_owner_[slice];  // filled at the first loss
-}
-
 int64_t Coordinator::LastAccumulationOf(int slice) const {
   const auto kept = schedules_.find(slice);
   return kept != schedules_.end() ? kept->second.changes().back().accumulation
@@ -504,7 +488,7 @@ std::string Coordinator::ScheduleText(int slice) const {
 void Coordinator::OnWorkerReport(Node& node, const Message& m) {
   const std::string& topic = m.header.topic;
   if (topic == topics::kReady) {
-    if (joined_slice_.count(node.info.id)) return OnJoinerReady(node);
+    if (members_.IsJoiner(node.info.id)) return OnJoinerReady(node);
     OnReady(node);
   } else if (topic == topics::kTrainReport) {
     OnTrainReport(node, m.header.text);
@@ -521,6 +505,7 @@ void Coordinator::OnWorkerReport(Node& node, const Message& m) {
       return;
     }
     node.done = true;
+    members_.Finish(node.info.id);
     steps_done_ = std::max(steps_done_, m.header.step);
     min_steps_done_ = std::min(min_steps_done_, m.header.step);
     LOG(INFO) << node.info.Name() << " finished its " << m.header.step << " steps";
@@ -584,54 +569,12 @@ bool Coordinator::CanLose(const Node& n) const {
 void Coordinator::DeclareLost(Node& n, double silent_s) {
   n.done = true;
   n.lost = true;
-  lost_.insert(n.info.id);
-  // A joiner lost before its slice was released to it: the slice stays with its adopter (a
-  // release already asked for comes back to it, OnReleased).
-  const auto joined = joined_slice_.find(n.info.id);
-  if (joined != joined_slice_.end() && pending_release_.count(joined->second) &&
-      pending_release_.at(joined->second) == n.info.id) {
-    const bool asked = ready_joiners_.count(n.info.id) > 0;
-    if (!asked) pending_release_.erase(joined->second);
-  }
   const int id = n.info.id;
   const int64_t step = progress_.count(id) ? progress_.at(id).step : 0;
-  int live = 0;
-  for (const auto& o : nodes_) live += o.info.role == Role::kWorker && !o.done;
-  // Sync and ring: the slices it computed go to the live workers with the fewest.
-  std::vector<int> adopters;
+  const MembershipChange change = members_.Lose(id, step);
+  Apply(change);
+  const int live = members_.ActiveCount();
   const bool slices = mode_ == Mode::kSync || mode_ == Mode::kRing;
-  if (slices) {
-    if (slice_owner_.empty()) {
-      for (int w = 0; w < opts_.num_workers; ++w) slice_owner_.push_back(w);
-    }
-    for (int slice = 0; slice < opts_.num_workers; ++slice) {
-      if (slice_owner_[slice] != id) continue;
-      int best = -1, best_count = INT32_MAX;
-      for (const auto& o : nodes_) {
-        if (o.info.role != Role::kWorker || o.done) continue;
-        const int count =
-            static_cast<int>(std::count(slice_owner_.begin(), slice_owner_.end(), o.info.id));
-        if (count < best_count) best = o.info.id, best_count = count;
-      }
-      if (best < 0) continue;  // every other worker is done: no step is left to compute
-      slice_owner_[slice] = best;
-      adopters.push_back(best);
-      if (policy_) policy_->SetOrphaned(slice, LastAccumulationOf(slice));
-      Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, best, ScheduleText(slice));
-      // A joiner waits for this slice: the new adopter leaves it at once (the step it is in
-      // done, it says from which step the joiner computes it).
-      const auto waiting = pending_release_.find(slice);
-      if (waiting != pending_release_.end() && ready_joiners_.count(waiting->second)) {
-        Command(Role::kWorker, topics::kReleaseSlice, slice, 0, -1, best);
-      }
-    }
-  }
-  // Async / SSP: its place is empty until a worker joins for it.
-  if (!slices && policy_) {
-    const int place = OwnSliceOf(id);
-    if (place >= 0 && place < opts_.num_workers)
-      policy_->SetOrphaned(place, LastAccumulationOf(place));
-  }
   JsonObject event;
   event.Add("event", "lost")
       .Add("worker", id)
@@ -639,24 +582,48 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
       .Add("last_reported_step", step)
       .Add("silent_s", silent_s)
       .Add("wall_s", SecondsSince(start_))
-      .Add("workers_left", live);
+      .Add("workers_left", live)
+      .Add("view", members_.view().epoch);
   if (slices) {
     std::string list = "[";
-    for (size_t i = 0; i < adopters.size(); ++i) {
-      list += (i ? "," : "") + std::to_string(adopters[i]);
+    for (size_t i = 0; i < change.adopters.size(); ++i) {
+      list += (i ? "," : "") + std::to_string(change.adopters[i]);
     }
     event.AddRaw("slices_to", list + "]");
   }
-  const std::string text =
-      n.info.Name() + " lost (silent " + std::to_string(int(silent_s)) + " s, last reported step " +
-      std::to_string(step) + "); " + ModeName(mode_) + " goes on with " + std::to_string(live) +
-      " workers" +
-      (adopters.empty() ? ""
-                        : ", its slice computed by worker " + std::to_string(adopters.front()));
+  const std::string text = n.info.Name() + " lost (silent " + std::to_string(int(silent_s)) +
+                           " s, last reported step " + std::to_string(step) + "); " +
+                           ModeName(mode_) + " goes on with " + std::to_string(live) + " workers" +
+                           (change.adopters.empty() ? ""
+                                                    : ", its slice computed by worker " +
+                                                          std::to_string(change.adopters.front()));
   RecordMembership(event, text);
   Command(Role::kServer, server::topics::kWorkerLost, id);
   Command(Role::kWorker, topics::kPeerLost, id);
   NoteLostPeer();
+}
+
+void Coordinator::Apply(const MembershipChange& change) {
+  if (policy_) {
+    for (int slice : change.orphaned) policy_->SetOrphaned(slice, LastAccumulationOf(slice));
+    for (int slice : change.owned) policy_->SetOwned(slice);
+  }
+  for (const MembershipCommand& c : change.commands) {
+    switch (c.kind) {
+      case MembershipCommand::kAdopt:
+        Command(Role::kWorker, topics::kAdoptSlice, c.slice, 0, -1, c.worker,
+                ScheduleText(c.slice));
+        break;
+      case MembershipCommand::kRelease:
+        Command(Role::kWorker, topics::kReleaseSlice, c.slice, 0, -1, c.worker);
+        break;
+      case MembershipCommand::kGo:
+        // With the slice's schedule: the joiner draws what its lost worker would have.
+        Command(Role::kWorker, topics::kGo, c.step, 0, -1, c.worker, ScheduleText(c.slice));
+        PauseIfShort(c.worker, c.step);
+        break;
+    }
+  }
 }
 
 void Coordinator::RecordMembership(const JsonObject& event, const std::string& console) {
@@ -718,36 +685,7 @@ std::string Coordinator::JoinRefusal(const NodeInfo& info, int* slice) const {
   if (!phase_.is(Phase::kTraining)) {
     return std::string("the job is ") + PhaseName(phase_.get()) + ", not training";
   }
-  if (mode_ == Mode::kAsync || mode_ == Mode::kSsp) {
-    // A lost worker's place that no live joiner has taken.
-    for (int w : lost_) {
-      if (w >= opts_.num_workers) continue;
-      const bool taken =
-          std::any_of(joined_slice_.begin(), joined_slice_.end(),
-                      [&](const auto& j) { return j.second == w && !lost_.count(j.first); });
-      if (!taken) {
-        *slice = w;
-        return "";
-      }
-    }
-    return "no place to take: no lost worker's place is free";
-  }
-  if (mode_ != Mode::kSync) {
-    return "workers join sync, async and SSP jobs only (a joiner takes a lost worker's place)";
-  }
-  // An adopted slice: a lost worker's, computed by a survivor (not by a joiner of its own).
-  int best = -1, best_load = 0;
-  for (int x = 0; x < static_cast<int>(slice_owner_.size()); ++x) {
-    const int owner = slice_owner_[x];
-    if (OwnSliceOf(owner) == x || pending_release_.count(x)) {
-      continue;
-    }
-    const int load = static_cast<int>(std::count(slice_owner_.begin(), slice_owner_.end(), owner));
-    if (load > best_load) best = x, best_load = load;
-  }
-  if (best < 0) return "no slice to take over: no lost worker's slice is computed by another";
-  *slice = best;
-  return "";
+  return members_.JoinRefusal(slice);
 }
 
 void Coordinator::OnJoin(const Message& m) {
@@ -771,14 +709,9 @@ void Coordinator::OnJoin(const Message& m) {
     SendMessage(socket_, h, {}, m.peer);
     return;
   }
-  int id = opts_.num_workers;  // beyond the job's workers and every joiner before
-  for (const auto& n : nodes_) {
-    if (n.info.role == Role::kWorker) id = std::max(id, n.info.id + 1);
-  }
+  const int id = members_.Join(slice);
   info.id = id;
   nodes_.push_back({info, m.peer, Clock::now(), false});
-  joined_slice_[id] = slice;
-  if (mode_ == Mode::kSync) pending_release_[slice] = id;
   ClusterMap map = map_;
   map.your_id = id;
   map.own_slice = slice;
@@ -789,82 +722,65 @@ void Coordinator::OnJoin(const Message& m) {
   SendMessage(socket_, h, {}, m.peer);
   LOG(WARNING) << "registered " << info.Name() << ", joining: it will compute the slice of worker "
                << slice
-               << (mode_ == Mode::kSync ? " (now worker " + std::to_string(OwnerOf(slice)) + "'s)"
-                                        : " (its place)");
+               << (mode_ == Mode::kSync
+                       ? " (now worker " + std::to_string(members_.OwnerOf(slice)) + "'s)"
+                       : " (its place)");
 }
 
 int64_t Coordinator::PlaceStep(int place) const {
   // Whoever held the place last reported the furthest step: its first worker, or a joiner for it
   // that was lost in turn.
-  int64_t step = progress_.count(place) ? progress_.at(place).step : 0;
-  for (const auto& [joiner, held] : joined_slice_) {
-    if (held == place && progress_.count(joiner)) step = std::max(step, progress_.at(joiner).step);
+  int64_t step = 0;
+  for (int holder : members_.HoldersOf(place)) {
+    if (progress_.count(holder)) step = std::max(step, progress_.at(holder).step);
   }
   return step;
 }
 
 void Coordinator::OnJoinerReady(const Node& node) {
-  const int slice = joined_slice_.at(node.info.id);
-  if (mode_ != Mode::kSync) {
-    // Async / SSP: it starts where the lost worker last reported, and the servers count its
-    // pushes for that place (SSP: its clock holds the others' pulls again).
-    const int64_t start = PlaceStep(slice);
-    Command(Role::kServer, server::topics::kWorkerJoined, slice, node.info.id,
-            static_cast<double>(start));
-    Command(Role::kWorker, topics::kGo, start, 0, -1, node.info.id, ScheduleText(slice));
-    PauseIfShort(node.info.id, start);
-    if (policy_) policy_->SetOwned(slice);
-    int live = 0;
-    for (const auto& o : nodes_) live += o.info.role == Role::kWorker && !o.lost;
-    JsonObject event;
-    event.Add("event", "join")
-        .Add("worker", node.info.id)
-        .Add("slice", slice)
-        .Add("step", start)
-        .Add("wall_s", SecondsSince(start_))
-        .Add("workers_live", live);
-    RecordMembership(event, node.info.Name() + " joined: it takes worker " + std::to_string(slice) +
-                                "'s place from step " + std::to_string(start + 1));
+  const int slice = members_.OwnSliceOf(node.info.id);
+  if (mode_ == Mode::kSync) {
+    // Loaded and built: the slice's adopter leaves it at its next step boundary.
+    Apply(members_.JoinerReady(node.info.id, 0));
     return;
   }
-  // Loaded and built: the slice's adopter leaves it at its next step boundary.
-  ready_joiners_.insert(node.info.id);
-  Command(Role::kWorker, topics::kReleaseSlice, slice, 0, -1, slice_owner_.at(slice));
+  // Async / SSP: it starts where the lost worker last reported, and the servers count its
+  // pushes for that place (SSP: its clock holds the others' pulls again) before it pushes.
+  const int64_t start = PlaceStep(slice);
+  Command(Role::kServer, server::topics::kWorkerJoined, slice, node.info.id,
+          static_cast<double>(start));
+  Apply(members_.JoinerReady(node.info.id, start));
+  JsonObject event;
+  event.Add("event", "join")
+      .Add("worker", node.info.id)
+      .Add("slice", slice)
+      .Add("step", start)
+      .Add("wall_s", SecondsSince(start_))
+      .Add("workers_live", members_.LiveCount())
+      .Add("view", members_.view().epoch);
+  RecordMembership(event, node.info.Name() + " joined: it takes worker " + std::to_string(slice) +
+                              "'s place from step " + std::to_string(start + 1));
 }
 
 void Coordinator::OnReleased(const Node& node, const Header& h) {
   const int slice = static_cast<int>(h.samples);
-  if (slice < 0 || slice >= static_cast<int>(slice_owner_.size()) ||
-      slice_owner_[slice] != node.info.id) {
-    LOG(ERROR) << node.info.Name() << " released slice " << slice << ", which it did not compute";
+  MembershipChange change;
+  try {
+    change = members_.Released(node.info.id, slice, h.step);
+  } catch (const std::invalid_argument& e) {
+    LOG(ERROR) << e.what();
     return;
   }
-  auto it = pending_release_.find(slice);
-  const bool waiting =
-      it != pending_release_.end() && std::any_of(nodes_.begin(), nodes_.end(), [&](const Node& o) {
-        return o.info.role == Role::kWorker && o.info.id == it->second && !o.lost;
-      });
-  if (!waiting) {
-    // The joiner was lost in the meantime: the slice goes back to the worker that left it.
-    if (it != pending_release_.end()) pending_release_.erase(it);
+  Apply(change);
+  if (change.owned.empty()) {
     LOG(WARNING) << "the worker joining for slice " << slice << " is gone; " << node.info.Name()
                  << " computes it again";
-    Command(Role::kWorker, topics::kAdoptSlice, slice, 0, -1, node.info.id, ScheduleText(slice));
     return;
   }
-  const int joiner = it->second;
-  pending_release_.erase(it);
-  slice_owner_[slice] = joiner;
-  if (policy_) policy_->SetOwned(slice);
-  // With the slice's schedule: the joiner draws what its lost worker would have.
-  Command(Role::kWorker, topics::kGo, h.step, 0, -1, joiner, ScheduleText(slice));
-  PauseIfShort(joiner, h.step);
-  int live = 0;
+  const int joiner = members_.OwnerOf(slice);
   std::string name = "worker " + std::to_string(joiner);
   for (const auto& o : nodes_) {
-    if (o.info.role != Role::kWorker) continue;
-    live += !o.lost;
-    if (o.info.id == joiner) name = o.info.Name();
+    if (o.info.role == Role::kWorker && o.info.id == joiner) name = o.info.Name();
   }
   JsonObject event;
   event.Add("event", "join")
@@ -873,7 +789,8 @@ void Coordinator::OnReleased(const Node& node, const Header& h) {
       .Add("from_worker", node.info.id)
       .Add("step", h.step)
       .Add("wall_s", SecondsSince(start_))
-      .Add("workers_live", live);
+      .Add("workers_live", members_.LiveCount())
+      .Add("view", members_.view().epoch);
   RecordMembership(event, name + " joined: it computes the slice of worker " +
                               std::to_string(slice) + " from step " + std::to_string(h.step + 1) +
                               " (worker " + std::to_string(node.info.id) + " computed it before)");
@@ -899,7 +816,7 @@ void Coordinator::CheckMinWorkers() {
   }
   int64_t step = 0;  // the furthest step a live worker reported
   for (const auto& [w, p] : progress_) {
-    if (!lost_.count(w)) step = std::max(step, p.step);
+    if (!members_.IsLost(w)) step = std::max(step, p.step);
   }
   if (live >= want) {
     if (!short_) return;
@@ -1007,6 +924,7 @@ void Coordinator::Rollback(Node& n, double silent_s) {
   for (auto& o : nodes_) {
     if (o.info.role == Role::kWorker && !o.lost) o.done = false;  // they train again
   }
+  members_.Restart();
   steps_redone_ += reached - point.version;
   JsonObject event;
   event.Add("event", "rollback")
@@ -1037,8 +955,8 @@ void Coordinator::Rollback(Node& n, double silent_s) {
     if (o.lost || (o.info.role != Role::kServer && o.info.role != Role::kWorker)) continue;
     ClusterMap m = map_;
     m.your_id = o.info.id;
-    if (o.info.role == Role::kWorker && joined_slice_.count(o.info.id)) {
-      m.own_slice = joined_slice_.at(o.info.id);
+    if (o.info.role == Role::kWorker && members_.IsJoiner(o.info.id)) {
+      m.own_slice = members_.OwnSliceOf(o.info.id);
     }
     h.topic = o.info.role == Role::kServer ? server::topics::kRollback : topics::kRollback;
     h.text = EncodeBody(m);

@@ -26,6 +26,7 @@
 #include "scheduler/accumulation_policy.h"
 #include "scheduler/evaluation.h"
 #include "scheduler/job_phase.h"
+#include "scheduler/membership.h"
 #include "server/server_stats.h"
 #include "worker/train_report.h"
 
@@ -130,6 +131,9 @@ class Coordinator {
   // Async / SSP: the last step reported for a worker's place, by it or by a joiner that held it.
   int64_t PlaceStep(int place) const;
   void OnReleased(const Node& node, const Header& h);
+  // Sends a membership change's commands and tells the policy which slices lost or regained
+  // their own worker.
+  void Apply(const MembershipChange& change);
   // --min_workers (sync, async, SSP): below that many live workers the workers pause (kPause)
   // until enough joined; a pause longer than --timeout_s fails the job, naming the lost.
   void CheckMinWorkers();
@@ -191,22 +195,14 @@ class Coordinator {
   std::string final_eval_;
   std::string best_eval_;       // {"step":..,"version":..,"train_s":..,"mape":..,...}; empty: none
   int64_t refused_ = 0;         // malformed messages and messages from unregistered peers
-  std::set<int> lost_;          // workers declared lost
   std::set<int> lost_servers_;  // of the current map
   int64_t steps_redone_ = 0;    // the steps rollbacks abandoned (the furthest worker's)
-  std::map<int, int> joined_slice_;     // joining worker id -> the slice it computes
-  std::map<int, int> pending_release_;  // slice -> the joining worker waiting for it
-  std::set<int> ready_joiners_;         // joiners whose slice's release was asked for
   std::chrono::steady_clock::time_point short_since_;  // --min_workers: since when too few
   bool short_ = false;
-  std::string pause_text_;        // why training is paused, for workers that join meanwhile
-  double paused_s_ = 0;           // the pauses that ended; TrainSeconds leaves them out
-  Patience patience_{0};          // --patience over the evaluations (set in the constructor)
-  std::string early_stop_;        // {"evaluation_step", "patience", "best_mape"}; empty: none
-  std::vector<int> slice_owner_;  // sync: who computes each worker's slice (its own id at first)
-  int OwnerOf(int slice) const;   // -1: no such slice
-  // The slice a worker computes as its own: the lost worker's it joined for, else its id's.
-  int OwnSliceOf(int worker) const;
+  std::string pause_text_;  // why training is paused, for workers that join meanwhile
+  double paused_s_ = 0;     // the pauses that ended; TrainSeconds leaves them out
+  Patience patience_{0};    // --patience over the evaluations (set in the constructor)
+  std::string early_stop_;  // {"evaluation_step", "patience", "best_mape"}; empty: none
   // The accumulation a slice drew last (its schedule's, or --accumulation).
   int64_t LastAccumulationOf(int slice) const;
   std::map<int, SliceSchedule> schedules_;  // slice -> its accumulations, once one changed
@@ -215,6 +211,7 @@ class Coordinator {
   std::vector<std::string> EncodedSchedules() const;
   void KeepSchedules() const;
   std::vector<std::string> membership_;  // JSON of every loss, in order (summary.json)
+  Membership members_;  // who is in the job and who computes which slice (scheduler/membership.h)
   TraceFile* trace_ = nullptr;
 };
 

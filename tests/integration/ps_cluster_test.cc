@@ -353,6 +353,7 @@ TEST(PsCluster, SyncOutlivesAKilledWorkerAndTrainsTheSameModel) {
               std::string::npos)
         << summary;
     EXPECT_NE(summary.find("\"slices_to\":["), std::string::npos) << summary;
+    EXPECT_NE(summary.find("\"view\":1"), std::string::npos) << summary;  // the first change
     EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
     const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");
     std::printf("sync, worker %d killed (%s): max |diff| to the undisturbed model = %g\n", c.killed,

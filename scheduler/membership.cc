@@ -1,0 +1,196 @@
+#include "scheduler/membership.h"
+
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+
+namespace tteps::scheduler {
+
+Membership::Membership(Mode mode, int workers) : mode_(mode), slices_(workers) {
+  for (int w = 0; w < workers; ++w) workers_.push_back(w);
+  if (UsesSlices()) view_.slice_owner = workers_;
+  view_.live = workers_;
+}
+
+void Membership::NextView(const std::string& reason, int64_t step) {
+  ++view_.epoch;
+  view_.from_step = step;
+  view_.reason = reason;
+  view_.live.clear();
+  for (int w : workers_) {
+    if (!lost_.count(w)) view_.live.push_back(w);
+  }
+}
+
+void Membership::Finish(int worker) { finished_.insert(worker); }
+
+void Membership::Restart() {
+  for (int w : workers_) {
+    if (!lost_.count(w)) finished_.erase(w);
+  }
+}
+
+MembershipChange Membership::Lose(int worker, int64_t step) {
+  MembershipChange change;
+  finished_.insert(worker);
+  lost_.insert(worker);
+  waiting_.erase(worker);
+  // A joiner lost before its slice was released to it: the slice stays with its adopter (a
+  // release already asked for comes back to it, Released).
+  const auto joined = joined_.find(worker);
+  if (joined != joined_.end()) {
+    const auto pending = pending_release_.find(joined->second);
+    if (pending != pending_release_.end() && pending->second == worker &&
+        !ready_joiners_.count(worker)) {
+      pending_release_.erase(pending);
+    }
+  }
+  if (UsesSlices()) {
+    auto& owner = view_.slice_owner;
+    for (int slice = 0; slice < slices_; ++slice) {
+      if (owner[slice] != worker) continue;
+      int best = -1, best_count = INT32_MAX;
+      for (int w : workers_) {
+        // A joiner computes nothing before its go: it has no step to adopt from.
+        if (finished_.count(w) || waiting_.count(w)) continue;
+        const int count = static_cast<int>(std::count(owner.begin(), owner.end(), w));
+        if (count < best_count) best = w, best_count = count;
+      }
+      if (best < 0) continue;  // every other worker is done: no step is left to compute
+      owner[slice] = best;
+      change.adopters.push_back(best);
+      change.orphaned.push_back(slice);
+      change.commands.push_back({MembershipCommand::kAdopt, best, slice});
+      // A joiner waits for this slice: the new adopter leaves it at once.
+      const auto waiting = pending_release_.find(slice);
+      if (waiting != pending_release_.end() && ready_joiners_.count(waiting->second)) {
+        change.commands.push_back({MembershipCommand::kRelease, best, slice});
+      }
+    }
+  } else {
+    const int place = OwnSliceOf(worker);
+    if (place >= 0 && place < slices_) change.orphaned.push_back(place);
+  }
+  NextView("lost", step);
+  return change;
+}
+
+std::string Membership::JoinRefusal(int* slice) const {
+  if (mode_ == Mode::kAsync || mode_ == Mode::kSsp) {
+    // A lost worker's place that no live joiner has taken.
+    for (int w : lost_) {
+      if (w >= slices_) continue;
+      const bool taken = std::any_of(joined_.begin(), joined_.end(), [&](const auto& j) {
+        return j.second == w && !lost_.count(j.first);
+      });
+      if (!taken) {
+        *slice = w;
+        return "";
+      }
+    }
+    return "no place to take: no lost worker's place is free";
+  }
+  if (mode_ != Mode::kSync) {
+    return "workers join sync, async and SSP jobs only (a joiner takes a lost worker's place)";
+  }
+  // An adopted slice (a lost worker's, computed by a survivor, not by a joiner of its own),
+  // from the worker computing the most.
+  const auto& owner = view_.slice_owner;
+  int best = -1, best_load = 0;
+  for (int x = 0; x < slices_; ++x) {
+    if (OwnSliceOf(owner[x]) == x || pending_release_.count(x)) continue;
+    const int load = static_cast<int>(std::count(owner.begin(), owner.end(), owner[x]));
+    if (load > best_load) best = x, best_load = load;
+  }
+  if (best < 0) return "no slice to take over: no lost worker's slice is computed by another";
+  *slice = best;
+  return "";
+}
+
+int Membership::Join(int slice) {
+  int id = slices_;  // beyond the job's workers and every joiner before
+  for (int w : workers_) id = std::max(id, w + 1);
+  workers_.push_back(id);
+  waiting_.insert(id);
+  joined_[id] = slice;
+  if (mode_ == Mode::kSync) pending_release_[slice] = id;
+  return id;
+}
+
+MembershipChange Membership::JoinerReady(int joiner, int64_t place_step) {
+  MembershipChange change;
+  const int slice = joined_.at(joiner);
+  if (mode_ != Mode::kSync) {
+    waiting_.erase(joiner);
+    change.commands.push_back({MembershipCommand::kGo, joiner, slice, place_step});
+    change.owned.push_back(slice);
+    NextView("join", place_step);
+    return change;
+  }
+  // Loaded and built: the slice's adopter leaves it at its next step boundary.
+  ready_joiners_.insert(joiner);
+  change.commands.push_back({MembershipCommand::kRelease, view_.slice_owner.at(slice), slice});
+  return change;
+}
+
+MembershipChange Membership::Released(int worker, int slice, int64_t step) {
+  auto& owner = view_.slice_owner;
+  // Only an adopted slice is ever released, never a worker's own.
+  if (slice < 0 || slice >= static_cast<int>(owner.size()) || owner[slice] != worker ||
+      OwnSliceOf(worker) == slice) {
+    throw std::invalid_argument("worker " + std::to_string(worker) + " released slice " +
+                                std::to_string(slice) + ", which it did not adopt");
+  }
+  MembershipChange change;
+  const auto it = pending_release_.find(slice);
+  if (it == pending_release_.end() || lost_.count(it->second)) {
+    // The joiner was lost in the meantime: the slice goes back to the worker that left it.
+    if (it != pending_release_.end()) pending_release_.erase(it);
+    change.commands.push_back({MembershipCommand::kAdopt, worker, slice});
+    return change;
+  }
+  const int joiner = it->second;
+  pending_release_.erase(it);
+  waiting_.erase(joiner);
+  owner[slice] = joiner;
+  change.owned.push_back(slice);
+  change.commands.push_back({MembershipCommand::kGo, joiner, slice, step});
+  NextView("join", step);
+  return change;
+}
+
+int Membership::OwnerOf(int slice) const {
+  if (slice < 0 || slice >= slices_) return -1;
+  if (UsesSlices()) return view_.slice_owner[slice];
+  // A lost worker's place: the live worker that joined for it, if any.
+  if (!lost_.count(slice)) return slice;
+  for (const auto& [joiner, place] : joined_) {
+    if (place == slice && !lost_.count(joiner)) return joiner;
+  }
+  return slice;
+}
+
+int Membership::OwnSliceOf(int worker) const {
+  const auto joined = joined_.find(worker);
+  return joined != joined_.end() ? joined->second : worker;
+}
+
+int Membership::LiveCount() const {
+  return static_cast<int>(
+      std::count_if(workers_.begin(), workers_.end(), [&](int w) { return !lost_.count(w); }));
+}
+
+int Membership::ActiveCount() const {
+  return static_cast<int>(
+      std::count_if(workers_.begin(), workers_.end(), [&](int w) { return !finished_.count(w); }));
+}
+
+std::vector<int> Membership::HoldersOf(int place) const {
+  std::vector<int> holders = {place};
+  for (const auto& [joiner, held] : joined_) {
+    if (held == place) holders.push_back(joiner);
+  }
+  return holders;
+}
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,118 @@
+// The workers' membership of a job as a pure state machine: who is in it, who computes which
+// slice of the global batch (sync, ring) or holds which place (async, SSP), and who joins for
+// what. Events come in (a loss, a join, a joiner ready, a slice released, a worker finished, a
+// rollback); out come the next view and the commands that follow from it, as data. No sockets,
+// threads or clocks: the coordinator sends the commands and records the views, and every
+// sequence the failure tests produce by killing processes is a unit test here
+// (tests/unit/scheduler/membership_test.cc).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/mode.h"
+
+namespace tteps::scheduler {
+
+// One command to a worker that follows from an event.
+struct MembershipCommand {
+  enum Kind {
+    kAdopt,    // compute `slice` beside your own from your next step (with its schedule)
+    kRelease,  // leave `slice` at your next step boundary and say at which step (kReleased)
+    kGo,       // a joiner: compute `slice` from the step after `step`
+  };
+  Kind kind;
+  int worker;
+  int slice;
+  int64_t step = 0;
+  bool operator==(const MembershipCommand& o) const {
+    return kind == o.kind && worker == o.worker && slice == o.slice && step == o.step;
+  }
+};
+
+// The membership at one epoch: it holds from `from_step` on (the last step reported when it
+// changed) until the next.
+struct MembershipView {
+  int64_t epoch = 0;
+  int64_t from_step = 0;
+  std::string reason = "start";  // start, lost, join, returned
+  std::vector<int> live;         // workers in the job, in the order they registered
+  std::vector<int> slice_owner;  // sync and ring: who computes each slice
+};
+
+struct MembershipChange {
+  std::vector<MembershipCommand> commands;
+  // Sync and ring, a loss: who adopted each of the lost worker's slices, in slice order.
+  std::vector<int> adopters;
+  // Slices or places left without their own worker (a policy holds their accumulation), or
+  // given one again.
+  std::vector<int> orphaned, owned;
+};
+
+class Membership {
+ public:
+  // Workers 0 .. workers - 1, each computing its own slice (or holding its own place).
+  Membership(Mode mode, int workers);
+
+  // --- events -----------------------------------------------------------------------------
+  // A worker finished its steps: it adopts nothing from then on.
+  void Finish(int worker);
+  // Rolled back to a checkpoint: every live worker trains again.
+  void Restart();
+  // A worker declared lost at step `step`. Sync and ring: each slice it computed goes to the
+  // live, unfinished worker computing the fewest (the first of them in registration order; not
+  // a joiner still waiting for its go, which has no step to start it from);
+  // a joiner already waiting for such a slice gets it released at once. Async and SSP: its place
+  // is empty until a worker joins for it.
+  MembershipChange Lose(int worker, int64_t step);
+  // A worker asks to join: the slice (sync) or place (async, SSP) it would take, or why it
+  // cannot (the coordinator checks first that the job is training).
+  std::string JoinRefusal(int* slice) const;
+  // Registers a joiner for `slice` (JoinRefusal's); returns its id, past every worker so far.
+  int Join(int slice);
+  // The joiner loaded its data and built its model. Sync: its slice's adopter is asked to
+  // release the slice. Async and SSP: it takes its place from `place_step` (its place's last
+  // reported step), a new view.
+  MembershipChange JoinerReady(int joiner, int64_t place_step);
+  // Sync: `worker` left `slice` after step `step`. The joiner waiting for it computes it from
+  // there (a new view); if that joiner was lost meanwhile, the slice goes back to `worker`.
+  // Throws std::invalid_argument unless `worker` computes `slice` as an adopted one.
+  MembershipChange Released(int worker, int slice, int64_t step);
+
+  // --- state ------------------------------------------------------------------------------
+  const MembershipView& view() const { return view_; }
+  // The worker computing `slice` (sync, ring), or holding place `slice` (async, SSP: its first
+  // worker until a joiner took it over); -1: no such slice.
+  int OwnerOf(int slice) const;
+  // The slice a worker computes as its own: the one it joined for, else its id's.
+  int OwnSliceOf(int worker) const;
+  bool IsLost(int worker) const { return lost_.count(worker) > 0; }
+  bool IsJoiner(int worker) const { return joined_.count(worker) > 0; }
+  const std::set<int>& lost() const { return lost_; }
+  // Workers not lost.
+  int LiveCount() const;
+  // Workers neither lost nor finished.
+  int ActiveCount() const;
+  // Place `place` and the joiners that held it (async, SSP: whose steps count for it).
+  std::vector<int> HoldersOf(int place) const;
+  int slices() const { return slices_; }
+
+ private:
+  bool UsesSlices() const { return mode_ == Mode::kSync || mode_ == Mode::kRing; }
+  void NextView(const std::string& reason, int64_t step);
+
+  Mode mode_;
+  int slices_;
+  std::vector<int> workers_;  // registration order
+  std::set<int> lost_, finished_;
+  std::map<int, int> joined_;           // joiner -> the slice or place it joined for
+  std::map<int, int> pending_release_;  // sync: slice -> the joiner waiting for it
+  std::set<int> ready_joiners_;         // sync: joiners whose slice's release was asked for
+  std::set<int> waiting_;               // joiners not yet told to go: they adopt nothing
+  MembershipView view_;
+};
+
+}  // namespace tteps::scheduler
