@@ -869,24 +869,7 @@ bool Coordinator::CanRollback(const Node& n) const {
   });
 }
 
-void Coordinator::Rollback(Node& n, double silent_s) {
-  const OutputConfig& output = opts_.config.output;
-  const int lost_id = n.info.id;
-  server::ResumePoint point;
-  try {
-    point = server::ChooseRollbackPoint(output.checkpoint_dir, opts_.param_count);
-  } catch (const std::exception& e) {
-    Fail(n.info.Name() + " has been silent for " + std::to_string(static_cast<int>(silent_s)) +
-         " s and holds keys no other server has; no checkpoint to roll back to: " + e.what());
-    return;
-  }
-  n.done = true;
-  n.lost = true;
-  // The steps after the checkpoint are abandoned: their checkpoints go (a later rollback must
-  // not mix them with the new ranges').
-  server::RemoveCheckpointsAfter(output.checkpoint_dir, point.version);
-  int64_t reached = 0;
-  for (const auto& [w, p] : progress_) reached = std::max(reached, p.step);
+int Coordinator::RenumberServers(const server::ResumePoint& point) {
   // The live servers, renumbered in their old order; the keys cut anew over them.
   std::vector<Node*> live;
   for (auto& o : nodes_) {
@@ -916,6 +899,46 @@ void Coordinator::Rollback(Node& n, double silent_s) {
   map_.schedules = EncodedSchedules();
   map_.data_checksum = opts_.data_checksum;
   map_.resume_sources.assign(point.sources.begin(), point.sources.end());
+  return servers;
+}
+
+void Coordinator::SendRollback(int64_t version) {
+  Header h;
+  h.type = MsgType::kCommand;
+  h.sender_role = Role::kScheduler;
+  h.step = version;
+  for (const auto& o : nodes_) {
+    if (o.lost || (o.info.role != Role::kServer && o.info.role != Role::kWorker)) continue;
+    ClusterMap m = map_;
+    m.your_id = o.info.id;
+    if (o.info.role == Role::kWorker && members_.IsJoiner(o.info.id)) {
+      m.own_slice = members_.OwnSliceOf(o.info.id);
+    }
+    h.topic = o.info.role == Role::kServer ? server::topics::kRollback : topics::kRollback;
+    h.text = EncodeBody(m);
+    SendMessage(socket_, h, {}, o.peer);
+  }
+}
+
+void Coordinator::Rollback(Node& n, double silent_s) {
+  const OutputConfig& output = opts_.config.output;
+  const int lost_id = n.info.id;
+  server::ResumePoint point;
+  try {
+    point = server::ChooseRollbackPoint(output.checkpoint_dir, opts_.param_count);
+  } catch (const std::exception& e) {
+    Fail(n.info.Name() + " has been silent for " + std::to_string(static_cast<int>(silent_s)) +
+         " s and holds keys no other server has; no checkpoint to roll back to: " + e.what());
+    return;
+  }
+  n.done = true;
+  n.lost = true;
+  // The steps after the checkpoint are abandoned: their checkpoints go (a later rollback must
+  // not mix them with the new ranges').
+  server::RemoveCheckpointsAfter(output.checkpoint_dir, point.version);
+  int64_t reached = 0;
+  for (const auto& [w, p] : progress_) reached = std::max(reached, p.step);
+  const int servers = RenumberServers(point);
   lost_servers_.clear();
   norm_parts_.clear();
   for (size_t w = 0; w < point.clocks.size(); ++w) progress_[w].step = point.clocks[w];
@@ -947,21 +970,7 @@ void Coordinator::Rollback(Node& n, double silent_s) {
     LOG(INFO) << map_.servers[s].Name() << " holds " << map_.ranges[s].ToString() << " (epoch "
               << map_.epoch << ")";
   }
-  Header h;
-  h.type = MsgType::kCommand;
-  h.sender_role = Role::kScheduler;
-  h.step = point.version;
-  for (const auto& o : nodes_) {
-    if (o.lost || (o.info.role != Role::kServer && o.info.role != Role::kWorker)) continue;
-    ClusterMap m = map_;
-    m.your_id = o.info.id;
-    if (o.info.role == Role::kWorker && members_.IsJoiner(o.info.id)) {
-      m.own_slice = members_.OwnSliceOf(o.info.id);
-    }
-    h.topic = o.info.role == Role::kServer ? server::topics::kRollback : topics::kRollback;
-    h.text = EncodeBody(m);
-    SendMessage(socket_, h, {}, o.peer);
-  }
+  SendRollback(point.version);
   eval_->Remap(map_);
   NoteLostPeer();
 }
@@ -991,10 +1000,8 @@ void Coordinator::CheckSilence() {
   }
 }
 
-int Coordinator::Run() {
-  start_ = Clock::now();
+int Coordinator::RegisterAll() {
   const int expected = opts_.num_servers + opts_.num_workers;
-  // 1. Registration.
   while (static_cast<int>(nodes_.size()) < expected) {
     if (const int sig = InterruptSignal()) {
       Interrupt(sig);
@@ -1034,6 +1041,105 @@ int Coordinator::Run() {
       LOG(ERROR) << "malformed registration ignored: " << e.what();
     }
   }
+  return -1;
+}
+
+void Coordinator::OnEvaluation(const EvalOutcome& r) {
+  if (r.json != "null") {  // "null": no evaluation trips
+    JsonObject line;
+    line.Add("type", "eval").Add("step", r.step).Add("version", r.version);
+    line.Add("wall_s", SecondsSince(start_)).Add("train_s", r.train_s).AddRaw("eval", r.json);
+    out_->AppendMetrics(line);
+    LOG(INFO) << "eval at step " << r.step << " (version " << r.version << "): " << r.json;
+    progress_line_.set_eval_mape(r.mape);
+  }
+  if (!r.final && r.json != "null" && phase_.is(Phase::kTraining) && early_stop_.empty() &&
+      patience_.Offer(r.mape)) {
+    // Early stopping: every worker stops after the same step, as with the time budget.
+    early_stop_ = JsonObject()
+                      .Add("evaluation_step", r.step)
+                      .Add("patience", opts_.config.train.patience)
+                      .Add("best_mape", patience_.best())
+                      .str();
+    const std::string text = "no lower MAPE in " + std::to_string(opts_.config.train.patience) +
+                             " evaluations (--patience; best " + JsonNumber(patience_.best()) +
+                             "): training stops";
+    LOG(WARNING) << text;
+    std::fprintf(stderr, "[tteps] %s\n", text.c_str());
+    if (!stop_sent_) {
+      stop_sent_ = true;
+      Command(Role::kWorker, topics::kStop);
+    }
+  }
+  if (r.best) {
+    best_eval_ = JsonObject()
+                     .Add("step", r.step)
+                     .Add("version", r.version)
+                     .Add("train_s", r.train_s)
+                     .AddMembers(r.json)
+                     .str();
+  }
+  if (r.final) {
+    final_eval_ = r.json;
+    // Servers may go: they answer with their statistics. Workers, done, wait for this word (a
+    // scheduler lost before it is a failure they name).
+    Header h;
+    h.type = MsgType::kShutdown;
+    h.sender_role = Role::kScheduler;
+    for (auto& n : nodes_) {
+      if (!n.lost) SendMessage(socket_, h, {}, n.peer);
+      if (n.info.role == Role::kServer) n.done = true;
+    }
+    server_stats_deadline_ =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(opts_.config.cluster.timeout_s));
+  }
+}
+
+void Coordinator::ReceiveFor20Ms() {
+  Message m;
+  std::string peer;
+  try {
+    // Bounded, so that a flood of messages cannot starve the checks after it.
+    for (int i = 0; i < 1000 && ReceiveMessage(socket_, true, 20, &m, &peer); ++i) {
+      HandleMessage(m);
+    }
+  } catch (const CodecError& e) {
+    ++refused_;
+    LOG_IF(ERROR, LogThisRefusal(refused_))
+        << "malformed message ignored: " << e.what() << " (" << refused_ << " refused so far)";
+  }
+}
+
+void Coordinator::AdvancePhase() {
+  const bool workers_done = std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) {
+    return n.info.role != Role::kWorker || n.done;
+  });
+  if (workers_done && phase_.is(Phase::kTraining)) {
+    phase_.MoveTo(Phase::kDraining);
+    train_end_ = Clock::now();
+    int64_t epoch = 0;
+    for (const auto& [w, p] : progress_) epoch = std::max(epoch, p.epoch);
+    progress_line_.Update(epoch, steps_done_, last_loss_, last_trips_per_s_, /*force=*/true);
+    FinishPolicy();
+    if (UsesServers(mode_)) {
+      eval_->Request(steps_done_, true, TrainSeconds());
+    } else if (!final_offered_) {
+      // Worker 0 sends its final snapshot before it reports done, on the same socket.
+      Fail("worker 0 finished without sending its final parameters (see its log)");
+    }
+  }
+  if (!final_eval_.empty() && phase_.is(Phase::kDraining) &&
+      (static_cast<int>(server_stats_.size() + lost_servers_.size()) == opts_.num_servers ||
+       Clock::now() > server_stats_deadline_)) {
+    phase_.MoveTo(Phase::kDone);
+  }
+}
+
+int Coordinator::Run() {
+  start_ = Clock::now();
+  // 1. Registration.
+  if (const int code = RegisterAll(); code >= 0) return code;
   SendMaps();
   WarnIfOpen();
   phase_.MoveTo(Phase::kReady);
@@ -1042,78 +1148,18 @@ int Coordinator::Run() {
 
   // 2. Training, then draining: until every worker is done and the final evaluation and the
   // servers' statistics are in, or a failure.
-  auto server_stats_deadline = Clock::time_point::max();
   while (!phase_.is(Phase::kFailed) && !phase_.is(Phase::kDone)) {
     if (const int sig = InterruptSignal()) {
       Interrupt(sig);
       break;
     }
-    Message m;
-    std::string peer;
-    try {
-      // Bounded, so that a flood of messages cannot starve the checks below.
-      for (int i = 0; i < 1000 && ReceiveMessage(socket_, true, 20, &m, &peer); ++i) {
-        HandleMessage(m);
-      }
-    } catch (const CodecError& e) {
-      ++refused_;
-      LOG_IF(ERROR, LogThisRefusal(refused_))
-          << "malformed message ignored: " << e.what() << " (" << refused_ << " refused so far)";
-    }
+    ReceiveFor20Ms();
     while (auto r = eval_->Poll()) {
       if (!r->error.empty()) {
         Fail("evaluation failed: " + r->error);
         break;
       }
-      if (r->json != "null") {  // "null": no evaluation trips
-        JsonObject line;
-        line.Add("type", "eval").Add("step", r->step).Add("version", r->version);
-        line.Add("wall_s", SecondsSince(start_)).Add("train_s", r->train_s).AddRaw("eval", r->json);
-        out_->AppendMetrics(line);
-        LOG(INFO) << "eval at step " << r->step << " (version " << r->version << "): " << r->json;
-        progress_line_.set_eval_mape(r->mape);
-      }
-      if (!r->final && r->json != "null" && phase_.is(Phase::kTraining) && early_stop_.empty() &&
-          patience_.Offer(r->mape)) {
-        // Early stopping: every worker stops after the same step, as with the time budget.
-        early_stop_ = JsonObject()
-                          .Add("evaluation_step", r->step)
-                          .Add("patience", opts_.config.train.patience)
-                          .Add("best_mape", patience_.best())
-                          .str();
-        const std::string text = "no lower MAPE in " + std::to_string(opts_.config.train.patience) +
-                                 " evaluations (--patience; best " + JsonNumber(patience_.best()) +
-                                 "): training stops";
-        LOG(WARNING) << text;
-        std::fprintf(stderr, "[tteps] %s\n", text.c_str());
-        if (!stop_sent_) {
-          stop_sent_ = true;
-          Command(Role::kWorker, topics::kStop);
-        }
-      }
-      if (r->best) {
-        best_eval_ = JsonObject()
-                         .Add("step", r->step)
-                         .Add("version", r->version)
-                         .Add("train_s", r->train_s)
-                         .AddMembers(r->json)
-                         .str();
-      }
-      if (r->final) {
-        final_eval_ = r->json;
-        // Servers may go: they answer with their statistics. Workers, done, wait for this
-        // word (a scheduler lost before it is a failure they name).
-        Header h;
-        h.type = MsgType::kShutdown;
-        h.sender_role = Role::kScheduler;
-        for (auto& n : nodes_) {
-          if (!n.lost) SendMessage(socket_, h, {}, n.peer);
-          if (n.info.role == Role::kServer) n.done = true;
-        }
-        server_stats_deadline =
-            Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                               std::chrono::duration<double>(opts_.config.cluster.timeout_s));
-      }
+      OnEvaluation(*r);
     }
     if (phase_.is(Phase::kFailed)) break;
     SendDecisions();
@@ -1121,28 +1167,7 @@ int Coordinator::Run() {
     MaybeStopForBudget();
     CheckSilence();
     CheckMinWorkers();
-    const bool workers_done = std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) {
-      return n.info.role != Role::kWorker || n.done;
-    });
-    if (workers_done && phase_.is(Phase::kTraining)) {
-      phase_.MoveTo(Phase::kDraining);
-      train_end_ = Clock::now();
-      int64_t epoch = 0;
-      for (const auto& [w, p] : progress_) epoch = std::max(epoch, p.epoch);
-      progress_line_.Update(epoch, steps_done_, last_loss_, last_trips_per_s_, /*force=*/true);
-      FinishPolicy();
-      if (UsesServers(mode_)) {
-        eval_->Request(steps_done_, true, TrainSeconds());
-      } else if (!final_offered_) {
-        // Worker 0 sends its final snapshot before it reports done, on the same socket.
-        Fail("worker 0 finished without sending its final parameters (see its log)");
-      }
-    }
-    if (!final_eval_.empty() && phase_.is(Phase::kDraining) &&
-        (static_cast<int>(server_stats_.size() + lost_servers_.size()) == opts_.num_servers ||
-         Clock::now() > server_stats_deadline)) {
-      phase_.MoveTo(Phase::kDone);
-    }
+    AdvancePhase();
   }
   FinishPolicy();  // a failed job: stop the agent too
   WriteSummary(final_eval_, failure_);
@@ -1157,7 +1182,7 @@ int Coordinator::Run() {
   return 0;
 }
 
-void Coordinator::WriteSummary(const std::string& final_eval, const std::string& error) {
+void Coordinator::AddWork(JsonObject& s) const {
   // A job that ended before training began trained for no time (not since the clock's epoch:
   // a registration timeout used to report the machine's uptime).
   const double train_s =
@@ -1181,17 +1206,6 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
     steps_timed += p.steps_timed;
   }
   const double per = steps_timed > 0 ? 1.0 / steps_timed : 0;
-  JsonObject s;
-  s.Add("mode", ModeName(mode_))
-      .Add("status", interrupted_ != 0 ? "interrupted"
-                     : error.empty()   ? "done"
-                                       : "failed");
-  if (interrupted_ != 0) s.Add("signal", SignalName(interrupted_));
-  s.Add("bad_records_skipped", opts_.bad_records_skipped);
-  // Where a resumed job starts from (--resume), when the servers write checkpoints.
-  if (UsesServers(mode_) && opts_.config.output.checkpoint_every > 0) {
-    s.Add("checkpoint_dir", opts_.config.output.checkpoint_dir);
-  }
   s.Add("workers", opts_.num_workers)
       .Add("servers", opts_.num_servers)
       .Add("epochs", epochs)
@@ -1223,14 +1237,9 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
     s.Add("bytes_per_step",
           JsonObject().Add("push", push_bytes * per).Add("pull", pull_bytes * per));
   }
-  // Private memory (RssAnon) and shared pages (mapped files: a trip store's shards) apart.
-  const MemoryPeaks mem = PeakMemory();
-  s.Add("peak_rss_mb", PeakMemoryJson(&WorkerProgress::peak_rss_mb,
-                                      &server::ServerStats::peak_rss_mb, PeakRssMb()));
-  s.Add("peak_private_mb", PeakMemoryJson(&WorkerProgress::peak_private_mb,
-                                          &server::ServerStats::peak_private_mb, mem.private_mb));
-  s.Add("peak_shared_mb", PeakMemoryJson(&WorkerProgress::peak_shared_mb,
-                                         &server::ServerStats::peak_shared_mb, mem.shared_mb));
+}
+
+void Coordinator::AddServersAndRefusals(JsonObject& s) const {
   // Every server sees every push, so one server's staleness histogram describes the job (the
   // lowest that reported: server 0 unless it was lost).
   if (!server_stats_.empty()) s.Add("server_stats", server_stats_.begin()->second.ToJson());
@@ -1255,6 +1264,30 @@ void Coordinator::WriteSummary(const std::string& final_eval, const std::string&
                        .Add("non_finite", non_finite)
                        .Add("unauthenticated", unauthenticated));
   s.Add("curve", opts_.curve != nullptr);
+}
+
+void Coordinator::WriteSummary(const std::string& final_eval, const std::string& error) {
+  JsonObject s;
+  s.Add("mode", ModeName(mode_))
+      .Add("status", interrupted_ != 0 ? "interrupted"
+                     : error.empty()   ? "done"
+                                       : "failed");
+  if (interrupted_ != 0) s.Add("signal", SignalName(interrupted_));
+  s.Add("bad_records_skipped", opts_.bad_records_skipped);
+  // Where a resumed job starts from (--resume), when the servers write checkpoints.
+  if (UsesServers(mode_) && opts_.config.output.checkpoint_every > 0) {
+    s.Add("checkpoint_dir", opts_.config.output.checkpoint_dir);
+  }
+  AddWork(s);
+  // Private memory (RssAnon) and shared pages (mapped files: a trip store's shards) apart.
+  const MemoryPeaks mem = PeakMemory();
+  s.Add("peak_rss_mb", PeakMemoryJson(&WorkerProgress::peak_rss_mb,
+                                      &server::ServerStats::peak_rss_mb, PeakRssMb()));
+  s.Add("peak_private_mb", PeakMemoryJson(&WorkerProgress::peak_private_mb,
+                                          &server::ServerStats::peak_private_mb, mem.private_mb));
+  s.Add("peak_shared_mb", PeakMemoryJson(&WorkerProgress::peak_shared_mb,
+                                         &server::ServerStats::peak_shared_mb, mem.shared_mb));
+  AddServersAndRefusals(s);
   s.Add("accumulation_policy", opts_.config.policy.name);
   if (policy_) s.Add("accumulation_decisions", decisions_);
   if (!policy_error_.empty()) s.Add("policy_error", policy_error_);

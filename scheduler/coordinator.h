@@ -27,6 +27,7 @@
 #include "scheduler/evaluation.h"
 #include "scheduler/job_phase.h"
 #include "scheduler/membership.h"
+#include "server/checkpoint.h"
 #include "server/server_stats.h"
 #include "worker/train_report.h"
 
@@ -140,6 +141,11 @@ class Coordinator {
   // A joiner given its go while training is paused gets the pause too.
   void PauseIfShort(int worker, int64_t step);
   void Rollback(Node& n, double silent_s);
+  // Rollback's parts: the live servers renumbered in their old order, the keys cut anew over
+  // them and the map's next epoch from `point` (returns how many servers); every live node
+  // told (its new map).
+  int RenumberServers(const server::ResumePoint& point);
+  void SendRollback(int64_t version);
   // The first server of s's range (its replicas'): the key of its share of a clipping norm.
   int RangeGroup(int server) const;
   int RangeGroups() const;
@@ -157,11 +163,25 @@ class Coordinator {
   JsonObject PeakMemoryJson(double WorkerProgress::*worker_field,
                             double server::ServerStats::*server_field, double scheduler) const;
   void Fail(const std::string& reason);
+  // Run's parts. Waits for every node's registration: -1 once all are in, else the exit code
+  // (a timeout, a fatal refusal, an interrupt; summary.json written).
+  int RegisterAll();
+  // Handles what arrives within 20 ms (at most 1,000 messages).
+  void ReceiveFor20Ms();
+  // An evaluation's result: its metrics line, early stopping, the best and the final one.
+  void OnEvaluation(const EvalOutcome& r);
+  // Training -> draining once every worker is done; draining -> done once the final evaluation
+  // and the servers' statistics are in (or their deadline passed).
+  void AdvancePhase();
   // SIGTERM or SIGINT (CatchInterrupts): the job ends now, every node told, summary.json with
   // "status":"interrupted" and the last step every worker completed.
   void Interrupt(int sig);
   void Broadcast(const std::string& shutdown_reason);
   void WriteSummary(const std::string& final_eval_json, const std::string& error);
+  // summary.json's parts: the work done (steps, trips, times, bytes), and the servers'
+  // statistics with what every process refused.
+  void AddWork(JsonObject& s) const;
+  void AddServersAndRefusals(JsonObject& s) const;
   Node* Find(const std::string& peer);
 
   zmq::socket_t& socket_;
@@ -183,6 +203,9 @@ class Coordinator {
   int interrupted_ = 0;  // the signal that interrupted the job (0: none)
   ProgressLine progress_line_;
   std::chrono::steady_clock::time_point start_, train_start_, train_end_;
+  // Draining: how long the servers' statistics are awaited after the final evaluation.
+  std::chrono::steady_clock::time_point server_stats_deadline_ =
+      std::chrono::steady_clock::time_point::max();
   double startup_s_ = 0;  // from the scheduler's start to training (every worker ready)
   EvalSchedule eval_schedule_;
   double last_loss_ = 0, last_trips_per_s_ = 0;  // of the latest reports, for the progress line
