@@ -520,7 +520,7 @@ void Coordinator::OnServerReport(const Node& node, const Header& h) {
   } else if (h.topic == server::topics::kNormPartial) {
     // Clipping in sync mode: the global norm of a version's aggregate, from every shard.
     // Replicas send the same share: one per range counts.
-    if (h.step < 0 || node.info.id < 0 || node.info.id >= opts_.num_servers) return;
+    if (h.step < 0 || node.info.id < 0 || node.info.id >= Servers()) return;
     auto& parts = norm_parts_[h.step];
     parts.emplace(RangeGroup(node.info.id), h.norm);
     if (static_cast<int>(parts.size()) == RangeGroups()) {
@@ -538,7 +538,7 @@ int Coordinator::RangeGroup(int server) const { return ReplicasOf(map_, server).
 
 int Coordinator::RangeGroups() const {
   std::set<int> groups;
-  for (int s = 0; s < opts_.num_servers; ++s) groups.insert(RangeGroup(s));
+  for (int s = 0; s < Servers(); ++s) groups.insert(RangeGroup(s));
   return static_cast<int>(groups.size());
 }
 
@@ -878,11 +878,10 @@ int Coordinator::RenumberServers(const server::ResumePoint& point) {
   std::sort(live.begin(), live.end(),
             [](const Node* a, const Node* b) { return a->info.id < b->info.id; });
   const int servers = static_cast<int>(live.size());
-  int replicas = opts_.config.cluster.replicas;
+  // The job's options stay as launched: the map holds what changed (servers, replicas).
+  int replicas = map_.config.cluster.replicas;
   if (servers % replicas != 0) replicas = 1;
-  opts_.config.cluster.replicas = replicas;
-  opts_.num_servers = servers;
-  map_.config = opts_.config;
+  map_.config.cluster.replicas = replicas;
   map_.servers.clear();
   for (int s = 0; s < servers; ++s) {
     live[s]->info.id = s;
@@ -1130,7 +1129,7 @@ void Coordinator::AdvancePhase() {
     }
   }
   if (!final_eval_.empty() && phase_.is(Phase::kDraining) &&
-      (static_cast<int>(server_stats_.size() + lost_servers_.size()) == opts_.num_servers ||
+      (static_cast<int>(server_stats_.size() + lost_servers_.size()) == Servers() ||
        Clock::now() > server_stats_deadline_)) {
     phase_.MoveTo(Phase::kDone);
   }
@@ -1207,7 +1206,7 @@ void Coordinator::AddWork(JsonObject& s) const {
   }
   const double per = steps_timed > 0 ? 1.0 / steps_timed : 0;
   s.Add("workers", opts_.num_workers)
-      .Add("servers", opts_.num_servers)
+      .Add("servers", Servers())
       .Add("epochs", epochs)
       .Add("steps", phase_.is(Phase::kFailed) ? MinStep()
                     : steps_done_ > 0         ? steps_done_

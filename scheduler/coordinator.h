@@ -149,6 +149,11 @@ class Coordinator {
   // The first server of s's range (its replicas'): the key of its share of a clipping norm.
   int RangeGroup(int server) const;
   int RangeGroups() const;
+  // The job's servers now: as launched until the maps are out, then the map's (a rollback
+  // renumbers the live ones).
+  int Servers() const {
+    return map_.servers.empty() ? opts_.num_servers : static_cast<int>(map_.servers.size());
+  }
   // Adds a membership event: summary.json, a metrics line, one console line.
   void RecordMembership(const JsonObject& event, const std::string& console);
   // The parameter-server modes: an evaluation of the servers' weights when the schedule says.
