@@ -60,6 +60,7 @@ Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluat
       progress_line_(ModeName(mode_), opts_.total_steps, opts_.config.train.progress_s),
       eval_schedule_(opts_.config.train.eval),
       patience_(opts_.config.train.patience),
+      schedules_(opts_.num_workers, opts_.config.exchange.accumulation, opts_.config.output),
       members_(mode_, opts_.num_workers) {}
 
 Coordinator::Node* Coordinator::Find(const std::string& peer) {
@@ -126,8 +127,8 @@ void Coordinator::SendMaps() {
   map_.config = opts_.config;
   map_.resume_version = opts_.resume_version;
   map_.start_steps = opts_.start_steps;
-  schedules_ = opts_.schedules;
-  map_.schedules = EncodedSchedules();
+  schedules_.Restore(opts_.schedules);
+  map_.schedules = schedules_.Encoded();
   map_.data_checksum = opts_.data_checksum;
   for (size_t w = 0; w < opts_.start_steps.size(); ++w) progress_[w].step = opts_.start_steps[w];
   map_.servers.assign(opts_.num_servers, {});
@@ -211,7 +212,7 @@ void Coordinator::OnReady(const Node& node) {
   phase_.MoveTo(Phase::kTraining);
   train_start_ = Clock::now();
   startup_s_ = ProcessAgeSeconds();
-  KeepSchedules();  // those it resumed with, or none: never a former job's beside its checkpoints
+  schedules_.Keep();  // those it resumed with, or none: never a former job's beside its checkpoints
   Command(Role::kWorker, topics::kGo);
 }
 
@@ -438,51 +439,14 @@ void Coordinator::OnAccumulationChanged(const Node& node, const Header& h) {
     LOG(ERROR) << "accumulation change " << acc << " from " << node.info.Name() << " ignored";
     return;
   }
-  const auto it = schedules_.try_emplace(slice, opts_.config.exchange.accumulation).first;
   try {
-    it->second.Add({h.step, h.samples, static_cast<int64_t>(acc)});
+    schedules_.Add(slice, {h.step, h.samples, static_cast<int64_t>(acc)});
     LOG(INFO) << node.info.Name() << " draws " << static_cast<int64_t>(acc)
               << " micro-batches a step from step " << h.step + 1 << " (its slice's stream at "
               << h.samples << ")";
   } catch (const std::invalid_argument& e) {
     LOG(ERROR) << "accumulation change from " << node.info.Name() << " ignored: " << e.what();
-    return;
   }
-  KeepSchedules();
-}
-
-std::vector<std::string> Coordinator::EncodedSchedules() const {
-  if (schedules_.empty()) return {};
-  std::vector<std::string> out(opts_.num_workers);
-  for (const auto& [slice, schedule] : schedules_) {
-    if (slice >= 0 && slice < opts_.num_workers) out[slice] = schedule.Encode();
-  }
-  return out;
-}
-
-void Coordinator::KeepSchedules() const {
-  const OutputConfig& output = opts_.config.output;
-  if (output.checkpoint_every <= 0) return;
-  const std::string path = output.checkpoint_dir + "/" + kSchedulesFile;
-  try {
-    std::filesystem::create_directories(output.checkpoint_dir);
-    WriteFileAtomically(path, FormatSchedules(schedules_));
-  } catch (const std::exception& e) {
-    // A resume would draw as if the accumulation never changed; the job itself goes on.
-    LOG(ERROR) << "could not keep the accumulation schedules in " << path << ": " << e.what();
-  }
-}
-
-int64_t Coordinator::LastAccumulationOf(int slice) const {
-  const auto kept = schedules_.find(slice);
-  return kept != schedules_.end() ? kept->second.changes().back().accumulation
-                                  : opts_.config.exchange.accumulation;
-}
-
-std::string Coordinator::ScheduleText(int slice) const {
-  const auto it = schedules_.find(slice);
-  return it != schedules_.end() ? it->second.Encode()
-                                : SliceSchedule(opts_.config.exchange.accumulation).Encode();
 }
 
 void Coordinator::OnWorkerReport(Node& node, const Message& m) {
@@ -605,21 +569,22 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
 
 void Coordinator::Apply(const MembershipChange& change) {
   if (policy_) {
-    for (int slice : change.orphaned) policy_->SetOrphaned(slice, LastAccumulationOf(slice));
+    for (int slice : change.orphaned)
+      policy_->SetOrphaned(slice, schedules_.LastAccumulationOf(slice));
     for (int slice : change.owned) policy_->SetOwned(slice);
   }
   for (const MembershipCommand& c : change.commands) {
     switch (c.kind) {
       case MembershipCommand::kAdopt:
         Command(Role::kWorker, topics::kAdoptSlice, c.slice, 0, -1, c.worker,
-                ScheduleText(c.slice));
+                schedules_.Text(c.slice));
         break;
       case MembershipCommand::kRelease:
         Command(Role::kWorker, topics::kReleaseSlice, c.slice, 0, -1, c.worker);
         break;
       case MembershipCommand::kGo:
         // With the slice's schedule: the joiner draws what its lost worker would have.
-        Command(Role::kWorker, topics::kGo, c.step, 0, -1, c.worker, ScheduleText(c.slice));
+        Command(Role::kWorker, topics::kGo, c.step, 0, -1, c.worker, schedules_.Text(c.slice));
         PauseIfShort(c.worker, c.step);
         break;
     }
@@ -895,7 +860,7 @@ int Coordinator::RenumberServers(const server::ResumePoint& point) {
   ++map_.epoch;
   map_.resume_version = point.version;
   map_.start_steps = point.clocks;
-  map_.schedules = EncodedSchedules();
+  map_.schedules = schedules_.Encoded();
   map_.data_checksum = opts_.data_checksum;
   map_.resume_sources.assign(point.sources.begin(), point.sources.end());
   return servers;

@@ -27,6 +27,7 @@
 #include "scheduler/evaluation.h"
 #include "scheduler/job_phase.h"
 #include "scheduler/membership.h"
+#include "scheduler/slice_schedules.h"
 #include "server/checkpoint.h"
 #include "server/server_stats.h"
 #include "worker/train_report.h"
@@ -96,8 +97,6 @@ class Coordinator {
   void OnWorkerReport(Node& node, const Message& m);
   // An accumulation policy's change as the worker applied it: its slice's schedule grows.
   void OnAccumulationChanged(const Node& node, const Header& h);
-  // What an adopter of `slice` is sent: its schedule (SliceSchedule::Encode).
-  std::string ScheduleText(int slice) const;
   void OnServerReport(const Node& node, const Header& h);
   void OnReady(const Node& node);
   // Throws CodecError on a garbled report.
@@ -231,14 +230,8 @@ class Coordinator {
   double paused_s_ = 0;     // the pauses that ended; TrainSeconds leaves them out
   Patience patience_{0};    // --patience over the evaluations (set in the constructor)
   std::string early_stop_;  // {"evaluation_step", "patience", "best_mape"}; empty: none
-  // The accumulation a slice drew last (its schedule's, or --accumulation).
-  int64_t LastAccumulationOf(int slice) const;
-  std::map<int, SliceSchedule> schedules_;  // slice -> its accumulations, once one changed
-  // The schedules as every node's map carries them (resume, rollback), and beside the
-  // checkpoints (kSchedulesFile, written at each change) for a later --resume.
-  std::vector<std::string> EncodedSchedules() const;
-  void KeepSchedules() const;
   std::vector<std::string> membership_;  // JSON of every loss, in order (summary.json)
+  SliceSchedules schedules_;             // each slice's accumulations (scheduler/slice_schedules.h)
   Membership members_;  // who is in the job and who computes which slice (scheduler/membership.h)
   TraceFile* trace_ = nullptr;
 };
