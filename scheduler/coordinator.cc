@@ -130,7 +130,7 @@ void Coordinator::SendMaps() {
   schedules_.Restore(opts_.schedules);
   map_.schedules = schedules_.Encoded();
   map_.data_checksum = opts_.data_checksum;
-  for (size_t w = 0; w < opts_.start_steps.size(); ++w) progress_[w].step = opts_.start_steps[w];
+  for (size_t w = 0; w < opts_.start_steps.size(); ++w) book_.SetStep(w, opts_.start_steps[w]);
   map_.servers.assign(opts_.num_servers, {});
   map_.workers.assign(opts_.num_workers, {});
   for (const auto& n : nodes_) {
@@ -236,36 +236,10 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
   TrainReport r = DecodeCereal<TrainReport>(body);
   r.worker = node.info.id;  // the sender is who the socket says, whatever the body claims
   out_->AppendMetrics(r.ToJson());
-  WorkerProgress& p = progress_[node.info.id];
-  const int64_t steps = r.step - p.step;
-  p.step = r.step;
-  p.epoch = r.epoch;
-  p.trips += r.trips;
-  p.loss = r.loss;
-  p.trips_per_s = r.trips_per_s;
-  p.compute_s += r.compute_s * steps;
-  p.push_s += r.Exchange("push_s") * steps;
-  p.pull_s += r.Exchange("pull_s") * steps;
-  p.push_bytes += r.Exchange("push_bytes") * steps;
-  p.pull_bytes += r.Exchange("pull_bytes") * steps;
-  p.wait_s += r.wait_s * steps;
-  p.allreduce_s += r.Exchange("allreduce_s") * steps;
-  p.steps_timed += steps;
-  p.peak_rss_mb = std::max(p.peak_rss_mb, r.peak_rss_mb);
-  p.peak_private_mb = std::max(p.peak_private_mb, r.peak_private_mb);
-  p.peak_shared_mb = std::max(p.peak_shared_mb, r.peak_shared_mb);
-
-  const int64_t min_step = MinStep();
-  double loss = 0, tps = 0;
-  const double live = static_cast<double>(progress_.size() - members_.lost().size());
-  for (const auto& [w, wp] : progress_) {
-    if (members_.IsLost(w)) continue;
-    loss += wp.loss / live;
-    tps += wp.trips_per_s;
-  }
-  progress_line_.Update(p.epoch, min_step, loss, tps);
-  last_loss_ = loss;
-  last_trips_per_s_ = tps;
+  const WorkerProgress& p = book_.Add(node.info.id, r);
+  last_loss_ = book_.MeanLoss(members_.lost());
+  last_trips_per_s_ = book_.TripsPerSecond(members_.lost());
+  progress_line_.Update(p.epoch, MinStep(), last_loss_, last_trips_per_s_);
   if (policy_) {
     ppo::WindowReport window = ToWindowReport(r);
     window.worker = members_.OwnSliceOf(node.info.id);  // a joiner's window is its slice's
@@ -280,13 +254,7 @@ void Coordinator::MaybeEvaluate() {
   // Epochs as worker 0 counts them (it starts each one first), else the step every worker has
   // reached. The final evaluation covers the last step.
   // (the lowest live worker's, once worker 0 is lost)
-  WorkerProgress first;
-  for (const auto& [w, wp] : progress_) {
-    if (!members_.IsLost(w)) {
-      first = wp;
-      break;
-    }
-  }
+  const WorkerProgress first = book_.First(members_.lost());
   const int64_t epochs = first.epoch;
   const int64_t step = eval_schedule_.per_epoch() ? first.step : MinStep();
   if (step >= opts_.total_steps || !eval_schedule_.Due(step, epochs, TrainSeconds())) return;
@@ -297,19 +265,15 @@ void Coordinator::MaybeEvaluate() {
 JsonObject Coordinator::PeakMemoryJson(double WorkerProgress::*worker_field,
                                        double server::ServerStats::*server_field,
                                        double scheduler) const {
-  std::vector<double> workers, servers;
-  for (const auto& [w, p] : progress_) workers.push_back(p.*worker_field);
+  std::vector<double> servers;
   for (const auto& [id, stats] : server_stats_) servers.push_back(stats.*server_field);
-  return JsonObject().Add("scheduler", scheduler).Add("workers", workers).Add("servers", servers);
+  return JsonObject()
+      .Add("scheduler", scheduler)
+      .Add("workers", book_.Peaks(worker_field))
+      .Add("servers", servers);
 }
 
-int64_t Coordinator::MinStep() const {
-  int64_t min_step = INT64_MAX;
-  for (const auto& [w, wp] : progress_) {
-    if (!members_.IsLost(w)) min_step = std::min(min_step, wp.step);
-  }
-  return progress_.empty() ? 0 : min_step;
-}
+int64_t Coordinator::MinStep() const { return book_.MinStep(members_.lost()); }
 
 double Coordinator::TrainSeconds() const {
   if (!phase_.reached(Phase::kTraining)) return 0.0;
@@ -534,7 +498,7 @@ void Coordinator::DeclareLost(Node& n, double silent_s) {
   n.done = true;
   n.lost = true;
   const int id = n.info.id;
-  const int64_t step = progress_.count(id) ? progress_.at(id).step : 0;
+  const int64_t step = book_.StepOf(id);
   const MembershipChange change = members_.Lose(id, step);
   Apply(change);
   const int live = members_.ActiveCount();
@@ -697,7 +661,7 @@ int64_t Coordinator::PlaceStep(int place) const {
   // that was lost in turn.
   int64_t step = 0;
   for (int holder : members_.HoldersOf(place)) {
-    if (progress_.count(holder)) step = std::max(step, progress_.at(holder).step);
+    step = std::max(step, book_.StepOf(holder));
   }
   return step;
 }
@@ -779,10 +743,7 @@ void Coordinator::CheckMinWorkers() {
       lost += (lost.empty() ? "" : ", ") + n.info.Name();
     }
   }
-  int64_t step = 0;  // the furthest step a live worker reported
-  for (const auto& [w, p] : progress_) {
-    if (!members_.IsLost(w)) step = std::max(step, p.step);
-  }
+  const int64_t step = book_.MaxStep(members_.lost());  // the furthest a live worker reported
   if (live >= want) {
     if (!short_) return;
     const double paused_s = SecondsSince(short_since_);
@@ -900,12 +861,11 @@ void Coordinator::Rollback(Node& n, double silent_s) {
   // The steps after the checkpoint are abandoned: their checkpoints go (a later rollback must
   // not mix them with the new ranges').
   server::RemoveCheckpointsAfter(output.checkpoint_dir, point.version);
-  int64_t reached = 0;
-  for (const auto& [w, p] : progress_) reached = std::max(reached, p.step);
+  const int64_t reached = book_.MaxStep();
   const int servers = RenumberServers(point);
   lost_servers_.clear();
   norm_parts_.clear();
-  for (size_t w = 0; w < point.clocks.size(); ++w) progress_[w].step = point.clocks[w];
+  for (size_t w = 0; w < point.clocks.size(); ++w) book_.SetStep(w, point.clocks[w]);
   steps_done_ = 0;
   min_steps_done_ = INT64_MAX;
   for (auto& o : nodes_) {
@@ -1082,9 +1042,8 @@ void Coordinator::AdvancePhase() {
   if (workers_done && phase_.is(Phase::kTraining)) {
     phase_.MoveTo(Phase::kDraining);
     train_end_ = Clock::now();
-    int64_t epoch = 0;
-    for (const auto& [w, p] : progress_) epoch = std::max(epoch, p.epoch);
-    progress_line_.Update(epoch, steps_done_, last_loss_, last_trips_per_s_, /*force=*/true);
+    progress_line_.Update(book_.MaxEpoch(), steps_done_, last_loss_, last_trips_per_s_,
+                          /*force=*/true);
     FinishPolicy();
     if (UsesServers(mode_)) {
       eval_->Request(steps_done_, true, TrainSeconds());
@@ -1155,20 +1114,12 @@ void Coordinator::AddWork(JsonObject& s) const {
           : std::chrono::duration<double>(
                 (train_end_ != Clock::time_point{} ? train_end_ : Clock::now()) - train_start_)
                 .count();
-  int64_t trips = 0, epochs = 0, steps_timed = 0;
-  double compute = 0, push = 0, pull = 0, wait = 0, allreduce = 0, push_bytes = 0, pull_bytes = 0;
-  for (const auto& [w, p] : progress_) {
-    push_bytes += p.push_bytes;
-    pull_bytes += p.pull_bytes;
-    allreduce += p.allreduce_s;
-    trips += p.trips;
-    epochs = std::max(epochs, p.epoch + 1);
-    compute += p.compute_s;
-    push += p.push_s;
-    pull += p.pull_s;
-    wait += p.wait_s;
-    steps_timed += p.steps_timed;
-  }
+  const WorkerProgress sums = book_.Sums();
+  const int64_t trips = sums.trips, epochs = book_.empty() ? 0 : sums.epoch + 1;
+  const int64_t steps_timed = sums.steps_timed;
+  const double compute = sums.compute_s, push = sums.push_s, pull = sums.pull_s;
+  const double wait = sums.wait_s, allreduce = sums.allreduce_s;
+  const double push_bytes = sums.push_bytes, pull_bytes = sums.pull_bytes;
   const double per = steps_timed > 0 ? 1.0 / steps_timed : 0;
   s.Add("workers", opts_.num_workers)
       .Add("servers", Servers())

@@ -28,6 +28,7 @@
 #include "scheduler/job_phase.h"
 #include "scheduler/membership.h"
 #include "scheduler/slice_schedules.h"
+#include "scheduler/worker_book.h"
 #include "server/checkpoint.h"
 #include "server/server_stats.h"
 #include "worker/train_report.h"
@@ -72,15 +73,6 @@ class Coordinator {
     std::chrono::steady_clock::time_point last_seen;
     bool done = false;
     bool lost = false;  // declared lost (async / SSP go on without it)
-  };
-  struct WorkerProgress {
-    int64_t step = 0, epoch = 0, trips = 0;
-    double loss = 0, trips_per_s = 0;
-    double compute_s = 0, push_s = 0, pull_s = 0, wait_s = 0;  // sums over steps
-    double push_bytes = 0, pull_bytes = 0;                     // payload bytes, sums over steps
-    double allreduce_s = 0;                                    // ring modes
-    int64_t steps_timed = 0;
-    double peak_rss_mb = 0, peak_private_mb = 0, peak_shared_mb = 0;
   };
 
   // `fatal`: the refusal ends the job (a member of it cannot take part).
@@ -199,7 +191,7 @@ class Coordinator {
   std::string policy_error_;
   ClusterMap map_;
   std::vector<Node> nodes_;
-  std::map<int, WorkerProgress> progress_;
+  WorkerBook book_;  // what the workers reported (scheduler/worker_book.h)
   std::map<int, server::ServerStats> server_stats_;
   // Clipping: version -> range group -> that range's squared norm (a replica's copy once).
   std::map<int64_t, std::map<int, double>> norm_parts_;

@@ -1,0 +1,53 @@
+// What the workers reported in their train reports: each one's last step, epoch, loss and
+// speed, its sums over the steps (times, payload bytes, trips) and its memory peaks. The
+// coordinator reads the progress line, the evaluation schedule and summary.json from it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "worker/train_report.h"
+
+namespace tteps::scheduler {
+
+struct WorkerProgress {
+  int64_t step = 0, epoch = 0, trips = 0;
+  double loss = 0, trips_per_s = 0;
+  double compute_s = 0, push_s = 0, pull_s = 0, wait_s = 0;  // sums over steps
+  double push_bytes = 0, pull_bytes = 0;                     // payload bytes, sums over steps
+  double allreduce_s = 0;                                    // ring modes
+  int64_t steps_timed = 0;
+  double peak_rss_mb = 0, peak_private_mb = 0, peak_shared_mb = 0;
+};
+
+class WorkerBook {
+ public:
+  // A report's window: its per-step figures count for every step since the worker's last one.
+  const WorkerProgress& Add(int worker, const TrainReport& r);
+  // Where a worker starts (a resume's or a rollback's checkpoint step).
+  void SetStep(int worker, int64_t step) { workers_[worker].step = step; }
+  int64_t StepOf(int worker) const;  // 0 before any report
+
+  // Over the workers not in `lost`: the lowest and the furthest step (0 without any), the mean
+  // loss and the summed speed of their last windows, and the lowest one's progress (empty
+  // without any).
+  int64_t MinStep(const std::set<int>& lost) const;
+  int64_t MaxStep(const std::set<int>& lost) const;
+  double MeanLoss(const std::set<int>& lost) const;
+  double TripsPerSecond(const std::set<int>& lost) const;
+  WorkerProgress First(const std::set<int>& lost) const;
+
+  // Over every worker: the furthest step and epoch, the sums, and one peak per worker.
+  int64_t MaxStep() const { return MaxStep({}); }
+  int64_t MaxEpoch() const;
+  WorkerProgress Sums() const;  // step and epoch: the maxima; peaks: unset
+  std::vector<double> Peaks(double WorkerProgress::*field) const;
+  bool empty() const { return workers_.empty(); }
+
+ private:
+  std::map<int, WorkerProgress> workers_;
+};
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,57 @@
+// The workers' reports as the scheduler sums them: per-step figures over the steps since a
+// worker's last report, the live workers' progress, and the job's totals.
+#include "scheduler/worker_book.h"
+
+#include <gtest/gtest.h>
+
+namespace tteps::scheduler {
+namespace {
+
+TrainReport Window(int64_t step, double loss, double compute_s, double push_s) {
+  TrainReport r;
+  r.step = step;
+  r.epoch = step / 10;
+  r.loss = loss;
+  r.trips = 64 * 5;
+  r.trips_per_s = 100;
+  r.compute_s = compute_s;
+  r.exchange = {{"push_s", push_s}};
+  r.peak_rss_mb = 10.0 * step;
+  return r;
+}
+
+TEST(WorkerBook, SumsPerStepFiguresOverTheStepsSinceTheLastReport) {
+  WorkerBook book;
+  EXPECT_EQ(book.MinStep({}), 0);
+  book.SetStep(0, 5);  // resumed at step 5
+  book.Add(0, Window(10, 0.5, 0.2, 0.1));
+  book.Add(0, Window(20, 0.3, 0.4, 0.1));
+  const WorkerProgress sums = book.Sums();
+  EXPECT_EQ(sums.steps_timed, 15);
+  EXPECT_DOUBLE_EQ(sums.compute_s, 5 * 0.2 + 10 * 0.4);
+  EXPECT_DOUBLE_EQ(sums.push_s, 15 * 0.1);
+  EXPECT_EQ(sums.trips, 640);
+  EXPECT_EQ(book.Peaks(&WorkerProgress::peak_rss_mb), (std::vector<double>{200}));
+}
+
+TEST(WorkerBook, TheLiveWorkersProgressLeavesTheLostOut) {
+  WorkerBook book;
+  book.Add(0, Window(12, 0.4, 0.1, 0));
+  book.Add(1, Window(7, 0.2, 0.1, 0));
+  book.Add(2, Window(30, 0.9, 0.1, 0));
+  const std::set<int> lost = {2};
+  EXPECT_EQ(book.MinStep(lost), 7);
+  EXPECT_EQ(book.MaxStep(lost), 12);
+  EXPECT_EQ(book.MaxStep(), 30);
+  EXPECT_DOUBLE_EQ(book.MeanLoss(lost), 0.3);
+  EXPECT_DOUBLE_EQ(book.TripsPerSecond(lost), 200);
+  EXPECT_EQ(book.First({0}).step, 7);
+  EXPECT_EQ(book.MaxEpoch(), 3);
+  EXPECT_EQ(book.StepOf(1), 7);
+  EXPECT_EQ(book.StepOf(9), 0);
+  // Every worker lost: nothing live is left (not a step past any).
+  EXPECT_EQ(book.MinStep({0, 1, 2}), 0);
+}
+
+}  // namespace
+}  // namespace tteps::scheduler
