@@ -14,6 +14,13 @@ std::vector<size_t> WithGradients(const std::vector<torch::Tensor>& params) {
   return at;
 }
 
+// The closure's loss, computed with gradients on as LibTorch's optimizers do; none without one.
+torch::Tensor LossOf(const torch::optim::Optimizer::LossClosure& closure) {
+  if (!closure) return {};
+  at::AutoGradMode enable_grad(true);
+  return closure();
+}
+
 }  // namespace
 
 MultiTensorAdam::MultiTensorAdam(std::vector<torch::Tensor> params,
@@ -28,12 +35,8 @@ MultiTensorAdam::MultiTensorAdam(std::vector<torch::Tensor> params,
 }
 
 torch::Tensor MultiTensorAdam::step(LossClosure closure) {
+  const torch::Tensor loss = LossOf(closure);
   torch::NoGradGuard no_grad;
-  torch::Tensor loss;
-  if (closure) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
   auto& group = param_groups().front();
   const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
   const auto& params = group.params();
@@ -74,12 +77,8 @@ MultiTensorSGD::MultiTensorSGD(std::vector<torch::Tensor> params, torch::optim::
 }
 
 torch::Tensor MultiTensorSGD::step(LossClosure closure) {
+  const torch::Tensor loss = LossOf(closure);
   torch::NoGradGuard no_grad;
-  torch::Tensor loss;
-  if (closure) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
   auto& group = param_groups().front();
   const auto& options = static_cast<const torch::optim::SGDOptions&>(group.options());
   const auto& params = group.params();
