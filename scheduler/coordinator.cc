@@ -277,7 +277,8 @@ int64_t Coordinator::MinStep() const { return book_.MinStep(members_.lost()); }
 
 double Coordinator::TrainSeconds() const {
   if (!phase_.reached(Phase::kTraining)) return 0.0;
-  return SecondsSince(train_start_) - paused_s_ - (short_ ? SecondsSince(short_since_) : 0.0);
+  return SecondsSince(train_start_) - members_.paused_total_s() -
+         members_.PausedFor(SecondsSince(start_));
 }
 
 void Coordinator::MaybeStopForBudget() {
@@ -727,58 +728,44 @@ void Coordinator::OnReleased(const Node& node, const Header& h) {
 
 void Coordinator::PauseIfShort(int worker, int64_t step) {
   // Still too few with it: it waits with the others (the resume goes to every worker).
-  if (short_) Command(Role::kWorker, topics::kPause, step, 1, 0, worker, pause_text_);
+  if (members_.paused()) Command(Role::kWorker, topics::kPause, step, 1, 0, worker, pause_text_);
 }
 
 void Coordinator::CheckMinWorkers() {
   const int want = opts_.config.cluster.min_workers;
   if (want <= 0 || !phase_.is(Phase::kTraining)) return;
-  int live = 0;
   std::string lost;
   for (const auto& n : nodes_) {
-    if (n.info.role != Role::kWorker) continue;
-    if (!n.lost) {
-      ++live;
-    } else {
-      lost += (lost.empty() ? "" : ", ") + n.info.Name();
-    }
+    if (n.info.role == Role::kWorker && n.lost) lost += (lost.empty() ? "" : ", ") + n.info.Name();
   }
+  const int live = members_.LiveCount();
   const int64_t step = book_.MaxStep(members_.lost());  // the furthest a live worker reported
-  if (live >= want) {
-    if (!short_) return;
-    const double paused_s = SecondsSince(short_since_);
-    paused_s_ += paused_s;
-    short_ = false;
-    Command(Role::kWorker, topics::kPause, step, 0, 0, -1, "");
-    JsonObject event;
-    event.Add("event", "resume")
-        .Add("step", step)
-        .Add("paused_s", paused_s)
-        .Add("wall_s", SecondsSince(start_))
-        .Add("workers_live", live);
-    RecordMembership(event, std::to_string(live) + " workers live again: training goes on after " +
-                                std::to_string(static_cast<int>(paused_s)) + " s of pause");
-    return;
-  }
+  const double now_s = SecondsSince(start_), paused_s = members_.PausedFor(now_s);
   const int wait_s = static_cast<int>(opts_.config.cluster.timeout_s);
-  if (!short_) {
-    short_ = true;
-    short_since_ = Clock::now();
-    const std::string text = std::to_string(live) + " workers live, fewer than --min_workers " +
-                             std::to_string(want) + ": training pauses; the job fails unless one " +
-                             "joins within " + std::to_string(wait_s) +
-                             " s (tteps-worker --scheduler ADDRESS); lost: " + lost;
-    pause_text_ = text;
-    Command(Role::kWorker, topics::kPause, step, 1, 0, -1, text);
-    JsonObject event;
-    event.Add("event", "pause")
-        .Add("step", step)
-        .Add("wall_s", SecondsSince(start_))
-        .Add("workers_live", live)
-        .Add("min_workers", want);
-    RecordMembership(event, text);
+  JsonObject event;
+  switch (members_.CheckQuorum(want, step, now_s)) {
+    case Membership::Quorum::kResumed:
+      Command(Role::kWorker, topics::kPause, step, 0, 0, -1, "");
+      event.Add("event", "resume").Add("step", step).Add("paused_s", paused_s);
+      event.Add("wall_s", now_s).Add("workers_live", live).Add("view", members_.view().epoch);
+      RecordMembership(event, std::to_string(live) +
+                                  " workers live again: training goes on after " +
+                                  std::to_string(static_cast<int>(paused_s)) + " s of pause");
+      return;
+    case Membership::Quorum::kPaused:
+      pause_text_ = std::to_string(live) + " workers live, fewer than --min_workers " +
+                    std::to_string(want) + ": training pauses; the job fails unless one " +
+                    "joins within " + std::to_string(wait_s) +
+                    " s (tteps-worker --scheduler ADDRESS); lost: " + lost;
+      Command(Role::kWorker, topics::kPause, step, 1, 0, -1, pause_text_);
+      event.Add("event", "pause").Add("step", step).Add("wall_s", now_s);
+      event.Add("workers_live", live).Add("min_workers", want).Add("view", members_.view().epoch);
+      RecordMembership(event, pause_text_);
+      break;
+    case Membership::Quorum::kUnchanged:
+      break;
   }
-  if (SecondsSince(short_since_) > opts_.config.cluster.timeout_s) {
+  if (members_.PausedFor(now_s) > opts_.config.cluster.timeout_s) {
     Fail("only " + std::to_string(live) + " of --min_workers " + std::to_string(want) +
          " workers live for " + std::to_string(wait_s) +
          " s (--timeout_s) and none joined; lost: " + lost);

@@ -216,12 +216,9 @@ class Coordinator {
   int64_t refused_ = 0;         // malformed messages and messages from unregistered peers
   std::set<int> lost_servers_;  // of the current map
   int64_t steps_redone_ = 0;    // the steps rollbacks abandoned (the furthest worker's)
-  std::chrono::steady_clock::time_point short_since_;  // --min_workers: since when too few
-  bool short_ = false;
-  std::string pause_text_;  // why training is paused, for workers that join meanwhile
-  double paused_s_ = 0;     // the pauses that ended; TrainSeconds leaves them out
-  Patience patience_{0};    // --patience over the evaluations (set in the constructor)
-  std::string early_stop_;  // {"evaluation_step", "patience", "best_mape"}; empty: none
+  std::string pause_text_;      // why training is paused, for workers that join meanwhile
+  Patience patience_{0};        // --patience over the evaluations (set in the constructor)
+  std::string early_stop_;      // {"evaluation_step", "patience", "best_mape"}; empty: none
   std::vector<std::string> membership_;  // JSON of every loss, in order (summary.json)
   SliceSchedules schedules_;             // each slice's accumulations (scheduler/slice_schedules.h)
   Membership members_;  // who is in the job and who computes which slice (scheduler/membership.h)

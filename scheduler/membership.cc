@@ -159,6 +159,20 @@ MembershipChange Membership::Released(int worker, int slice, int64_t step) {
   return change;
 }
 
+Membership::Quorum Membership::CheckQuorum(int want, int64_t step, double now_s) {
+  const bool short_now = LiveCount() < want;
+  if (short_now == paused()) return Quorum::kUnchanged;
+  if (short_now) {
+    paused_since_s_ = now_s;
+    NextView("pause", step);
+    return Quorum::kPaused;
+  }
+  paused_total_s_ += now_s - paused_since_s_;
+  paused_since_s_ = -1;
+  NextView("resume", step);
+  return Quorum::kResumed;
+}
+
 int Membership::OwnerOf(int slice) const {
   if (slice < 0 || slice >= slices_) return -1;
   if (UsesSlices()) return view_.slice_owner[slice];

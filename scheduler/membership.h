@@ -38,7 +38,7 @@ struct MembershipCommand {
 struct MembershipView {
   int64_t epoch = 0;
   int64_t from_step = 0;
-  std::string reason = "start";  // start, lost, join, returned
+  std::string reason = "start";  // start, lost, join, pause, resume
   std::vector<int> live;         // workers in the job, in the order they registered
   std::vector<int> slice_owner;  // sync and ring: who computes each slice
 };
@@ -82,6 +82,12 @@ class Membership {
   // Throws std::invalid_argument unless `worker` computes `slice` as an adopted one.
   MembershipChange Released(int worker, int slice, int64_t step);
 
+  // --min_workers `want`: whether fewer workers than that are live. Becoming fewer is a view
+  // ("pause", from `step`: the furthest step a live worker reported), having enough again is
+  // another ("resume"). `now_s`: seconds on any clock, the same at every call.
+  enum class Quorum { kUnchanged, kPaused, kResumed };
+  Quorum CheckQuorum(int want, int64_t step, double now_s);
+
   // --- state ------------------------------------------------------------------------------
   const MembershipView& view() const { return view_; }
   // The worker computing `slice` (sync, ring), or holding place `slice` (async, SSP: its first
@@ -99,6 +105,11 @@ class Membership {
   // Place `place` and the joiners that held it (async, SSP: whose steps count for it).
   std::vector<int> HoldersOf(int place) const;
   int slices() const { return slices_; }
+  bool paused() const { return paused_since_s_ >= 0; }
+  // How long the present pause has lasted at `now_s` (0 when not paused), and the pauses that
+  // ended, in all.
+  double PausedFor(double now_s) const { return paused() ? now_s - paused_since_s_ : 0; }
+  double paused_total_s() const { return paused_total_s_; }
 
  private:
   bool UsesSlices() const { return mode_ == Mode::kSync || mode_ == Mode::kRing; }
@@ -112,6 +123,8 @@ class Membership {
   std::map<int, int> pending_release_;  // sync: slice -> the joiner waiting for it
   std::set<int> ready_joiners_;         // sync: joiners whose slice's release was asked for
   std::set<int> waiting_;               // joiners not yet told to go: they adopt nothing
+  double paused_since_s_ = -1;          // --min_workers: since when too few are live (-1: enough)
+  double paused_total_s_ = 0;
   MembershipView view_;
 };
 

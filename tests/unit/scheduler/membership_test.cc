@@ -198,5 +198,26 @@ TEST(Membership, ARollbackRestartsTheLiveWorkersOnly) {
   EXPECT_EQ(m.view().live, (std::vector<int>{0, 2}));
 }
 
+TEST(Membership, TooFewLiveWorkersPauseTheJobAndAJoinerResumesIt) {
+  Membership m(Mode::kSync, 3);
+  EXPECT_EQ(m.CheckQuorum(3, 0, 1.0), Membership::Quorum::kUnchanged);
+  m.Lose(2, 40);
+  EXPECT_EQ(m.CheckQuorum(3, 41, 10.0), Membership::Quorum::kPaused);
+  EXPECT_EQ(m.view().reason, "pause");
+  EXPECT_EQ(m.view().from_step, 41);
+  EXPECT_TRUE(m.paused());
+  EXPECT_EQ(m.CheckQuorum(3, 41, 12.0), Membership::Quorum::kUnchanged);
+  EXPECT_DOUBLE_EQ(m.PausedFor(14.5), 4.5);
+  int slice = -1;
+  ASSERT_EQ(m.JoinRefusal(&slice), "");
+  m.Join(slice);  // a registered joiner counts as live
+  EXPECT_EQ(m.CheckQuorum(3, 41, 16.0), Membership::Quorum::kResumed);
+  EXPECT_EQ(m.view().reason, "resume");
+  EXPECT_FALSE(m.paused());
+  EXPECT_DOUBLE_EQ(m.PausedFor(20.0), 0);
+  EXPECT_DOUBLE_EQ(m.paused_total_s(), 6.0);
+  EXPECT_EQ(m.view().epoch, 3);  // lost, pause, resume
+}
+
 }  // namespace
 }  // namespace tteps::scheduler
