@@ -82,6 +82,47 @@ double PyTorchTripsPerSecond(int64_t batch_size, const std::string& device) {
   return seconds > 0 ? trips / seconds : 0;
 }
 
+// The timed steps of one batch size: trips trained, seconds and points over them.
+struct Measured {
+  int64_t trips = 0, points = 0;
+  double seconds = 0;
+};
+
+Measured TimeSteps(const tteps::data::Trips& trips, const tteps::data::NormStats& stats,
+                   const std::vector<size_t>& lengths, int64_t bs, torch::Device device) {
+  using namespace tteps;
+  torch::manual_seed(1);
+  deeptte::DeepTTE model(deeptte::ModelConfig{}, stats);
+  model->to(device);
+  OptimizerConfig opts;
+  opts.name = FLAGS_optimizer;
+  auto optimizer = MakeOptimizer(opts, model->parameters());
+  int64_t epoch = 0;
+  auto batches = data::EpochBatches(lengths, bs, 1, epoch);
+  size_t next = 0;
+  Measured m;
+  for (int step = 0; step < FLAGS_warmup + FLAGS_steps; ++step) {
+    if (next == batches.size()) {
+      batches = data::EpochBatches(lengths, bs, 1, ++epoch);
+      next = 0;
+    }
+    const auto& batch = batches[next++];
+    const auto t0 = std::chrono::steady_clock::now();
+    optimizer->zero_grad();
+    auto s = AccumulateGradients(*model, trips, batch);
+    ScaleGradients(*model, 1.0 / s.trips);
+    optimizer->step();
+    if (device.is_cuda()) torch::cuda::synchronize();  // the step's kernels, not their launch
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (step >= FLAGS_warmup) {
+      m.seconds += dt;
+      m.trips += s.trips;
+      for (size_t i : batch) m.points += trips.length(i);
+    }
+  }
+  return m;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,36 +148,8 @@ int main(int argc, char** argv) {
 
   for (const auto& bs_text : SplitList(FLAGS_batch_sizes)) {
     const int64_t bs = std::stoll(bs_text);
-    torch::manual_seed(1);
-    deeptte::DeepTTE model(deeptte::ModelConfig{}, stats);
-    model->to(device);
-    OptimizerConfig opts;
-    opts.name = FLAGS_optimizer;
-    auto optimizer = MakeOptimizer(opts, model->parameters());
-    int64_t epoch = 0, trips_done = 0, points = 0;
-    auto batches = data::EpochBatches(lengths, bs, 1, epoch);
-    size_t next = 0;
-    double seconds = 0;
-    for (int step = 0; step < FLAGS_warmup + FLAGS_steps; ++step) {
-      if (next == batches.size()) {
-        batches = data::EpochBatches(lengths, bs, 1, ++epoch);
-        next = 0;
-      }
-      const auto& batch = batches[next++];
-      const auto t0 = std::chrono::steady_clock::now();
-      optimizer->zero_grad();
-      auto s = AccumulateGradients(*model, trips, batch);
-      ScaleGradients(*model, 1.0 / s.trips);
-      optimizer->step();
-      if (device.is_cuda()) torch::cuda::synchronize();  // the step's kernels, not their launch
-      const double dt =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (step >= FLAGS_warmup) {
-        seconds += dt;
-        trips_done += s.trips;
-        for (size_t i : batch) points += trips.length(i);
-      }
-    }
+    const Measured m = TimeSteps(trips, stats, lengths, bs, device);
+    const double ours = m.trips / m.seconds;
     std::printf("%s\n", JsonObject()
                             .Add("bench", "train_throughput")
                             .Add("batch_size", bs)
@@ -144,23 +157,22 @@ int main(int argc, char** argv) {
                             .Add("device", device.str())
                             .Add("optimizer", FLAGS_optimizer)
                             .Add("steps", FLAGS_steps)
-                            .Add("trips_per_s", trips_done / seconds)
-                            .Add("ms_per_step", 1e3 * seconds / FLAGS_steps)
-                            .Add("mean_points_per_trip", double(points) / trips_done)
+                            .Add("trips_per_s", ours)
+                            .Add("ms_per_step", 1e3 * m.seconds / FLAGS_steps)
+                            .Add("mean_points_per_trip", double(m.points) / m.trips)
                             .str()
                             .c_str());
     std::fflush(stdout);
     if (FLAGS_pytorch) {
       const double pytorch = theirs[bs_text];
-      std::printf("%s\n",
-                  JsonObject()
-                      .Add("bench", "train_throughput_pytorch")
-                      .Add("batch_size", bs)
-                      .Add("device", device.str())
-                      .Add("pytorch_trips_per_s", pytorch)
-                      .Add("tteps_over_pytorch", pytorch > 0 ? trips_done / seconds / pytorch : 0)
-                      .str()
-                      .c_str());
+      std::printf("%s\n", JsonObject()
+                              .Add("bench", "train_throughput_pytorch")
+                              .Add("batch_size", bs)
+                              .Add("device", device.str())
+                              .Add("pytorch_trips_per_s", pytorch)
+                              .Add("tteps_over_pytorch", pytorch > 0 ? ours / pytorch : 0)
+                              .str()
+                              .c_str());
       std::fflush(stdout);
     }
   }

@@ -19,15 +19,25 @@ MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model, const data::Tri
   return s;
 }
 
+namespace {
+
+// The parameters' gradients that exist (the multi-tensor kernels take defined tensors only).
+std::vector<torch::Tensor> DefinedGradients(torch::nn::Module& model) {
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : model.parameters()) {
+    if (p.grad().defined()) grads.push_back(p.grad());
+  }
+  return grads;
+}
+
+}  // namespace
+
 std::string NonFiniteGradient(torch::nn::Module& model) {
   torch::NoGradGuard no_grad;
   // One multi-tensor norm, one reduction and one read of the result per step (a single device
   // sync on a GPU): a NaN or infinity makes its tensor's norm non-finite. A finite gradient so
   // large that its norm overflows only costs the per-parameter search, which finds nothing.
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : model.parameters()) {
-    if (p.grad().defined()) grads.push_back(p.grad());
-  }
+  const std::vector<torch::Tensor> grads = DefinedGradients(model);
   if (grads.empty() || torch::stack(at::_foreach_norm(grads)).isfinite().all().item<bool>()) {
     return "";
   }
@@ -86,10 +96,7 @@ MicroBatchStats AccumulateMeasured(deeptte::DeepTTEImpl& model, const data::Trip
 
 void ScaleGradients(torch::nn::Module& model, double factor) {
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> grads;
-  for (auto& p : model.parameters()) {
-    if (p.grad().defined()) grads.push_back(p.grad());
-  }
+  std::vector<torch::Tensor> grads = DefinedGradients(model);
   // One multi-tensor kernel on a GPU; on the CPU the per-tensor mul_ as before.
   if (!grads.empty()) at::_foreach_mul_(grads, factor);
 }
