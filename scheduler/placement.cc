@@ -55,4 +55,15 @@ std::vector<double> LinkBalancedWeights(const std::vector<std::string>& server_h
   return weights;
 }
 
+std::vector<KeyRange> ServerRanges(int64_t param_count, int servers, int replicas,
+                                   std::vector<double> weights,
+                                   const std::vector<KeyRange>& light_keys) {
+  const int distinct = servers / replicas;
+  weights.resize(distinct, 1.0);
+  const std::vector<KeyRange> parts = PartitionKeys(param_count, weights, light_keys);
+  std::vector<KeyRange> ranges;
+  for (int s = 0; s < servers; ++s) ranges.push_back(parts[s % distinct]);
+  return ranges;
+}
+
 }  // namespace tteps::scheduler

@@ -1,8 +1,11 @@
 // Where the parameter servers' keys go, given where the processes run.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "common/key_range.h"
 
 namespace tteps::scheduler {
 
@@ -16,5 +19,11 @@ namespace tteps::scheduler {
 // equal shares, the byte-balanced cut. The result sums to 1, every share > 0.
 std::vector<double> LinkBalancedWeights(const std::vector<std::string>& server_hosts,
                                         const std::vector<std::string>& worker_hosts);
+
+// The servers' key ranges with --replicas R: S / R distinct ranges cut by `weights` (the first
+// S / R of them; common/key_range.h PartitionKeys), server s holding range s % (S / R).
+std::vector<KeyRange> ServerRanges(int64_t param_count, int servers, int replicas,
+                                   std::vector<double> weights,
+                                   const std::vector<KeyRange>& light_keys);
 
 }  // namespace tteps::scheduler

@@ -1,0 +1,242 @@
+#include "scheduler/failover.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "common/bootstrap.h"
+#include "common/cereal_body.h"
+#include "scheduler/placement.h"
+#include "server/topics.h"
+#include "worker/topics.h"
+
+namespace tteps::scheduler {
+namespace {
+
+std::string Seconds(double s) { return std::to_string(static_cast<int>(s)); }
+
+}  // namespace
+
+std::string Failover::CheckSilence() {
+  for (auto& n : job_.nodes.all()) {
+    if (n.done) continue;
+    const double silent = SecondsSince(n.last_seen);
+    if (silent <= job_.opts.config.cluster.silence_s) continue;
+    if (CanLose(n)) {
+      if (n.info.role == Role::kServer) {
+        LoseServer(n, silent);
+      } else {
+        LoseWorker(n, silent);
+      }
+    } else if (CanRollback(n)) {
+      if (std::string why = Rollback(n, silent); !why.empty()) return why;
+    } else {
+      return n.info.Name() + " has been silent for " + Seconds(silent) +
+             " s (no heartbeat; --heartbeat_s)";
+    }
+  }
+  return "";
+}
+
+bool Failover::CanLose(const Node& n) const {
+  const JobPhase& phase = job_.phase;
+  if (n.info.role == Role::kServer) {
+    if (!phase.is(Phase::kReady) && !phase.is(Phase::kTraining) && !phase.is(Phase::kDraining)) {
+      return false;
+    }
+    for (int r : ReplicasOf(job_.map, n.info.id)) {
+      if (r != n.info.id && !job_.lost_servers.count(r)) return true;  // a live replica
+    }
+    return false;
+  }
+  if (n.info.role != Role::kWorker || !phase.is(Phase::kTraining)) return false;
+  // Sync and ring: an adopted slice is drawn on by its schedule (the accumulations its worker
+  // reported). The ring goes on only over links it can rebuild (TCP).
+  const ExchangeConfig& x = job_.opts.config.exchange;
+  const Mode mode = job_.mode;
+  const bool ring_can = mode == Mode::kRing && x.allreduce == "ring" && x.ring_transport == "tcp";
+  if (mode != Mode::kAsync && mode != Mode::kSsp && mode != Mode::kSync && !ring_can) return false;
+  // Never the last one: someone must finish the job (or has: a worker lost after the others
+  // finished left nothing undone, its last slice being part of their last step).
+  return job_.nodes.Count(Role::kWorker, /*live_only=*/true) > (n.lost ? 0 : 1);
+}
+
+void Failover::LoseWorker(Node& n, double silent_s) {
+  n.done = true;
+  n.lost = true;
+  const int id = n.info.id;
+  const int64_t step = job_.book.StepOf(id);
+  const MembershipChange change = job_.members.Lose(id, step);
+  job_.Apply(change);
+  const int live = job_.members.ActiveCount();
+  JsonObject event;
+  event.Add("event", "lost")
+      .Add("worker", id)
+      .Add("rank", n.info.mpi_rank)
+      .Add("last_reported_step", step)
+      .Add("silent_s", silent_s)
+      .Add("wall_s", job_.WallSeconds())
+      .Add("workers_left", live)
+      .Add("view", job_.members.view().epoch);
+  if (job_.mode == Mode::kSync || job_.mode == Mode::kRing) {
+    event.Add("slices_to", std::vector<int64_t>(change.adopters.begin(), change.adopters.end()));
+  }
+  job_.log.Record(event,
+                  n.info.Name() + " lost (silent " + Seconds(silent_s) + " s, last reported step " +
+                      std::to_string(step) + "); " + ModeName(job_.mode) + " goes on with " +
+                      std::to_string(live) + " workers" +
+                      (change.adopters.empty() ? ""
+                                               : ", its slice computed by worker " +
+                                                     std::to_string(change.adopters.front())));
+  job_.nodes.Command(Role::kServer, server::topics::kWorkerLost, {id});
+  job_.nodes.Command(Role::kWorker, topics::kPeerLost, {id});
+  NoteLostPeer();
+}
+
+void Failover::LoseServer(Node& n, double silent_s) {
+  n.done = true;
+  n.lost = true;
+  const int id = n.info.id;
+  job_.lost_servers.insert(id);
+  int promoted = -1;  // the range's first live server: the one the workers now read
+  for (int r : ReplicasOf(job_.map, id)) {
+    if (!job_.lost_servers.count(r)) {
+      promoted = r;
+      break;
+    }
+  }
+  const std::string range = job_.map.ranges.at(id).ToString();
+  JsonObject event;
+  event.Add("event", "server lost")
+      .Add("server", id)
+      .Add("rank", n.info.mpi_rank)
+      .Add("range", range)
+      .Add("step", job_.MinStep())
+      .Add("silent_s", silent_s)
+      .Add("wall_s", job_.WallSeconds())
+      .Add("servers_left", job_.nodes.Count(Role::kServer, /*live_only=*/true))
+      .Add("served_by", promoted);
+  job_.log.Record(event, n.info.Name() + " lost (silent " + Seconds(silent_s) + " s, at step " +
+                             std::to_string(job_.MinStep()) + "); server " +
+                             std::to_string(promoted) + " serves " + range + " from its replica");
+  // Finished workers too: they leave MPI without waiting for the lost rank.
+  Header h;
+  h.type = MsgType::kCommand;
+  h.step = id;
+  for (const auto& o : job_.nodes.all()) {
+    if (o.lost) continue;
+    h.topic = o.info.role == Role::kServer ? server::topics::kServerLost : topics::kServerLost;
+    job_.nodes.Send(o.peer, h);
+  }
+  eval_->LoseServer(id);
+  NoteLostPeer();
+}
+
+bool Failover::CanRollback(const Node& n) const {
+  if (n.info.role != Role::kServer || !job_.phase.is(Phase::kTraining) ||
+      job_.opts.config.output.checkpoint_every <= 0) {
+    return false;
+  }
+  return job_.nodes.Count(Role::kServer, /*live_only=*/true) > (n.lost ? 0 : 1);
+}
+
+int Failover::RenumberServers(const server::ResumePoint& point) {
+  // The live servers, renumbered in their old order; the keys cut anew over them.
+  std::vector<Node*> live;
+  for (auto& o : job_.nodes.all()) {
+    if (o.info.role == Role::kServer && !o.lost) live.push_back(&o);
+  }
+  std::sort(live.begin(), live.end(),
+            [](const Node* a, const Node* b) { return a->info.id < b->info.id; });
+  const int servers = static_cast<int>(live.size());
+  ClusterMap& map = job_.map;
+  // The job's options stay as launched: the map holds what changed (servers, replicas).
+  if (servers % map.config.cluster.replicas != 0) map.config.cluster.replicas = 1;
+  map.servers.clear();
+  for (int s = 0; s < servers; ++s) {
+    live[s]->info.id = s;
+    map.servers.push_back(live[s]->info);
+  }
+  map.ranges = ServerRanges(job_.opts.param_count, servers, map.config.cluster.replicas, {},
+                            job_.opts.light_keys);
+  ++map.epoch;
+  map.resume_version = point.version;
+  map.start_steps = point.clocks;
+  map.schedules = job_.schedules.Encoded();
+  map.data_checksum = job_.opts.data_checksum;
+  map.resume_sources.assign(point.sources.begin(), point.sources.end());
+  return servers;
+}
+
+void Failover::SendRollback(int64_t version) {
+  Header h;
+  h.type = MsgType::kCommand;
+  h.step = version;
+  for (const auto& o : job_.nodes.all()) {
+    if (o.lost || (o.info.role != Role::kServer && o.info.role != Role::kWorker)) continue;
+    ClusterMap m = job_.map;
+    m.your_id = o.info.id;
+    if (o.info.role == Role::kWorker && job_.members.IsJoiner(o.info.id)) {
+      m.own_slice = job_.members.OwnSliceOf(o.info.id);
+    }
+    h.topic = o.info.role == Role::kServer ? server::topics::kRollback : topics::kRollback;
+    h.text = EncodeBody(m);
+    job_.nodes.Send(o.peer, h);
+  }
+}
+
+std::string Failover::Rollback(Node& n, double silent_s) {
+  const std::string& dir = job_.opts.config.output.checkpoint_dir;
+  const int lost_id = n.info.id;
+  server::ResumePoint point;
+  try {
+    point = server::ChooseRollbackPoint(dir, job_.opts.param_count);
+  } catch (const std::exception& e) {
+    return n.info.Name() + " has been silent for " + Seconds(silent_s) +
+           " s and holds keys no other server has; no checkpoint to roll back to: " + e.what();
+  }
+  n.done = true;
+  n.lost = true;
+  // The steps after the checkpoint are abandoned: their checkpoints go (a later rollback must
+  // not mix them with the new ranges').
+  server::RemoveCheckpointsAfter(dir, point.version);
+  const int64_t reached = job_.book.MaxStep();
+  const int servers = RenumberServers(point);
+  job_.lost_servers.clear();
+  job_.norm_parts.clear();
+  for (size_t w = 0; w < point.clocks.size(); ++w) job_.book.SetStep(w, point.clocks[w]);
+  job_.steps_done = 0;
+  job_.min_steps_done = INT64_MAX;
+  for (auto& o : job_.nodes.all()) {
+    if (o.info.role == Role::kWorker && !o.lost) o.done = false;  // they train again
+  }
+  job_.members.Restart();
+  job_.steps_redone += reached - point.version;
+  JsonObject event;
+  event.Add("event", "rollback")
+      .Add("server", lost_id)
+      .Add("rank", n.info.mpi_rank)
+      .Add("step", reached)
+      .Add("to_version", point.version)
+      .Add("silent_s", silent_s)
+      .Add("wall_s", job_.WallSeconds())
+      .Add("servers_left", servers)
+      .Add("epoch", static_cast<int64_t>(job_.map.epoch));
+  job_.log.Record(event, n.info.Name() + " lost (silent " + Seconds(silent_s) +
+                             " s) and no other server holds its keys: the job rolls back from "
+                             "step " +
+                             std::to_string(reached) + " to the checkpoint of version " +
+                             std::to_string(point.version) + " and goes on with " +
+                             std::to_string(servers) + " server" + (servers > 1 ? "s" : ""));
+  for (size_t s = 0; s < job_.map.servers.size(); ++s) {
+    LOG(INFO) << job_.map.servers[s].Name() << " holds " << job_.map.ranges[s].ToString()
+              << " (epoch " << job_.map.epoch << ")";
+  }
+  SendRollback(point.version);
+  eval_->Remap(job_.map);
+  NoteLostPeer();
+  return "";
+}
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,44 @@
+// Silent nodes while a job runs. A silent worker while others train is dropped, not fatal: the
+// servers refuse its pushes and it is told to stop if it ever speaks again. Async / SSP: the
+// servers stop waiting for its clock. Sync and ring: its slices go to the live workers computing
+// the fewest (scheduler/membership.h), so every step still sums the same trips. --replicas: a
+// silent server is dropped when another live server holds its range; the workers (and the
+// evaluation) read that range from the replica from then on. A silent server whose range has no
+// live replica, with checkpoints on and another server alive: the job rolls back to the newest
+// complete checkpoint on the live servers (ranges cut anew, servers renumbered, epoch + 1) and
+// the workers train the abandoned steps again. Anything else fails the job.
+#pragma once
+
+#include <string>
+
+#include "scheduler/evaluation.h"
+#include "scheduler/job_state.h"
+#include "server/checkpoint.h"
+
+namespace tteps::scheduler {
+
+class Failover {
+ public:
+  Failover(JobState& job, Evaluation* eval) : job_(job), eval_(eval) {}
+  // Handles every node silent for longer than --silence_s; returns why the job fails (empty:
+  // it goes on).
+  std::string CheckSilence();
+
+ private:
+  bool CanLose(const Node& n) const;
+  void LoseWorker(Node& n, double silent_s);
+  void LoseServer(Node& n, double silent_s);
+  bool CanRollback(const Node& n) const;
+  // Returns why it cannot (empty: rolled back).
+  std::string Rollback(Node& n, double silent_s);
+  // Rollback's parts: the live servers renumbered in their old order, the keys cut anew over
+  // them and the map's next epoch from `point` (returns how many servers); every live node
+  // told (its new map).
+  int RenumberServers(const server::ResumePoint& point);
+  void SendRollback(int64_t version);
+
+  JobState& job_;
+  Evaluation* eval_;
+};
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,67 @@
+// What the coordinator's parts share (scheduler/coordinator.cc's loop, scheduler/failover.h,
+// scheduler/joins.h): the job as launched, its nodes, the cluster map, the workers' progress,
+// the membership and the one way a membership change reaches the workers.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <zmq.hpp>
+
+#include "common/clock.h"
+#include "common/cluster_map.h"
+#include "common/run_output.h"
+#include "scheduler/coordinator_options.h"
+#include "scheduler/job_phase.h"
+#include "scheduler/membership.h"
+#include "scheduler/membership_log.h"
+#include "scheduler/node_table.h"
+#include "scheduler/policy_link.h"
+#include "scheduler/slice_schedules.h"
+#include "scheduler/worker_book.h"
+
+namespace tteps::scheduler {
+
+struct JobState {
+  JobState(zmq::socket_t& socket, CoordinatorOptions options, RunOutput* output,
+           AccumulationPolicy* accumulation_policy);
+
+  // The job's servers now: as launched until the maps are out, then the map's (a rollback
+  // renumbers the live ones).
+  int Servers() const {
+    return map.servers.empty() ? opts.num_servers : static_cast<int>(map.servers.size());
+  }
+  // The step every live worker has reported.
+  int64_t MinStep() const { return book.MinStep(members.lost()); }
+  double WallSeconds() const { return SecondsSince(start); }
+  // Sends a membership change's commands and tells the policy which slices lost or regained
+  // their own worker.
+  void Apply(const MembershipChange& change);
+  // A joiner told to go while training is paused gets the pause too.
+  void PauseIfShort(int worker, int64_t step);
+
+  const CoordinatorOptions opts;  // as launched: never rewritten
+  const Mode mode;
+  RunOutput* out;
+  NodeTable nodes;
+  ClusterMap map;
+  WorkerBook book;  // what the workers reported
+  Membership members;
+  SliceSchedules schedules;  // each slice's accumulations
+  PolicyLink policy;
+  MembershipLog log;
+  JobPhase phase;
+  Clock::time_point start;
+  std::set<int> lost_servers;  // of the current map
+  // Clipping: version -> range group -> that range's squared norm (a replica's copy once).
+  std::map<int64_t, std::map<int, double>> norm_parts;
+  int64_t steps_done = 0;              // the most steps a finished worker reported
+  int64_t min_steps_done = INT64_MAX;  // the fewest
+  int64_t steps_redone = 0;            // the steps rollbacks abandoned (the furthest worker's)
+  int64_t refused = 0;     // malformed messages, messages from unregistered peers, refused joins
+  std::string pause_text;  // why training is paused, for workers that join meanwhile
+};
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,25 @@
+// Every membership event of a job (a loss, a join, a pause, a rollback), as it happens: a
+// metrics line, one console line, and in order for summary.json's "membership".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/json_writer.h"
+#include "common/run_output.h"
+
+namespace tteps::scheduler {
+
+class MembershipLog {
+ public:
+  explicit MembershipLog(RunOutput* out) : out_(out) {}
+  void Record(const JsonObject& event, const std::string& console);
+  // The events so far as a JSON array.
+  std::string Json() const;
+
+ private:
+  RunOutput* out_;
+  std::vector<std::string> events_;
+};
+
+}  // namespace tteps::scheduler

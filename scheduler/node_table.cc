@@ -1,0 +1,86 @@
+#include "scheduler/node_table.h"
+
+#include "common/cereal_body.h"
+#include "common/clock.h"
+#include "common/transport.h"
+
+namespace tteps::scheduler {
+
+Node* NodeTable::Find(const std::string& peer) {
+  for (auto& n : nodes_) {
+    if (n.peer == peer) return &n;
+  }
+  return nullptr;
+}
+
+Node& NodeTable::Add(const NodeInfo& info, const std::string& peer) {
+  nodes_.push_back({info, peer, Clock::now(), false, false});
+  return nodes_.back();
+}
+
+int NodeTable::Count(Role role, bool live_only) const {
+  int count = 0;
+  for (const auto& n : nodes_) count += n.info.role == role && !(live_only && n.lost);
+  return count;
+}
+
+std::string NodeTable::LostNames(Role role) const {
+  std::string names;
+  for (const auto& n : nodes_) {
+    if (n.info.role == role && n.lost) names += (names.empty() ? "" : ", ") + n.info.Name();
+  }
+  return names;
+}
+
+bool NodeTable::AllDone(Role role) const {
+  for (const auto& n : nodes_) {
+    if (n.info.role == role && !n.done) return false;
+  }
+  return true;
+}
+
+std::string NodeTable::WorkerName(int id) const {
+  for (const auto& n : nodes_) {
+    if (n.info.role == Role::kWorker && n.info.id == id) return n.info.Name();
+  }
+  return "worker " + std::to_string(id);
+}
+
+void NodeTable::Command(Role role, const std::string& topic, const CommandArgs& args, int only_id) {
+  Header h;
+  h.type = MsgType::kCommand;
+  h.topic = topic;
+  h.step = args.step;
+  h.samples = args.samples;
+  h.norm = args.norm;
+  h.text = args.text;
+  for (const auto& n : nodes_) {
+    if (n.info.role != role || n.done || (only_id >= 0 && n.info.id != only_id)) continue;
+    Send(n.peer, h);
+  }
+}
+
+void NodeTable::Send(const std::string& peer, Header h) {
+  h.sender_role = Role::kScheduler;
+  SendMessage(socket_, h, {}, peer);
+}
+
+void NodeTable::Shutdown(const std::string& peer, const std::string& reason) {
+  Header h;
+  h.type = MsgType::kShutdown;
+  h.text = reason;
+  Send(peer, h);
+}
+
+void NodeTable::Broadcast(const std::string& reason) {
+  for (const auto& n : nodes_) Shutdown(n.peer, reason);
+}
+
+void NodeTable::SendMap(const std::string& peer, const ClusterMap& map) {
+  Header h;
+  h.type = MsgType::kClusterMap;
+  h.text = EncodeBody(map);
+  Send(peer, h);
+}
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,66 @@
+// The job's registered nodes as the scheduler knows them, and the one way to send them
+// something: a command to every live node of a role (or one of them), a shutdown, a map.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/bootstrap.h"
+#include "common/cluster_map.h"
+#include "common/message.h"
+
+namespace tteps::scheduler {
+
+struct Node {
+  NodeInfo info;
+  std::string peer;  // routing id of its control socket
+  std::chrono::steady_clock::time_point last_seen;
+  bool done = false;
+  bool lost = false;  // declared lost (the job goes on without it)
+};
+
+// What a scheduler command carries besides its topic (common/message.h's generic fields).
+struct CommandArgs {
+  CommandArgs(int64_t step_ = 0, int64_t samples_ = 0, double norm_ = -1, std::string text_ = "")
+      : step(step_), samples(samples_), norm(norm_), text(std::move(text_)) {}
+  int64_t step;
+  int64_t samples;
+  double norm;
+  std::string text;
+};
+
+class NodeTable {
+ public:
+  explicit NodeTable(zmq::socket_t& socket) : socket_(socket) {}
+
+  Node* Find(const std::string& peer);
+  Node& Add(const NodeInfo& info, const std::string& peer);
+  std::vector<Node>& all() { return nodes_; }
+  const std::vector<Node>& all() const { return nodes_; }
+  int size() const { return static_cast<int>(nodes_.size()); }
+  // Registered nodes of `role`; live_only: those not declared lost.
+  int Count(Role role, bool live_only = false) const;
+  // "worker 1 (rank 2 on host ...), ..." of the lost nodes of `role`.
+  std::string LostNames(Role role) const;
+  // Whether every node of `role` finished (or was lost).
+  bool AllDone(Role role) const;
+  // The display name of worker `id`, or "worker ID" when none registered.
+  std::string WorkerName(int id) const;
+
+  // Command `topic` to every node of `role` (or only id `only_id`) that is not done.
+  void Command(Role role, const std::string& topic, const CommandArgs& args = {}, int only_id = -1);
+  void Send(const std::string& peer, Header h);
+  void Shutdown(const std::string& peer, const std::string& reason);
+  // kShutdown with `reason` to every node, lost ones too (a lost one may still listen).
+  void Broadcast(const std::string& reason);
+  void SendMap(const std::string& peer, const ClusterMap& map);
+
+ private:
+  zmq::socket_t& socket_;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace tteps::scheduler

@@ -1,0 +1,198 @@
+// The coordinator's parts that are pure or nearly so: who may register, the servers' key
+// ranges, summary.json from the job's facts, the evaluations' record and the membership log.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "scheduler/eval_record.h"
+#include "scheduler/job_summary.h"
+#include "scheduler/membership_log.h"
+#include "scheduler/placement.h"
+#include "scheduler/registration.h"
+
+namespace tteps::scheduler {
+namespace {
+
+NodeInfo Info(Role role, int id, const std::string& data_path = "", std::string checksum = "") {
+  NodeInfo info;
+  info.role = role;
+  info.id = id;
+  info.host = "h";
+  info.data_path = data_path;
+  info.data_checksum = std::move(checksum);
+  return info;
+}
+
+std::string Fresh(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/tteps_coordinator_parts_" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Registration, GivesIdsInOrderAndRefusesTakenIdsAndFullRoles) {
+  std::vector<Node> nodes;
+  bool fatal = true;
+  NodeInfo a = Info(Role::kWorker, -1);
+  EXPECT_EQ(RegistrationRefusal(nodes, 2, {}, &a, &fatal), "");
+  EXPECT_FALSE(fatal);
+  EXPECT_EQ(a.id, 0);  // started without MPI: the next id
+  nodes.push_back({a, "p0", {}, false, false});
+  NodeInfo b = Info(Role::kWorker, 0);
+  EXPECT_EQ(RegistrationRefusal(nodes, 2, {}, &b, &fatal), "worker id 0 is taken");
+  NodeInfo c = Info(Role::kWorker, 1);
+  EXPECT_EQ(RegistrationRefusal(nodes, 2, {}, &c, &fatal), "");
+  nodes.push_back({c, "p1", {}, false, false});
+  NodeInfo d = Info(Role::kWorker, 2);
+  EXPECT_EQ(RegistrationRefusal(nodes, 2, {}, &d, &fatal), "the job already has its 2 workers");
+  NodeInfo s = Info(Role::kScheduler, 0);
+  EXPECT_EQ(RegistrationRefusal(nodes, 1, {}, &s, &fatal), "a second scheduler tried to register");
+  EXPECT_FALSE(fatal);
+}
+
+TEST(Registration, AWorkerWithOtherDataIsFatalAtLaunch) {
+  const JobData job{"trips.store", "abc"};
+  EXPECT_EQ(DataMismatch(Info(Role::kWorker, 0), job), "");  // reads the job's own
+  EXPECT_EQ(DataMismatch(Info(Role::kWorker, 0, "/x/trips.store", "abc"), job), "");
+  EXPECT_EQ(DataMismatch(Info(Role::kServer, 0, "/x", "zzz"), job), "");
+  NodeInfo w = Info(Role::kWorker, 0, "/x/trips.jsonl");
+  bool fatal = false;
+  const std::string why = RegistrationRefusal({}, 1, job, &w, &fatal);
+  EXPECT_TRUE(fatal);
+  EXPECT_NE(why.find("'/x/trips.jsonl' is not a trip store"), std::string::npos) << why;
+  EXPECT_NE(why.find("'trips.store' is the store abc"), std::string::npos) << why;
+}
+
+TEST(ServerRanges, ReplicasHoldTheSameRangeAndTheRangesCoverEveryKeyOnce) {
+  const std::vector<KeyRange> r = ServerRanges(1000, 4, 2, {}, {});
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].ToString(), r[2].ToString());
+  EXPECT_EQ(r[1].ToString(), r[3].ToString());
+  EXPECT_EQ(r[0].begin, 0);
+  EXPECT_EQ(r[0].end, r[1].begin);
+  EXPECT_EQ(r[1].end, 1000);
+  // Weights for more servers than distinct ranges: the first ones count.
+  const std::vector<KeyRange> w = ServerRanges(1000, 2, 1, {3, 1, 7}, {});
+  EXPECT_EQ(w[0].end, 750);
+}
+
+JobFacts Facts(const CoordinatorOptions& opts, const WorkerBook& book,
+               const std::map<int, server::ServerStats>& stats) {
+  JobFacts f;
+  f.opts = &opts;
+  f.book = &book;
+  f.server_stats = &stats;
+  f.status = "failed";
+  f.error = "registration timed out";
+  return f;
+}
+
+TEST(JobSummary, AJobThatNeverTrainedReportsNoWorkAndItsError) {
+  CoordinatorOptions opts;
+  opts.config.exchange.mode = Mode::kSync;
+  opts.total_steps = 40;
+  WorkerBook book;
+  std::map<int, server::ServerStats> stats;
+  const std::string s = SummaryJson(Facts(opts, book, stats)).str();
+  EXPECT_NE(s.find("\"status\":\"failed\""), std::string::npos) << s;
+  EXPECT_NE(s.find("\"train_seconds\":0"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"epochs\":0"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"error\":\"registration timed out\""), std::string::npos) << s;
+  EXPECT_NE(s.find("\"membership\":[]"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"push\":0"), std::string::npos) << s;  // a PS mode: push and pull times
+  EXPECT_EQ(s.find("\"model\""), std::string::npos) << s;   // no model without a final eval
+  EXPECT_EQ(s.find("accumulation_decisions"), std::string::npos) << s;
+}
+
+TEST(JobSummary, RingModesReportAllreduceTimeAndSumRefusalsOverServers) {
+  CoordinatorOptions opts;
+  opts.config.exchange.mode = Mode::kRing;
+  WorkerBook book;
+  std::map<int, server::ServerStats> stats;
+  stats[0].errors = 2;
+  stats[1].errors = 3;
+  stats[1].non_finite = 1;
+  JobFacts f = Facts(opts, book, stats);
+  f.refused = 4;
+  f.decisions = 0;
+  f.final_eval = "null";
+  const std::string s = SummaryJson(f).str();
+  EXPECT_NE(s.find("\"allreduce\":0"), std::string::npos) << s;
+  EXPECT_EQ(s.find("bytes_per_step"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"messages\":9"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"non_finite\":1"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"accumulation_decisions\":0"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"evaluation\":\"none"), std::string::npos) << s;
+}
+
+EvalOutcome Outcome(int64_t step, double mape, bool best, bool final = false) {
+  EvalOutcome r;
+  r.step = step;
+  r.version = step;
+  r.mape = mape;
+  r.best = best;
+  r.final = final;
+  r.json = "{\"mape\":" + std::to_string(mape) + "}";
+  return r;
+}
+
+TEST(EvalRecord, StopsOnceAfterPatienceMissesAndKeepsTheBestAndTheFinal) {
+  const std::string dir = Fresh("eval");
+  {
+    RunOutput out(dir);
+    EvalRecord record(2, &out);
+    EXPECT_FALSE(record.Add(Outcome(10, 0.3, true), true, 1));
+    EXPECT_FALSE(record.Add(Outcome(20, 0.4, false), true, 2));
+    EXPECT_TRUE(record.Add(Outcome(30, 0.5, false), true, 3));   // two misses in a row
+    EXPECT_FALSE(record.Add(Outcome(40, 0.6, false), true, 4));  // once only
+    EXPECT_FALSE(record.has_final());
+    EXPECT_FALSE(record.Add(Outcome(50, 0.7, false, true), false, 5));
+    EXPECT_TRUE(record.has_final());
+    EXPECT_NE(record.best_json().find("\"step\":10"), std::string::npos) << record.best_json();
+    EXPECT_NE(record.early_stop_json().find("\"evaluation_step\":30"), std::string::npos);
+    EXPECT_EQ(record.final_json(), "{\"mape\":0.700000}");
+  }
+  const std::string metrics = Read(dir + "/metrics.jsonl");
+  size_t lines = 0;
+  for (char c : metrics) lines += c == '\n';
+  EXPECT_EQ(lines, 5u) << metrics;
+}
+
+TEST(EvalRecord, NoEvaluationTripsIsNeitherALineNorAMiss) {
+  const std::string dir = Fresh("null");
+  RunOutput out(dir);
+  EvalRecord record(1, &out);
+  EvalOutcome none;
+  none.json = "null";
+  EXPECT_FALSE(record.Add(none, true, 1));
+  EXPECT_FALSE(record.Add(none, true, 2));
+  none.final = true;
+  record.Add(none, false, 3);
+  EXPECT_EQ(record.final_json(), "null");
+  EXPECT_EQ(record.early_stop_json(), "");
+}
+
+TEST(MembershipLog, KeepsEveryEventInOrderAsAMetricsLineToo) {
+  const std::string dir = Fresh("log");
+  {
+    RunOutput out(dir);
+    MembershipLog log(&out);
+    EXPECT_EQ(log.Json(), "[]");
+    log.Record(JsonObject().Add("event", "lost").Add("worker", 1), "worker 1 lost");
+    log.Record(JsonObject().Add("event", "join").Add("worker", 2), "worker 2 joined");
+    EXPECT_EQ(log.Json(), "[{\"event\":\"lost\",\"worker\":1},{\"event\":\"join\",\"worker\":2}]");
+  }
+  EXPECT_NE(Read(dir + "/metrics.jsonl").find("{\"type\":\"membership\",\"event\":\"lost\""),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tteps::scheduler
