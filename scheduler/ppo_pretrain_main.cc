@@ -49,13 +49,9 @@ double GreedyReturn(PpoAgent* agent, const SimConfig& config) {
   return Runner(agent, {/*learn=*/false, /*greedy=*/true, 64}).RunEpisode(env);
 }
 
-int Pretrain() {
-  PolicyConfig policy = scheduler::PolicyConfigFromFlags();
-  // Pre-training starts from scratch unless told otherwise (the shipped policy is its output).
-  if (gflags::GetCommandLineFlagInfoOrDie("ppo_policy_in").is_default) policy.policy_in.clear();
-  scheduler::CheckPpo(policy);
-  const auto opts = scheduler::LivePolicyOptionsOf(policy);
-  if (opts.policy_out.empty()) throw std::invalid_argument("--ppo_policy_out is required");
+// The simulated jobs of the --sim_* flags: one per ';'-separated list of speeds, at every noise
+// scale; the episodes take them in turn.
+std::vector<SimConfig> SimJobsFromFlags(const LivePolicyOptions& opts) {
   if (FLAGS_episodes < 1 || FLAGS_report_every < 1 || FLAGS_eval_episodes < 1) {
     throw std::invalid_argument("--episodes, --report_every and --eval_episodes must be >= 1");
   }
@@ -110,9 +106,11 @@ int Pretrain() {
     }
   }
   if (jobs.empty()) throw std::invalid_argument("--sim_compute_s names no worker");
+  return jobs;
+}
 
-  PpoAgent agent(opts.ppo);
-  if (!opts.policy_in.empty()) agent.Load(opts.policy_in);
+// One environment per simulated job, each named in the log with its best accumulations.
+std::vector<SimEnvironment> Environments(const std::vector<SimConfig>& jobs) {
   std::vector<SimEnvironment> train_envs;
   for (const SimConfig& sc : jobs) {
     train_envs.emplace_back(sc);
@@ -123,6 +121,21 @@ int Pretrain() {
     LOG(INFO) << "simulated job: " << sc.compute_s.size() << " workers, noise scale " << sc.s0
               << ", best alphas " << best;
   }
+  return train_envs;
+}
+
+int Pretrain() {
+  PolicyConfig policy = scheduler::PolicyConfigFromFlags();
+  // Pre-training starts from scratch unless told otherwise (the shipped policy is its output).
+  if (gflags::GetCommandLineFlagInfoOrDie("ppo_policy_in").is_default) policy.policy_in.clear();
+  scheduler::CheckPpo(policy);
+  const auto opts = scheduler::LivePolicyOptionsOf(policy);
+  if (opts.policy_out.empty()) throw std::invalid_argument("--ppo_policy_out is required");
+  const std::vector<SimConfig> jobs = SimJobsFromFlags(opts);
+
+  PpoAgent agent(opts.ppo);
+  if (!opts.policy_in.empty()) agent.Load(opts.policy_in);
+  std::vector<SimEnvironment> train_envs = Environments(jobs);
   // Evaluation episodes use seeds the training never sees: one set to choose the policy to
   // keep, another to report it without that choice's optimism. Each covers every job.
   const auto returns = [&](PpoAgent* a, uint64_t offset, double* oracle) {

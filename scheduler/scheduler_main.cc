@@ -139,11 +139,116 @@ void WriteFailure(const JobConfig& config, const std::string& error) {
   }
 }
 
+// The job's shape from the launch (MPI's ranks, else the flags), checked against the mode.
+void SetShape(const Bootstrap& boot, const JobConfig& config, CoordinatorOptions* o) {
+  const Mode mode = config.exchange.mode;
+  o->num_servers = boot.mpi ? boot.num_servers : FLAGS_num_servers;
+  o->num_workers = boot.mpi ? boot.num_workers : FLAGS_num_workers;
+  if (!UsesServers(mode) && (o->num_servers != 0 || o->num_workers < 1 || !boot.mpi)) {
+    throw std::invalid_argument(std::string("--mode ") + ModeName(mode) +
+                                " runs one or more workers and no servers, under mpirun (found " +
+                                std::to_string(o->num_servers) + " servers and " +
+                                std::to_string(o->num_workers) + " workers)");
+  }
+  if (UsesServers(mode) && (o->num_servers < 1 || o->num_workers < 1)) {
+    throw std::invalid_argument("the job needs at least one server and one worker (found " +
+                                std::to_string(o->num_servers) + " and " +
+                                std::to_string(o->num_workers) + ")");
+  }
+  if (UsesServers(mode) && o->num_servers % config.cluster.replicas != 0) {
+    throw std::invalid_argument("--replicas " + std::to_string(config.cluster.replicas) +
+                                " needs a multiple of that many servers, not " +
+                                std::to_string(o->num_servers));
+  }
+}
+
+// --resume: the checkpoint's version, ranges and clocks, and the slices' schedules kept.
+void SetResumePoint(const JobConfig& config, CoordinatorOptions* o) {
+  CheckResumable(config);
+  const auto point = server::ChooseResumePoint(config.output.resume, o->num_servers, o->param_count,
+                                               config.cluster.replicas);
+  if (static_cast<int>(point.clocks.size()) != o->num_workers) {
+    throw std::invalid_argument("the checkpoint in " + config.output.resume + " is of a job with " +
+                                std::to_string(point.clocks.size()) + " workers, not " +
+                                std::to_string(o->num_workers));
+  }
+  o->resume_version = point.version;
+  o->start_steps = point.clocks;
+  o->resume_ranges = point.ranges;
+  // An accumulation policy's changes: every slice's stream starts again where it stood.
+  const std::string kept = config.output.resume + "/" + kSchedulesFile;
+  if (std::ifstream in{kept}) {
+    std::ostringstream text;
+    text << in.rdbuf();
+    o->schedules = ParseSchedules(text.str(), kept);
+    for (const auto& [slice, schedule] : o->schedules) {
+      if (slice >= o->num_workers) {
+        throw std::invalid_argument(kept + " has a schedule of slice " + std::to_string(slice) +
+                                    ", and the job has " + std::to_string(o->num_workers) +
+                                    " workers");
+      }
+    }
+  }
+  LOG(INFO) << "resuming from " << config.output.resume << " at version " << point.version
+            << (o->schedules.empty() ? "" : " with the slices' accumulation schedules of " + kept);
+}
+
+// Binds the scheduler's socket and tells every rank where it is; returns the endpoint.
+std::string BindAndShare(Bootstrap& boot, zmq::socket_t& socket, int64_t param_count) {
+  // Nothing larger than worker 0's snapshot of the model (or a header) may arrive.
+  socket.set(
+      zmq::sockopt::maxmsgsize,
+      static_cast<int64_t>(std::max<size_t>(param_count * sizeof(float), kMaxHeaderBytes)) + 65536);
+  std::string endpoint;
+  if (boot.mpi) {
+    endpoint = BindTcp(socket, boot.bind_host, boot.advertise_host);
+  } else {
+    const std::string& given = boot.scheduler_endpoint;  // --scheduler tcp://HOST:PORT
+    BindTcp(socket, boot.bind_host, "", std::stoi(given.substr(given.rfind(':') + 1)));
+    endpoint = given;
+  }
+  ShareSchedulerEndpoint(&boot, endpoint);
+  LOG(INFO) << "scheduler at " << endpoint;
+  return endpoint;
+}
+
+// The console's header; every process's full log is in out_dir/logs.
+void PrintHeader(const CoordinatorOptions& o, const Dataset& dataset, const std::string& out_dir) {
+  std::fprintf(stderr,
+               "[tteps] %s: %d workers, %d servers; %zu training and %zu eval trips%s; %lld steps; "
+               "out_dir %s\n",
+               ModeName(o.config.exchange.mode), o.num_workers, o.num_servers,
+               dataset.train->size(), dataset.eval->size(),
+               dataset.skipped == 0
+                   ? ""
+                   : (" (" + std::to_string(dataset.skipped) + " bad records skipped)").c_str(),
+               static_cast<long long>(o.total_steps), out_dir.c_str());
+}
+
+// Runs the coordinator (with --trace's timeline) to the job's end; returns its exit code.
+int Coordinate(zmq::socket_t& socket, const CoordinatorOptions& o, Evaluation* eval, RunOutput* out,
+               AccumulationPolicy* policy) {
+  Coordinator coordinator(socket, o, eval, out, policy);
+  std::unique_ptr<TraceFile> trace;
+  const std::string& trace_path = o.config.output.trace;
+  if (!trace_path.empty()) {
+    trace = std::make_unique<TraceFile>(trace_path);
+    coordinator.set_trace(trace.get());
+  }
+  CatchInterrupts();  // from here on a SIGTERM or SIGINT ends the job with its summary
+  const int rc = coordinator.Run();
+  if (trace) {
+    trace->Close();
+    LOG(INFO) << "timeline written to " << trace_path;
+  }
+  return rc;
+}
+
 int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) {
   const Mode mode = config.exchange.mode;
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
-  const size_t train_trips = dataset.train->size(), eval_trips = dataset.eval->size();
+  const size_t train_trips = dataset.train->size();
   CheckBatchFits(config.train, train_trips);
   torch::manual_seed(config.train.seed);
   deeptte::DeepTTE model(config.model, data::LoadNormStats(config.data.stats));
@@ -161,24 +266,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   o.data_path = config.data.train_files.front();
   o.data_checksum = dataset.store_checksum;
   o.bad_records_skipped = dataset.skipped;
-  o.num_servers = boot.mpi ? boot.num_servers : FLAGS_num_servers;
-  o.num_workers = boot.mpi ? boot.num_workers : FLAGS_num_workers;
-  if (!UsesServers(mode) && (o.num_servers != 0 || o.num_workers < 1 || !boot.mpi)) {
-    throw std::invalid_argument(std::string("--mode ") + ModeName(mode) +
-                                " runs one or more workers and no servers, under mpirun (found " +
-                                std::to_string(o.num_servers) + " servers and " +
-                                std::to_string(o.num_workers) + " workers)");
-  }
-  if (UsesServers(mode) && (o.num_servers < 1 || o.num_workers < 1)) {
-    throw std::invalid_argument("the job needs at least one server and one worker (found " +
-                                std::to_string(o.num_servers) + " and " +
-                                std::to_string(o.num_workers) + ")");
-  }
-  if (UsesServers(mode) && o.num_servers % config.cluster.replicas != 0) {
-    throw std::invalid_argument("--replicas " + std::to_string(config.cluster.replicas) +
-                                " needs a multiple of that many servers, not " +
-                                std::to_string(o.num_servers));
-  }
+  SetShape(boot, config, &o);
   o.param_count = layout.total();
   o.fingerprint = layout.fingerprint();
   if (UsesServers(mode) && config.exchange.sparse_rows) {
@@ -187,35 +275,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   o.total_steps = TotalSteps(config.train, train_trips);
   // A cosine schedule spans the planned steps unless told otherwise; every node gets the number.
   if (o.config.optimizer.lr_steps == 0) o.config.optimizer.lr_steps = o.total_steps;
-  if (!config.output.resume.empty()) {
-    CheckResumable(config);
-    const auto point = server::ChooseResumePoint(config.output.resume, o.num_servers, o.param_count,
-                                                 config.cluster.replicas);
-    if (static_cast<int>(point.clocks.size()) != o.num_workers) {
-      throw std::invalid_argument("the checkpoint in " + config.output.resume +
-                                  " is of a job with " + std::to_string(point.clocks.size()) +
-                                  " workers, not " + std::to_string(o.num_workers));
-    }
-    o.resume_version = point.version;
-    o.start_steps = point.clocks;
-    o.resume_ranges = point.ranges;
-    // An accumulation policy's changes: every slice's stream starts again where it stood.
-    const std::string kept = config.output.resume + "/" + kSchedulesFile;
-    if (std::ifstream in{kept}) {
-      std::ostringstream text;
-      text << in.rdbuf();
-      o.schedules = ParseSchedules(text.str(), kept);
-      for (const auto& [slice, schedule] : o.schedules) {
-        if (slice >= o.num_workers) {
-          throw std::invalid_argument(kept + " has a schedule of slice " + std::to_string(slice) +
-                                      ", and the job has " + std::to_string(o.num_workers) +
-                                      " workers");
-        }
-      }
-    }
-    LOG(INFO) << "resuming from " << config.output.resume << " at version " << point.version
-              << (o.schedules.empty() ? "" : " with the slices' accumulation schedules of " + kept);
-  }
+  if (!config.output.resume.empty()) SetResumePoint(config, &o);
 
   // Everything that can refuse the job is above: until the endpoint is shared below, a failure
   // ends every other process at once (EndNode) instead of at the registration deadline.
@@ -229,46 +289,13 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   zmq::context_t ctx;
   const auto curve = SecureContext(ctx, node.curve_dir);
   auto socket = MakeSocket(ctx, zmq::socket_type::router);
-  // Nothing larger than worker 0's snapshot of the model (or a header) may arrive.
-  socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(std::max<size_t>(
-                                           layout.total() * sizeof(float), kMaxHeaderBytes)) +
-                                           65536);
-  std::string endpoint;
-  if (boot.mpi) {
-    endpoint = BindTcp(socket, boot.bind_host, boot.advertise_host);
-  } else {
-    const std::string& given = boot.scheduler_endpoint;  // --scheduler tcp://HOST:PORT
-    BindTcp(socket, boot.bind_host, "", std::stoi(given.substr(given.rfind(':') + 1)));
-    endpoint = given;
-  }
-  ShareSchedulerEndpoint(&boot, endpoint);
-  LOG(INFO) << "scheduler at " << endpoint;
-
+  BindAndShare(boot, socket, layout.total());
   o.curve = curve.get();
-  // The console's header; every process's full log is in out_dir/logs.
-  std::fprintf(stderr,
-               "[tteps] %s: %d workers, %d servers; %zu training and %zu eval trips%s; %lld steps; "
-               "out_dir %s\n",
-               ModeName(mode), o.num_workers, o.num_servers, train_trips, eval_trips,
-               dataset.skipped == 0
-                   ? ""
-                   : (" (" + std::to_string(dataset.skipped) + " bad records skipped)").c_str(),
-               static_cast<long long>(o.total_steps), out.dir().c_str());
+  PrintHeader(o, dataset, out.dir());
   auto eval = MakeModelEvaluation(ctx, model, dataset.eval, config.train.eval_batch_size,
                                   config.cluster.timeout_s, out.Path("model.pt"),
                                   out.Path("model_last.pt"), config.output.keep_best);
-  Coordinator coordinator(socket, o, eval.get(), &out, policy.get());
-  std::unique_ptr<TraceFile> trace;
-  if (!config.output.trace.empty()) {
-    trace = std::make_unique<TraceFile>(config.output.trace);
-    coordinator.set_trace(trace.get());
-  }
-  CatchInterrupts();  // from here on a SIGTERM or SIGINT ends the job with its summary
-  const int rc = coordinator.Run();
-  if (trace) {
-    trace->Close();
-    LOG(INFO) << "timeline written to " << config.output.trace;
-  }
+  const int rc = Coordinate(socket, o, eval.get(), &out, policy.get());
   eval.reset();
   // The final words (the workers' shutdown) are still queued: give them a moment to leave
   // instead of dropping them with the socket (linger 0 otherwise).
