@@ -29,7 +29,8 @@ std::string ParamServer::WorkerName(int w) const {
                                                              : "worker " + std::to_string(w);
 }
 
-void ParamServer::Run(const std::function<bool()>& stop) {
+std::optional<ClusterMap> ParamServer::Run(const std::function<bool()>& stop,
+                                           ServerCommands* commands) {
   const auto serve_once = [&] {
     Message m;
     std::string peer;
@@ -44,13 +45,64 @@ void ParamServer::Run(const std::function<bool()>& stop) {
     PollNorm();
     ServePending();
   };
-  while (!stop()) serve_once();
+  std::optional<ClusterMap> rollback;
+  while (!stop()) {
+    for (ServerCommand& c : commands ? commands->Take() : std::vector<ServerCommand>{}) {
+      if (c.kind == ServerCommand::kRollback) {
+        rollback = std::move(c.map);
+      } else {
+        Apply(c);
+      }
+    }
+    if (rollback) break;
+    serve_once();
+  }
   // The primary named each push as it acknowledged it, so its last entries are on their way.
   const auto until = Clock::now() + std::chrono::seconds(2);
   while (following() && order_->held() > 0 && Clock::now() < until) serve_once();
   LOG_IF(WARNING, following() && order_->held() > 0)
       << "server " << id_ << ": " << order_->held()
       << " pushes held for the primary's order were never named by it; not applied";
+  return rollback;
+}
+
+void ParamServer::Apply(const ServerCommand& c) {
+  switch (c.kind) {
+    case ServerCommand::kServerLost:
+      return LoseServer(c.server);
+    case ServerCommand::kWorkerJoined:
+      Rejoin(c.slot, c.worker, c.clock);
+      carried_.joiners[c.slot] = c.worker;
+      return;
+    case ServerCommand::kWorkerLost:
+      try {
+        DropWorker(c.worker);
+      } catch (const std::invalid_argument& e) {
+        LOG(ERROR) << "server " << id_ << ": " << e.what();
+        return;
+      }
+      carried_.dropped.push_back(c.worker);
+      for (auto it = carried_.joiners.begin(); it != carried_.joiners.end();) {
+        it = it->second == c.worker ? carried_.joiners.erase(it) : std::next(it);
+      }
+      LOG(WARNING) << "server " << id_ << ": worker " << c.worker << " was declared lost; "
+                   << (shard_->consistency() == Consistency::kSync
+                           ? "its slice comes from another worker"
+                       : following() ? "dropped where the primary's order says"
+                                     : "its clock no longer holds pulls back");
+      return;
+    case ServerCommand::kRollback:
+      return;  // Run's to handle
+  }
+}
+
+void ParamServer::Carry(const Carried& carried) {
+  carried_ = carried;
+  for (int w : carried.dropped) {
+    if (w < static_cast<int>(map_.workers.size())) shard_->DropWorker(w);
+  }
+  // After a rollback the joiners push again from the checkpoint's clocks of their places.
+  for (const auto& [slot, joiner] : carried.joiners) Rejoin(slot, joiner, shard_->clock(slot));
 }
 
 void ParamServer::SetOrderLink(std::function<bool(int, const Header&)> send) {
@@ -321,25 +373,7 @@ void ParamServer::Handle(Message& m) {
                     std::to_string(map_.epoch) + " (until it has rolled back too)");
   }
   if (order) return HandleOrder(m);
-  if (h.epoch < map_.epoch) {  // sent before a rollback, or by a node that missed it
-    return ReplyError(m.peer, h,
-                      "a request of epoch " + std::to_string(h.epoch) + "; this server serves " +
-                          std::to_string(map_.epoch) + " (each rollback starts a new one)");
-  }
-  if (h.fingerprint != map_.fingerprint) {
-    return ReplyError(m.peer, h,
-                      "parameter layout fingerprint " + std::to_string(h.fingerprint) +
-                          " does not match the job's " + std::to_string(map_.fingerprint));
-  }
-  if (h.step < 0) return ReplyError(m.peer, h, "negative step " + std::to_string(h.step));
-  // A request names all of this server's keys (dense) or some of them (sparse rows); an init
-  // names all.
-  const bool whole = h.ranges.size() == 1 && h.ranges[0] == shard_->range();
-  if ((h.type == MsgType::kInit && !whole) || !CheckSpans(h.ranges, shard_->range()).empty()) {
-    return ReplyError(
-        m.peer, h,
-        "this server holds " + shard_->range().ToString() + ", the request names other keys");
-  }
+  if (std::string why = RequestProblem(h); !why.empty()) return ReplyError(m.peer, h, why);
   try {
     switch (h.type) {
       case MsgType::kInit:
@@ -347,72 +381,9 @@ void ParamServer::Handle(Message& m) {
         if (!shard_->initialized()) shard_->Init(Values(m));
         Reply(m.peer, h, MsgType::kInitAck);
         break;
-      case MsgType::kPush: {
-        if (h.samples > max_push_trips_) {
-          throw std::invalid_argument("push claims " + std::to_string(h.samples) +
-                                      " trips, more than a step can hold (" +
-                                      std::to_string(max_push_trips_) + ")");
-        }
-        if (!std::isfinite(h.norm)) throw std::invalid_argument("push with a non-finite norm");
-        if (!(h.noise_sq >= 0 && h.noise_n2 >= 0 && std::isfinite(h.noise_sq) &&
-              std::isfinite(h.noise_n2))) {
-          throw std::invalid_argument("push with a negative or non-finite gradient noise");
-        }
-        CheckFinite(m, "gradient");
-        // --replicas with clipping: the worker pulled the next version from a replica that
-        // had its global norm before this one had.
-        if (shard_->awaiting_norm() && h.step > shard_->version()) {
-          Hold(m, &after_norm_,
-               "a push of version " + std::to_string(h.step) + " while version " +
-                   std::to_string(shard_->version()) + " waits for its global norm");
-          break;
-        }
-        const int slice = h.slice >= 0 ? h.slice : h.sender_id;
-        // Declared lost (and perhaps only stopped): refused, even once a joiner has its place.
-        // A backup holds it instead (its primary may have applied it before the word came)
-        // unless the primary's order dropped it. Sync: an adopter's copy may drop it first.
-        const bool original =
-            h.sender_id >= 0 && h.sender_id < static_cast<int>(map_.workers.size());
-        if ((original && shard_->dropped(h.sender_id)) ||
-            (lost_workers_.count(h.sender_id) && !following())) {
-          throw std::invalid_argument("worker " + std::to_string(h.sender_id) +
-                                      " was declared lost; its pushes are refused");
-        }
-        if (slice != h.sender_id && shard_->consistency() != Consistency::kSync) {
-          // Async / SSP: a worker that joined pushes for the lost worker's place it took.
-          const auto j = joined_.find(slice);
-          if (j == joined_.end() || j->second != h.sender_id) {
-            if (slice >= 0 && slice < static_cast<int>(map_.workers.size()) &&
-                h.sender_id >= static_cast<int>(map_.workers.size())) {
-              Hold(m, &before_join_,
-                   "a push of worker " + std::to_string(h.sender_id) + " for worker " +
-                       std::to_string(slice) + "'s place, before the scheduler's word of it");
-              break;
-            }
-            throw std::invalid_argument("worker " + std::to_string(h.sender_id) +
-                                        " pushes for worker " + std::to_string(slice) +
-                                        ", whose place it did not take");
-          }
-        } else if (slice != h.sender_id && AdoptedSliceIsIn(h, slice)) {
-          Reply(m.peer, h, MsgType::kPushAck);  // the same gradient is already counted
-          break;
-        }
-        if (following()) {
-          // Held (and acknowledged: this replica has it) until the primary names it.
-          const std::string peer = m.peer;
-          const Header head = h;
-          if (!order_->AddPush(head.sender_id, std::move(m))) {
-            throw std::invalid_argument("too many pushes held for the primary's order");
-          }
-          Reply(peer, head, MsgType::kPushAck);
-          ApplyOrdered();
-          break;
-        }
-        const int64_t before = ApplyPush(m, slice);
-        Reply(m.peer, h, MsgType::kPushAck);
-        AfterPush(before);
+      case MsgType::kPush:
+        HandlePush(m);
         break;
-      }
       case MsgType::kPull:
         ++pulls_;
         pending_.push_back({m.peer, h, Clock::now()});
@@ -423,6 +394,104 @@ void ParamServer::Handle(Message& m) {
   } catch (const std::exception& e) {
     ReplyError(m.peer, h, e.what());  // refused; the server keeps serving
   }
+}
+
+std::string ParamServer::RequestProblem(const Header& h) const {
+  if (h.epoch < map_.epoch) {  // sent before a rollback, or by a node that missed it
+    return "a request of epoch " + std::to_string(h.epoch) + "; this server serves " +
+           std::to_string(map_.epoch) + " (each rollback starts a new one)";
+  }
+  if (h.fingerprint != map_.fingerprint) {
+    return "parameter layout fingerprint " + std::to_string(h.fingerprint) +
+           " does not match the job's " + std::to_string(map_.fingerprint);
+  }
+  if (h.step < 0) return "negative step " + std::to_string(h.step);
+  // A request names all of this server's keys (dense) or some of them (sparse rows); an init
+  // names all.
+  const bool whole = h.ranges.size() == 1 && h.ranges[0] == shard_->range();
+  if ((h.type == MsgType::kInit && !whole) || !CheckSpans(h.ranges, shard_->range()).empty()) {
+    return "this server holds " + shard_->range().ToString() + ", the request names other keys";
+  }
+  return "";
+}
+
+void ParamServer::HandlePush(Message& m) {
+  CheckPush(m);
+  int slice = -1;
+  switch (AdmitPush(m, &slice)) {
+    case Admission::kHeld:
+      return;
+    case Admission::kCounted:
+      return Reply(m.peer, m.header, MsgType::kPushAck);  // the same gradient is counted
+    case Admission::kAdmitted:
+      break;
+  }
+  if (following()) {
+    // Held (and acknowledged: this replica has it) until the primary names it.
+    const std::string peer = m.peer;
+    const Header head = m.header;
+    if (!order_->AddPush(head.sender_id, std::move(m))) {
+      throw std::invalid_argument("too many pushes held for the primary's order");
+    }
+    Reply(peer, head, MsgType::kPushAck);
+    return ApplyOrdered();
+  }
+  const int64_t before = ApplyPush(m, slice);
+  Reply(m.peer, m.header, MsgType::kPushAck);
+  AfterPush(before);
+}
+
+void ParamServer::CheckPush(const Message& m) {
+  const Header& h = m.header;
+  if (h.samples > max_push_trips_) {
+    throw std::invalid_argument("push claims " + std::to_string(h.samples) +
+                                " trips, more than a step can hold (" +
+                                std::to_string(max_push_trips_) + ")");
+  }
+  if (!std::isfinite(h.norm)) throw std::invalid_argument("push with a non-finite norm");
+  if (!(h.noise_sq >= 0 && h.noise_n2 >= 0 && std::isfinite(h.noise_sq) &&
+        std::isfinite(h.noise_n2))) {
+    throw std::invalid_argument("push with a negative or non-finite gradient noise");
+  }
+  CheckFinite(m, "gradient");
+}
+
+ParamServer::Admission ParamServer::AdmitPush(Message& m, int* slice) {
+  const Header& h = m.header;
+  const int workers = static_cast<int>(map_.workers.size());
+  // --replicas with clipping: the worker pulled the next version from a replica that had its
+  // global norm before this one had.
+  if (shard_->awaiting_norm() && h.step > shard_->version()) {
+    Hold(m, &after_norm_,
+         "a push of version " + std::to_string(h.step) + " while version " +
+             std::to_string(shard_->version()) + " waits for its global norm");
+    return Admission::kHeld;
+  }
+  *slice = h.slice >= 0 ? h.slice : h.sender_id;
+  // Declared lost (and perhaps only stopped): refused, even once a joiner has its place. A
+  // backup holds it instead (its primary may have applied it before the word came) unless the
+  // primary's order dropped it. Sync: an adopter's copy may drop it first.
+  const bool original = h.sender_id >= 0 && h.sender_id < workers;
+  if ((original && shard_->dropped(h.sender_id)) ||
+      (lost_workers_.count(h.sender_id) && !following())) {
+    throw std::invalid_argument("worker " + std::to_string(h.sender_id) +
+                                " was declared lost; its pushes are refused");
+  }
+  if (*slice == h.sender_id) return Admission::kAdmitted;
+  if (shard_->consistency() == Consistency::kSync) {
+    return AdoptedSliceIsIn(h, *slice) ? Admission::kCounted : Admission::kAdmitted;
+  }
+  // Async / SSP: a worker that joined pushes for the lost worker's place it took.
+  const auto j = joined_.find(*slice);
+  if (j != joined_.end() && j->second == h.sender_id) return Admission::kAdmitted;
+  if (*slice >= 0 && *slice < workers && h.sender_id >= workers) {
+    Hold(m, &before_join_,
+         "a push of worker " + std::to_string(h.sender_id) + " for worker " +
+             std::to_string(*slice) + "'s place, before the scheduler's word of it");
+    return Admission::kHeld;
+  }
+  throw std::invalid_argument("worker " + std::to_string(h.sender_id) + " pushes for worker " +
+                              std::to_string(*slice) + ", whose place it did not take");
 }
 
 int64_t ParamServer::ApplyPush(Message& m, int slice) {

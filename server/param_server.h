@@ -19,6 +19,7 @@
 #include "common/trace.h"
 #include "common/transport.h"
 #include "server/push_order.h"
+#include "server/server_commands.h"
 #include "server/server_stats.h"
 #include "server/shard.h"
 
@@ -55,10 +56,25 @@ class ParamServer {
   // A backup applying pushes in its primary's order.
   bool following() const;
 
-  // Serves until `stop` returns true (checked every few milliseconds). A backup then waits a
-  // little for its primary's last entries.
-  void Run(const std::function<bool()>& stop);
-  // Handles one received message (exposed for tests).
+  // Serves until `stop` returns true (checked every few milliseconds) or a rollback comes from
+  // `commands` (returned; the commands before it are applied between requests). A backup then
+  // waits a little for its primary's last entries.
+  std::optional<ClusterMap> Run(const std::function<bool()>& stop,
+                                ServerCommands* commands = nullptr);
+  // One of the scheduler's commands other than a rollback.
+  void Apply(const ServerCommand& c);
+  // What a rollback carries to the next epoch's server: the workers declared lost (their ids)
+  // and the joiners' places (slot -> joiner).
+  struct Carried {
+    std::vector<int> dropped;
+    std::map<int, int> joiners;
+  };
+  const Carried& carried() const { return carried_; }
+  // The server of a rollback's epoch: drops those lost before and gives the joiners their
+  // places again, from the checkpoint's clocks (after SetOrderLink).
+  void Carry(const Carried& carried);
+  // Handles one received message (exposed for tests): validate the request, then a push is
+  // admitted under the membership, held for its primary's order (a backup) or applied.
   void Handle(Message& m);
   // Answers the pulls that can be answered, and fails those waiting past the timeout.
   void ServePending();
@@ -76,6 +92,16 @@ class ParamServer {
     Header header;
     std::chrono::steady_clock::time_point arrived;
   };
+  // Why a data request cannot be served (its epoch, layout, step or keys); empty: it can.
+  std::string RequestProblem(const Header& h) const;
+  void HandlePush(Message& m);
+  // Throws std::invalid_argument for a push whose trips, norm, noise or values are impossible.
+  void CheckPush(const Message& m);
+  // Whether the membership admits a push and of which slice: a lost worker's is refused
+  // (throws), a joiner's before its place is given and one of the next version while this one
+  // waits for its norm are held, an adopted slice's copy of a complete slice counted already.
+  enum class Admission { kAdmitted, kHeld, kCounted };
+  Admission AdmitPush(Message& m, int* slice);
   // A sync push of another worker's slice (h.slice): whether that slice is complete already
   // (the copy is acknowledged, not counted). Throws std::invalid_argument if it may not be.
   bool AdoptedSliceIsIn(const Header& h, int slice);
@@ -143,6 +169,7 @@ class ParamServer {
   std::unique_ptr<PushOrder> order_;  // non-null: ordered
   uint64_t order_seq_ = 0;            // the primary's next entry
   bool order_broken_ = false;         // a gap in the primary's stream: arrival order from then
+  Carried carried_;
   std::vector<float> decoded_;
   const Message* decoded_for_ = nullptr;  // the message decoded_ holds
 };

@@ -102,7 +102,7 @@ class ParamServerTest : public ::testing::Test {
     stop_ = false;
     thread_ = std::thread([this] {
       try {
-        server_->Run([this] { return stop_.load(); });
+        rollback_ = server_->Run([this] { return stop_.load(); }, &commands_);
       } catch (const std::exception& e) {
         server_failure_ = e.what();
       }
@@ -133,7 +133,9 @@ class ParamServerTest : public ::testing::Test {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   std::string server_failure_;
-  double clip_norm_ = 0;  // set before StartServer
+  double clip_norm_ = 0;     // set before StartServer
+  ServerCommands commands_;  // the scheduler's, as the control channel would queue them
+  std::optional<ClusterMap> rollback_;
   std::mutex norms_mu_;
   std::map<int64_t, double> norms_;  // version -> global norm, as the scheduler would send
 };
@@ -407,6 +409,37 @@ TEST_F(ParamServerTest, PoisonedPushesAreRefusedCountedAndTheStepStillCompletes)
   EXPECT_EQ(server_->errors(), 3);
   EXPECT_EQ(server_->Stats().non_finite, 2);
   EXPECT_NE(server_->Stats().ToJson().str().find("\"non_finite\":2"), std::string::npos);
+}
+
+// The scheduler's commands reach the serving loop through one queue, between requests: a lost
+// worker's pushes are refused from then on; a rollback
+// ends the epoch's serving, carrying the losses to the next epoch's server.
+TEST_F(ParamServerTest, QueuedCommandsDropALostWorkerAndARollbackEndsTheEpoch) {
+  StartServer(1.0);
+  auto w0 = Client(0), w1 = Client(1);
+  const std::vector<float> init = InitValues();
+  w0->Init(init.data());
+  ServerCommand lost;
+  lost.kind = ServerCommand::kWorkerLost;
+  lost.worker = 1;
+  commands_.Push(lost);
+  w0->Push(Grad(0), {}, 0, 1);
+  try {
+    w1->Push(Grad(1), {}, 0, 3);
+    ADD_FAILURE() << "a lost worker's push was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("declared lost"), std::string::npos) << e.what();
+  }
+  ServerCommand rollback;
+  rollback.kind = ServerCommand::kRollback;
+  rollback.map = map_;
+  rollback.map.epoch = 1;
+  commands_.Push(rollback);
+  thread_.join();  // Run returns by itself
+  ASSERT_TRUE(rollback_.has_value());
+  EXPECT_EQ(rollback_->epoch, 1);
+  EXPECT_EQ(server_->carried().dropped, std::vector<int>{1});
+  EXPECT_EQ(server_->errors(), 1);
 }
 
 // Sparse rows: a push of some keys and a pull of some keys, through the KV client. The pull
