@@ -69,7 +69,7 @@ ClusterMap ControlChannel::Register() {
                            std::to_string(timeout_s_) + " s (--timeout_s)");
 }
 
-void ControlChannel::OnCommand(const std::string& topic, Handler handler) {
+void ControlChannel::OnCommandText(const std::string& topic, Handler handler) {
   if (running_) throw std::logic_error("ControlChannel::OnCommand after Start");
   handlers_[topic] = std::move(handler);
 }
@@ -86,15 +86,12 @@ void ControlChannel::Start() {
   thread_ = std::thread([this] { Loop(); });
 }
 
-void ControlChannel::Report(const std::string& topic, int64_t step, std::string text,
-                            std::vector<Payload> payloads, int64_t samples, double norm) {
+void ControlChannel::ReportText(const std::string& topic, std::string body,
+                                std::vector<Payload> payloads) {
   Header h;
   h.type = MsgType::kReport;
   h.topic = topic;
-  h.step = step;
-  h.text = std::move(text);
-  h.samples = samples;
-  h.norm = norm;
+  h.text = std::move(body);
   Queue(std::move(h), std::move(payloads));
 }
 

@@ -18,6 +18,7 @@
 
 #include "common/cluster_map.h"
 #include "common/message.h"
+#include "common/topic.h"
 #include "common/trace.h"
 #include "common/transport.h"
 
@@ -38,8 +39,15 @@ class ControlChannel {
   ClusterMap Register();
   // Before Start(): `handler` runs on the channel's thread for every command of `topic`, with
   // the channel's lock held (so that WaitUntil sees its effect at once): it records the
-  // command and must not call the channel.
-  void OnCommand(const std::string& topic, Handler handler);
+  // command and must not call the channel. A command whose body is garbled is logged and
+  // ignored.
+  template <class Body>
+  void OnCommand(const Topic<Body>& topic,
+                 typename NotDeduced<std::function<void(const Body&)>>::type handler) {
+    OnCommandText(topic.name, [topic, handler = std::move(handler)](const Header& h) {
+      handler(topic.Decode(h));
+    });
+  }
   // Before Start(): the job's deadline and heartbeat interval replace the node's own (which
   // only bounded the registration). A scheduler not heard from for `silence_s` (which answers
   // every heartbeat; 0: timeout_s) is taken as gone: the node shuts down, naming it.
@@ -47,9 +55,12 @@ class ControlChannel {
   // Starts the background thread (heartbeats, commands, queued sends).
   void Start();
 
-  // Thread-safe: queues a report of `topic` to the scheduler.
-  void Report(const std::string& topic, int64_t step, std::string text = "",
-              std::vector<Payload> payloads = {}, int64_t samples = 0, double norm = -1);
+  // Thread-safe: queues a report of `topic` to the scheduler (with payloads: a snapshot's
+  // weights).
+  template <class Body>
+  void Report(const Topic<Body>& topic, const Body& body, std::vector<Payload> payloads = {}) {
+    ReportText(topic.name, topic.Encode(body), std::move(payloads));
+  }
   // Thread-safe: queues an error (the scheduler fails the job with it) or timeline events.
   void SendError(const std::string& text);
   void SendTrace(std::string events);
@@ -70,6 +81,8 @@ class ControlChannel {
   const NodeInfo& self() const { return self_; }
 
  private:
+  void OnCommandText(const std::string& topic, Handler handler);
+  void ReportText(const std::string& topic, std::string body, std::vector<Payload> payloads);
   void Loop();
   void Queue(Header h, std::vector<Payload> payloads);
   void Shutdown(const std::string& reason, bool failed);

@@ -13,7 +13,7 @@
 namespace tteps {
 
 inline constexpr uint32_t kMagic = 0x54544550;  // "TTEP"
-inline constexpr uint16_t kProtocolVersion = 14;
+inline constexpr uint16_t kProtocolVersion = 15;
 
 enum class Role : uint8_t { kScheduler = 0, kServer = 1, kWorker = 2 };
 const char* RoleName(Role role);
@@ -33,15 +33,12 @@ enum class MsgType : uint8_t {
   kHeartbeat,  // node -> scheduler, and the answer
   kShutdown,   // scheduler -> node: exit; text non-empty means the job failed
   kTrace,      // node -> scheduler; text: timeline events (common/trace.h) for --trace
-  // The roles' own control messages, named by `topic` (worker/topics.h, server/topics.h); the
-  // fields step, samples, norm, text and payloads carry what the topic defines.
+  // The roles' own control messages, named by `topic`: text holds the topic's typed body
+  // (common/topic.h; worker/topics.h, server/topics.h), payloads what the topic defines.
   kCommand,  // scheduler -> node
   kReport,   // node -> scheduler
   // server -> server (async / SSP with --replicas, server/push_order.h): the push a range's
-  // primary applied next. request_id = the entry's number in its stream, step = the worker's
-  // slot (a joiner pushes for the slot it took), slice = the sender, samples = the slot's pushes
-  // counted after it (-1: the primary dropped the slot; -2 - c: the sender joined for the slot
-  // at count c).
+  // primary applied next; text: its OrderEntry.
   kOrder,
   kTypeCount  // not a type: the number of types
 };
@@ -56,13 +53,15 @@ struct Header {
   uint16_t version = kProtocolVersion;
   MsgType type = MsgType::kError;
   Role sender_role = Role::kWorker;
-  int32_t sender_id = -1;    // worker or server index (0-based); -1 for the scheduler
-  uint64_t request_id = 0;   // echoed in the reply
-  int64_t step = 0;          // version / clock, by type
-  int64_t samples = 0;       // trips behind a push; a number a topic defines
+  int32_t sender_id = -1;   // worker or server index (0-based); -1 for the scheduler
+  uint64_t request_id = 0;  // echoed in the reply
+  // Data messages: the version a push was computed on, a pull waits for (sync) or a reply
+  // serves; acknowledgements: the server's version.
+  int64_t step = 0;
+  int64_t samples = 0;       // push: the trips behind it
   uint64_t fingerprint = 0;  // parameter layout fingerprint (push, pull, init)
   double held_s = 0;         // pull replies: how long the server held the pull before answering
-  double norm = -1;          // push: norm of the mean gradient; norm messages: the value
+  double norm = -1;          // push: norm of the mean gradient
   // push: this worker was told to stop (kStop); pull reply: training ends with this version
   bool stop = false;
   // Data messages: the values' type; a pull asks for its reply's.
@@ -84,8 +83,10 @@ struct Header {
   double noise_sq = 0, noise_n2 = 0;
   std::vector<KeyRange> ranges;
   std::vector<uint64_t> payload_bytes;  // one per payload frame
-  std::string text;                     // error text, or a control message's encoded body
-  std::string topic;                    // kCommand, kReport: what the message is
+  // The message's body by type: an error's text, a registration's NodeInfo, a map, a trace's
+  // events, a control topic's or an order's typed body (Cereal).
+  std::string text;
+  std::string topic;  // kCommand, kReport: what the message is
 
   template <class Archive>
   void save(Archive& ar) const;

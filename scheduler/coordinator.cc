@@ -183,36 +183,36 @@ void Coordinator::HandleMessage(const Message& m) {
 }
 
 void Coordinator::OnWorkerReport(Node& node, const Message& m) {
-  const std::string& topic = m.header.topic;
-  if (topic == topics::kReady) {
+  const Header& h = m.header;
+  if (topics::kReady.is(h.topic)) {
     if (job_.members.IsJoiner(node.info.id)) return joins_.OnJoinerReady(node);
     OnReady(node);
-  } else if (topic == topics::kTrainReport) {
-    OnTrainReport(node, m.header.text);
-  } else if (topic == topics::kSnapshot) {
-    OnSnapshot(node, m);
-  } else if (topic == topics::kReleased) {
-    joins_.OnReleased(node, m.header);
-  } else if (topic == topics::kAccumulationChanged) {
-    OnAccumulationChanged(node, m.header);
-  } else if (topic == topics::kDone) {
-    OnDone(node, m.header);
+  } else if (topics::kTrainReport.is(h.topic)) {
+    OnTrainReport(node, topics::kTrainReport.Decode(h));
+  } else if (topics::kSnapshot.is(h.topic)) {
+    OnSnapshot(node, topics::kSnapshot.Decode(h), m);
+  } else if (topics::kReleased.is(h.topic)) {
+    joins_.OnReleased(node, topics::kReleased.Decode(h));
+  } else if (topics::kAccumulationChanged.is(h.topic)) {
+    OnAccumulationChanged(node, topics::kAccumulationChanged.Decode(h));
+  } else if (topics::kDone.is(h.topic)) {
+    OnDone(node, topics::kDone.Decode(h));
   } else {
-    LOG(ERROR) << "unknown report '" << topic << "' from " << node.info.Name() << " ignored";
+    LOG(ERROR) << "unknown report '" << h.topic << "' from " << node.info.Name() << " ignored";
   }
 }
 
-void Coordinator::OnDone(Node& node, const Header& h) {
-  if (h.samples != job_.map.epoch) {  // sent before a rollback it had not heard of yet
-    LOG(WARNING) << node.info.Name() << " finished epoch " << h.samples
+void Coordinator::OnDone(Node& node, const topics::Done& done) {
+  if (done.epoch != job_.map.epoch) {  // sent before a rollback it had not heard of yet
+    LOG(WARNING) << node.info.Name() << " finished epoch " << done.epoch
                  << ", which was rolled back";
     return;
   }
   node.done = true;
   job_.members.Finish(node.info.id);
-  job_.steps_done = std::max(job_.steps_done, h.step);
-  job_.min_steps_done = std::min(job_.min_steps_done, h.step);
-  LOG(INFO) << node.info.Name() << " finished its " << h.step << " steps";
+  job_.steps_done = std::max(job_.steps_done, done.steps);
+  job_.min_steps_done = std::min(job_.min_steps_done, done.steps);
+  LOG(INFO) << node.info.Name() << " finished its " << done.steps << " steps";
 }
 
 void Coordinator::OnReady(const Node& node) {
@@ -229,8 +229,7 @@ void Coordinator::OnReady(const Node& node) {
   job_.nodes.Command(Role::kWorker, topics::kGo);
 }
 
-void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
-  TrainReport r = DecodeCereal<TrainReport>(body);
+void Coordinator::OnTrainReport(const Node& node, TrainReport r) {
   r.worker = node.info.id;  // the sender is who the socket says, whatever the body claims
   job_.out->AppendMetrics(r.ToJson());
   const WorkerProgress& p = job_.book.Add(node.info.id, r);
@@ -241,7 +240,7 @@ void Coordinator::OnTrainReport(const Node& node, const std::string& body) {
   MaybeEvaluate();
 }
 
-void Coordinator::OnSnapshot(const Node& node, const Message& m) {
+void Coordinator::OnSnapshot(const Node& node, const topics::Snapshot& snapshot, const Message& m) {
   // The first live worker holds the job's weights (worker 0 until it is lost).
   int first = 0;
   while (job_.members.IsLost(first)) ++first;
@@ -255,66 +254,65 @@ void Coordinator::OnSnapshot(const Node& node, const Message& m) {
                << m.payloads.size() << " payloads, not one of " << params << " floats)";
     return;
   }
-  const bool final = m.header.samples == 1;
-  if (final) final_offered_ = true;
-  eval_->Offer(m.header.step, final, std::vector<float>(m.floats(0), m.floats(0) + params),
-               TrainSeconds());
+  if (snapshot.final) final_offered_ = true;
+  eval_->Offer(snapshot.steps, snapshot.final,
+               std::vector<float>(m.floats(0), m.floats(0) + params), TrainSeconds());
 }
 
-void Coordinator::OnAccumulationChanged(const Node& node, const Header& h) {
+void Coordinator::OnAccumulationChanged(const Node& node, const AccumulationChange& c) {
   const int slice = job_.members.OwnSliceOf(node.info.id);
-  const double acc = h.norm;
   if (slice < 0 || slice >= job_.opts.num_workers || job_.members.OwnerOf(slice) != node.info.id ||
-      !(acc >= 1) || acc != std::floor(acc) || acc > 1e9) {
-    LOG(ERROR) << "accumulation change " << acc << " from " << node.info.Name() << " ignored";
+      c.accumulation < 1 || c.accumulation > 1000000000) {
+    LOG(ERROR) << "accumulation change " << c.accumulation << " from " << node.info.Name()
+               << " ignored";
     return;
   }
   try {
-    job_.schedules.Add(slice, {h.step, h.samples, static_cast<int64_t>(acc)});
-    LOG(INFO) << node.info.Name() << " draws " << static_cast<int64_t>(acc)
-              << " micro-batches a step from step " << h.step + 1 << " (its slice's stream at "
-              << h.samples << ")";
+    job_.schedules.Add(slice, c);
+    LOG(INFO) << node.info.Name() << " draws " << c.accumulation
+              << " micro-batches a step from step " << c.step + 1 << " (its slice's stream at "
+              << c.position << ")";
   } catch (const std::invalid_argument& e) {
     LOG(ERROR) << "accumulation change from " << node.info.Name() << " ignored: " << e.what();
   }
 }
 
 void Coordinator::OnServerReport(const Node& node, const Header& h) {
-  if (h.topic == server::topics::kStats) {
-    server_stats_[node.info.id] = DecodeCereal<server::ServerStats>(h.text);
-  } else if (h.topic == server::topics::kNormPartial) {
-    OnNormPart(node, h);
+  if (server::topics::kStats.is(h.topic)) {
+    server_stats_[node.info.id] = server::topics::kStats.Decode(h);
+  } else if (server::topics::kNormPartial.is(h.topic)) {
+    OnNormPart(node, server::topics::kNormPartial.Decode(h));
   } else {
     LOG(ERROR) << "unknown report '" << h.topic << "' from " << node.info.Name() << " ignored";
   }
 }
 
-void Coordinator::OnNormPart(const Node& node, const Header& h) {
+void Coordinator::OnNormPart(const Node& node, const server::topics::NormPartial& part) {
   // The global norm of a version's aggregate, from every shard. Replicas send the same share:
   // one per range (its first server's) counts.
-  if (h.step < 0 || node.info.id < 0 || node.info.id >= job_.Servers()) return;
+  if (part.version < 0 || node.info.id < 0 || node.info.id >= job_.Servers()) return;
   std::set<int> groups;
   for (int s = 0; s < job_.Servers(); ++s) groups.insert(ReplicasOf(job_.map, s).front());
-  auto& parts = job_.norm_parts[h.step];
-  parts.emplace(ReplicasOf(job_.map, node.info.id).front(), h.norm);
+  auto& parts = job_.norm_parts[part.version];
+  parts.emplace(ReplicasOf(job_.map, node.info.id).front(), part.squared);
   if (parts.size() != groups.size()) return;
   double squared = 0;
-  for (const auto& [group, part] : parts) squared += part;  // in range order, as before
-  job_.nodes.Command(Role::kServer, server::topics::kNormTotal, {h.step, 0, std::sqrt(squared)});
-  job_.norm_parts.erase(h.step);
+  for (const auto& [group, share] : parts) squared += share;  // in range order, as before
+  job_.nodes.Command(Role::kServer, server::topics::kNormTotal, {part.version, std::sqrt(squared)});
+  job_.norm_parts.erase(part.version);
 }
 
 // --- policy, evaluation, budget --------------------------------------------------------------
 
 void Coordinator::SendDecisions() {
   job_.policy.SendDecisions(job_.members, job_.WallSeconds(), [&](int worker, int64_t acc) {
-    job_.nodes.Command(Role::kWorker, topics::kSetAccumulation, {0, acc}, worker);
+    job_.nodes.Command(Role::kWorker, topics::kSetAccumulation, {acc}, worker);
   });
 }
 
 void Coordinator::FinishPolicy() {
   job_.policy.Finish(job_.members, job_.WallSeconds(), [&](int worker, int64_t acc) {
-    job_.nodes.Command(Role::kWorker, topics::kSetAccumulation, {0, acc}, worker);
+    job_.nodes.Command(Role::kWorker, topics::kSetAccumulation, {acc}, worker);
   });
 }
 

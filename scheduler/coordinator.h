@@ -24,6 +24,8 @@
 #include "scheduler/job_state.h"
 #include "scheduler/joins.h"
 #include "server/server_stats.h"
+#include "server/topics.h"
+#include "worker/topics.h"
 
 namespace tteps::scheduler {
 
@@ -50,16 +52,17 @@ class Coordinator {
   void ReceiveFor20Ms();
   void HandleMessage(const Message& m);
   void OnWorkerReport(Node& node, const Message& m);
-  void OnDone(Node& node, const Header& h);
+  // The reports' handlers (a garbled body throws CodecError: the message is refused).
+  void OnDone(Node& node, const topics::Done& done);
   // An accumulation policy's change as the worker applied it: its slice's schedule grows.
-  void OnAccumulationChanged(const Node& node, const Header& h);
+  void OnAccumulationChanged(const Node& node, const AccumulationChange& c);
   void OnServerReport(const Node& node, const Header& h);
   // Clipping in sync mode: a range's share of a version's squared gradient norm.
-  void OnNormPart(const Node& node, const Header& h);
+  void OnNormPart(const Node& node, const server::topics::NormPartial& part);
   void OnReady(const Node& node);
-  // Throws CodecError on a garbled report.
-  void OnTrainReport(const Node& node, const std::string& body);
-  void OnSnapshot(const Node& node, const Message& m);
+  void OnTrainReport(const Node& node, TrainReport r);
+  // Ring modes: worker 0's weights (one payload of m).
+  void OnSnapshot(const Node& node, const topics::Snapshot& snapshot, const Message& m);
   void SendDecisions();
   void FinishPolicy();
   // The parameter-server modes: an evaluation of the servers' weights when the schedule says.

@@ -121,13 +121,13 @@ void Failover::LoseServer(Node& n, double silent_s) {
                              std::to_string(job_.MinStep()) + "); server " +
                              std::to_string(promoted) + " serves " + range + " from its replica");
   // Finished workers too: they leave MPI without waiting for the lost rank.
-  Header h;
-  h.type = MsgType::kCommand;
-  h.step = id;
   for (const auto& o : job_.nodes.all()) {
     if (o.lost) continue;
-    h.topic = o.info.role == Role::kServer ? server::topics::kServerLost : topics::kServerLost;
-    job_.nodes.Send(o.peer, h);
+    if (o.info.role == Role::kServer) {
+      job_.nodes.CommandTo(o.peer, server::topics::kServerLost, {id});
+    } else {
+      job_.nodes.CommandTo(o.peer, topics::kServerLost, {id});
+    }
   }
   eval_->LoseServer(id);
   NoteLostPeer();
@@ -169,20 +169,17 @@ int Failover::RenumberServers(const server::ResumePoint& point) {
   return servers;
 }
 
-void Failover::SendRollback(int64_t version) {
-  Header h;
-  h.type = MsgType::kCommand;
-  h.step = version;
+void Failover::SendRollback() {
   for (const auto& o : job_.nodes.all()) {
     if (o.lost || (o.info.role != Role::kServer && o.info.role != Role::kWorker)) continue;
     ClusterMap m = job_.map;
     m.your_id = o.info.id;
-    if (o.info.role == Role::kWorker && job_.members.IsJoiner(o.info.id)) {
-      m.own_slice = job_.members.OwnSliceOf(o.info.id);
+    if (o.info.role == Role::kServer) {
+      job_.nodes.CommandTo(o.peer, server::topics::kRollback, m);
+      continue;
     }
-    h.topic = o.info.role == Role::kServer ? server::topics::kRollback : topics::kRollback;
-    h.text = EncodeBody(m);
-    job_.nodes.Send(o.peer, h);
+    if (job_.members.IsJoiner(o.info.id)) m.own_slice = job_.members.OwnSliceOf(o.info.id);
+    job_.nodes.CommandTo(o.peer, topics::kRollback, m);
   }
 }
 
@@ -233,7 +230,7 @@ std::string Failover::Rollback(Node& n, double silent_s) {
     LOG(INFO) << job_.map.servers[s].Name() << " holds " << job_.map.ranges[s].ToString()
               << " (epoch " << job_.map.epoch << ")";
   }
-  SendRollback(point.version);
+  SendRollback();
   eval_->Remap(job_.map);
   NoteLostPeer();
   return "";

@@ -35,7 +35,7 @@ class Failover {
   // them and the map's next epoch from `point` (returns how many servers); every live node
   // told (its new map).
   int RenumberServers(const server::ResumePoint& point);
-  void SendRollback(int64_t version);
+  void SendRollback();
 
   JobState& job_;
   Evaluation* eval_;

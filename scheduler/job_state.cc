@@ -23,7 +23,7 @@ void JobState::Apply(const MembershipChange& change) {
   for (const MembershipCommand& c : change.commands) {
     switch (c.kind) {
       case MembershipCommand::kAdopt:
-        nodes.Command(Role::kWorker, topics::kAdoptSlice, {c.slice, 0, -1, schedules.Text(c.slice)},
+        nodes.Command(Role::kWorker, topics::kAdoptSlice, {c.slice, schedules.Text(c.slice)},
                       c.worker);
         break;
       case MembershipCommand::kRelease:
@@ -31,8 +31,7 @@ void JobState::Apply(const MembershipChange& change) {
         break;
       case MembershipCommand::kGo:
         // With the slice's schedule: the joiner draws what its lost worker would have.
-        nodes.Command(Role::kWorker, topics::kGo, {c.step, 0, -1, schedules.Text(c.slice)},
-                      c.worker);
+        nodes.Command(Role::kWorker, topics::kGo, {c.step, schedules.Text(c.slice)}, c.worker);
         PauseIfShort(c.worker, c.step);
         break;
     }
@@ -42,7 +41,7 @@ void JobState::Apply(const MembershipChange& change) {
 void JobState::PauseIfShort(int worker, int64_t step) {
   // Still too few with it: it waits with the others (the resume goes to every worker).
   if (members.paused()) {
-    nodes.Command(Role::kWorker, topics::kPause, {step, 1, 0, pause_text}, worker);
+    nodes.Command(Role::kWorker, topics::kPause, {true, step, pause_text}, worker);
   }
 }
 

@@ -84,19 +84,19 @@ void Joins::OnJoinerReady(const Node& node) {
   // Async / SSP: it starts where the lost worker last reported, and the servers count its
   // pushes for that place (SSP: its clock holds the others' pulls again) before it pushes.
   const int64_t start = PlaceStep(slice);
-  job_.nodes.Command(Role::kServer, server::topics::kWorkerJoined,
-                     {slice, node.info.id, static_cast<double>(start)});
+  job_.nodes.Command(Role::kServer, server::topics::kWorkerJoined, {slice, node.info.id, start});
   job_.Apply(job_.members.JoinerReady(node.info.id, start));
   RecordJoin(node.info.id, slice, -1, start,
              node.info.Name() + " joined: it takes worker " + std::to_string(slice) +
                  "'s place from step " + std::to_string(start + 1));
 }
 
-void Joins::OnReleased(const Node& node, const Header& h) {
-  const int slice = static_cast<int>(h.samples);
+void Joins::OnReleased(const Node& node, const topics::Released& released) {
+  const int slice = released.slice;
+  const int64_t step = released.step;
   MembershipChange change;
   try {
-    change = job_.members.Released(node.info.id, slice, h.step);
+    change = job_.members.Released(node.info.id, slice, step);
   } catch (const std::invalid_argument& e) {
     LOG(ERROR) << e.what();
     return;
@@ -108,9 +108,9 @@ void Joins::OnReleased(const Node& node, const Header& h) {
     return;
   }
   const int joiner = job_.members.OwnerOf(slice);
-  RecordJoin(joiner, slice, node.info.id, h.step,
+  RecordJoin(joiner, slice, node.info.id, step,
              job_.nodes.WorkerName(joiner) + " joined: it computes the slice of worker " +
-                 std::to_string(slice) + " from step " + std::to_string(h.step + 1) + " (worker " +
+                 std::to_string(slice) + " from step " + std::to_string(step + 1) + " (worker " +
                  std::to_string(node.info.id) + " computed it before)");
 }
 
@@ -126,7 +126,7 @@ std::string Joins::CheckMinWorkers() {
   JsonObject event;
   switch (members.CheckQuorum(want, step, now_s)) {
     case Membership::Quorum::kResumed:
-      job_.nodes.Command(Role::kWorker, topics::kPause, {step, 0, 0, ""});
+      job_.nodes.Command(Role::kWorker, topics::kPause, {false, step, ""});
       event.Add("event", "resume").Add("step", step).Add("paused_s", paused_s);
       event.Add("wall_s", now_s).Add("workers_live", live).Add("view", members.view().epoch);
       job_.log.Record(event, std::to_string(live) + " workers live again: training goes on after " +
@@ -137,7 +137,7 @@ std::string Joins::CheckMinWorkers() {
                         std::to_string(want) + ": training pauses; the job fails unless one " +
                         "joins within " + std::to_string(wait_s) +
                         " s (tteps-worker --scheduler ADDRESS); lost: " + lost;
-      job_.nodes.Command(Role::kWorker, topics::kPause, {step, 1, 0, job_.pause_text});
+      job_.nodes.Command(Role::kWorker, topics::kPause, {true, step, job_.pause_text});
       event.Add("event", "pause").Add("step", step).Add("wall_s", now_s);
       event.Add("workers_live", live).Add("min_workers", want).Add("view", members.view().epoch);
       job_.log.Record(event, job_.pause_text);

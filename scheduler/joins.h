@@ -13,6 +13,7 @@
 #include "common/transport.h"
 #include "scheduler/job_state.h"
 #include "scheduler/registration.h"
+#include "worker/topics.h"
 
 namespace tteps::scheduler {
 
@@ -22,8 +23,8 @@ class Joins {
   // A registration from an unknown peer while the job runs: a joiner, or refused with why.
   void OnJoin(const Message& m);
   void OnJoinerReady(const Node& node);
-  // Sync: `node` left the slice `h.samples` after step `h.step`.
-  void OnReleased(const Node& node, const Header& h);
+  // Sync: `node` left a slice (a joiner computes it from the step it names).
+  void OnReleased(const Node& node, const topics::Released& released);
   // Pauses or resumes training by --min_workers; returns why the job fails (empty: it goes on).
   std::string CheckMinWorkers();
 

@@ -46,14 +46,17 @@ std::string NodeTable::WorkerName(int id) const {
   return "worker " + std::to_string(id);
 }
 
-void NodeTable::Command(Role role, const std::string& topic, const CommandArgs& args, int only_id) {
+Header NodeTable::CommandHeader(const std::string& topic, std::string body) {
   Header h;
   h.type = MsgType::kCommand;
   h.topic = topic;
-  h.step = args.step;
-  h.samples = args.samples;
-  h.norm = args.norm;
-  h.text = args.text;
+  h.text = std::move(body);
+  return h;
+}
+
+void NodeTable::CommandText(Role role, const std::string& topic, const std::string& body,
+                            int only_id) {
+  const Header h = CommandHeader(topic, body);
   for (const auto& n : nodes_) {
     if (n.info.role != role || n.done || (only_id >= 0 && n.info.id != only_id)) continue;
     Send(n.peer, h);

@@ -11,6 +11,7 @@
 #include "common/bootstrap.h"
 #include "common/cluster_map.h"
 #include "common/message.h"
+#include "common/topic.h"
 
 namespace tteps::scheduler {
 
@@ -20,16 +21,6 @@ struct Node {
   std::chrono::steady_clock::time_point last_seen;
   bool done = false;
   bool lost = false;  // declared lost (the job goes on without it)
-};
-
-// What a scheduler command carries besides its topic (common/message.h's generic fields).
-struct CommandArgs {
-  CommandArgs(int64_t step_ = 0, int64_t samples_ = 0, double norm_ = -1, std::string text_ = "")
-      : step(step_), samples(samples_), norm(norm_), text(std::move(text_)) {}
-  int64_t step;
-  int64_t samples;
-  double norm;
-  std::string text;
 };
 
 class NodeTable {
@@ -50,8 +41,16 @@ class NodeTable {
   // The display name of worker `id`, or "worker ID" when none registered.
   std::string WorkerName(int id) const;
 
-  // Command `topic` to every node of `role` (or only id `only_id`) that is not done.
-  void Command(Role role, const std::string& topic, const CommandArgs& args = {}, int only_id = -1);
+  // Command `topic` with `body` to every node of `role` (or only id `only_id`) not done.
+  template <class Body>
+  void Command(Role role, const Topic<Body>& topic, const Body& body = {}, int only_id = -1) {
+    CommandText(role, topic.name, topic.Encode(body), only_id);
+  }
+  // Command `topic` with `body` to the node at `peer`.
+  template <class Body>
+  void CommandTo(const std::string& peer, const Topic<Body>& topic, const Body& body) {
+    Send(peer, CommandHeader(topic.name, topic.Encode(body)));
+  }
   void Send(const std::string& peer, Header h);
   void Shutdown(const std::string& peer, const std::string& reason);
   // kShutdown with `reason` to every node, lost ones too (a lost one may still listen).
@@ -59,6 +58,9 @@ class NodeTable {
   void SendMap(const std::string& peer, const ClusterMap& map);
 
  private:
+  static Header CommandHeader(const std::string& topic, std::string body);
+  void CommandText(Role role, const std::string& topic, const std::string& body, int only_id);
+
   zmq::socket_t& socket_;
   std::vector<Node> nodes_;
 };

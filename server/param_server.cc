@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/bf16.h"
+#include "common/cereal_body.h"
 #include "common/clock.h"
 #include "common/codec.h"
 #include "common/json_writer.h"
@@ -140,14 +141,19 @@ void ParamServer::SendOrder(int sender, int slot, int64_t count) {
   o.sender_id = id_;
   o.epoch = map_.epoch;
   o.fingerprint = map_.fingerprint;
-  o.request_id = order_seq_++;
-  o.slice = sender;
-  o.step = slot;
-  o.samples = count;
+  OrderEntry entry;
+  entry.seq = order_seq_++;
+  entry.sender = sender;
+  entry.slot = slot;
+  entry.kind = count == PushOrder::kDropped ? OrderEntry::kDropped
+               : count < 0                  ? OrderEntry::kRejoined
+                                            : OrderEntry::kPush;
+  entry.count = entry.kind == OrderEntry::kRejoined ? PushOrder::RejoinClock(count) : count;
+  o.text = EncodeCereal(entry);
   for (int s : group_) {
     if (s == id_ || lost_servers_.count(s)) continue;
     LOG_IF(ERROR, !send_order_(s, o))
-        << "server " << id_ << ": the order of push " << o.request_id << " could not be sent to "
+        << "server " << id_ << ": the order of push " << entry.seq << " could not be sent to "
         << "server " << s;
   }
 }
@@ -163,9 +169,20 @@ void ParamServer::HandleOrder(const Message& m) {
                           std::to_string(Primary()) + ")");
   }
   if (order_broken_) return;
-  if (!order_->AddOrder(h.request_id, h.slice, static_cast<int>(h.step), h.samples)) {
-    LOG(ERROR) << "server " << id_ << ": entry " << h.request_id << " of the primary's order "
-               << "(expected " << order_->next_seq() << ", slot " << h.step
+  OrderEntry e;
+  try {
+    e = DecodeCereal<OrderEntry>(h.text);
+  } catch (const CodecError& err) {
+    return ReplyError("", h, std::string("an order of the primary: ") + err.what());
+  }
+  const int64_t count = e.kind == OrderEntry::kDropped    ? PushOrder::kDropped
+                        : e.kind == OrderEntry::kRejoined ? PushOrder::Rejoined(e.count)
+                                                          : e.count;
+  if ((e.kind == OrderEntry::kPush && e.count < 0) ||
+      (e.kind == OrderEntry::kRejoined && e.count < 0) ||
+      !order_->AddOrder(e.seq, e.sender, e.slot, count)) {
+    LOG(ERROR) << "server " << id_ << ": entry " << e.seq << " of the primary's order "
+               << "(expected " << order_->next_seq() << ", slot " << e.slot
                << ") breaks its stream; this replica applies pushes as they arrive from now on "
                << "and may no longer be bit-identical to its primary";
     order_broken_ = true;

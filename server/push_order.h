@@ -21,6 +21,21 @@
 
 namespace tteps::server {
 
+// One entry of a primary's stream, the body of a kOrder message: entry `seq` says that
+// `sender`'s push made slot `slot`'s count `count` (kPush), or that the primary dropped the slot
+// there (kDropped), or gave it to joiner `sender` at clock `count` (kRejoined).
+struct OrderEntry {
+  enum Kind : uint8_t { kPush = 0, kDropped = 1, kRejoined = 2 };
+  uint64_t seq = 0;
+  int32_t sender = 0, slot = 0;
+  Kind kind = kPush;
+  int64_t count = 0;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(seq, sender, slot, kind, count);
+  }
+};
+
 class PushOrder {
  public:
   // `num_workers`: the worker slots; `max_held`: pushes kept at most (a bound against a

@@ -5,41 +5,41 @@
 #include <utility>
 
 #include "common/bootstrap.h"
-#include "common/cereal_body.h"
 #include "server/topics.h"
 
 namespace tteps::server {
 
 void ServerCommands::Listen(ControlChannel& control) {
   // The handlers run on the channel's thread under its lock: they only queue.
-  control.OnCommand(topics::kNormTotal, [this](const Header& h) { PutNorm(h.step, h.norm); });
-  control.OnCommand(topics::kServerLost, [this](const Header& h) {
-    LOG(WARNING) << "server " << h.step << " was declared lost; its replicas serve its range";
+  control.OnCommand(topics::kNormTotal,
+                    [this](const topics::NormTotal& n) { PutNorm(n.version, n.norm); });
+  control.OnCommand(topics::kServerLost, [this](const topics::ServerLost& l) {
+    LOG(WARNING) << "server " << l.server << " was declared lost; its replicas serve its range";
     ServerCommand c;
     c.kind = ServerCommand::kServerLost;
-    c.server = static_cast<int>(h.step);
+    c.server = l.server;
     Push(std::move(c));
     NoteLostPeer();
   });
-  control.OnCommand(topics::kWorkerJoined, [this](const Header& h) {
+  control.OnCommand(topics::kWorkerJoined, [this](const topics::WorkerJoined& j) {
     ServerCommand c;
     c.kind = ServerCommand::kWorkerJoined;
-    c.slot = static_cast<int>(h.step);
-    c.worker = static_cast<int>(h.samples);
-    c.clock = static_cast<int64_t>(h.norm);
+    c.slot = j.slot;
+    c.worker = j.joiner;
+    c.clock = j.clock;
     Push(std::move(c));
   });
-  control.OnCommand(topics::kWorkerLost, [this](const Header& h) {
+  control.OnCommand(topics::kWorkerLost, [this](const topics::WorkerLost& l) {
     ServerCommand c;
     c.kind = ServerCommand::kWorkerLost;
-    c.worker = static_cast<int>(h.step);
+    c.worker = l.worker;
     Push(std::move(c));
     NoteLostPeer();
   });
-  control.OnCommand(topics::kRollback, [this](const Header& h) {
+  control.OnCommand(topics::kRollback, [this](const ClusterMap& map) {
     ServerCommand c;
     c.kind = ServerCommand::kRollback;
-    DecodeBody(h.text, &c.map);
+    c.map = map;
     Push(std::move(c));
     NoteLostPeer();
   });

@@ -74,8 +74,8 @@ void SaveCheckpoints(ParamServer& server, Shard& shard, const OutputConfig& outp
 }
 
 // The end: the server's statistics to the scheduler; the exit code.
-int Finish(ControlChannel& control, const ParamServer& server, const Shard& shard, int id,
-           int64_t refused_before, const CurveSecurity* curve, Tracer* tracer) {
+int Finish(ControlChannel& control, const ParamServer& server, int id, int64_t refused_before,
+           const CurveSecurity* curve, Tracer* tracer) {
   std::string reason;
   bool failed = false;
   control.ShutdownRequested(&reason, &failed);
@@ -83,7 +83,7 @@ int Finish(ControlChannel& control, const ParamServer& server, const Shard& shar
   ServerStats stats = server.Stats();
   stats.errors += refused_before;
   stats.unauthenticated = curve ? curve->refused() : 0;
-  control.Report(topics::kStats, shard.version(), EncodeCereal(stats));
+  control.Report(topics::kStats, stats);
   control.Flush();
   if (failed) {
     LOG(WARNING) << "server " << id << " stops: " << reason;
@@ -136,7 +136,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
     // Clipping in sync mode: the scheduler answers each version's partial norms with the total.
     server.SetNormExchange(
         [&](int64_t version, double squared) {
-          control.Report(topics::kNormPartial, version, "", {}, 0, squared);
+          control.Report(topics::kNormPartial, {version, squared});
         },
         [&](int64_t version) { return commands.TakeNorm(version); });
     SaveCheckpoints(server, *shard, config.output, id, control);
@@ -150,7 +150,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
       held = server.TakeHeld();
       continue;
     }
-    return Finish(control, server, *shard, id, refused_before, curve.get(), tracer.get());
+    return Finish(control, server, id, refused_before, curve.get(), tracer.get());
   }
 }
 

@@ -1,25 +1,69 @@
-// The control messages between the scheduler and the servers (kReport and kCommand topics).
+// The control messages between the scheduler and the servers: each topic of kReport and
+// kCommand with its typed body (common/topic.h).
 #pragma once
+
+#include <cstdint>
+
+#include "common/cluster_map.h"
+#include "common/topic.h"
+#include "server/server_stats.h"
 
 namespace tteps::server::topics {
 
-// Server -> scheduler: norm = the squared norm of its part of version `step`'s aggregate
-// (sync mode with clipping).
-inline constexpr char kNormPartial[] = "norm-partial";
-// Scheduler -> servers: norm = the global gradient norm of version `step`.
-inline constexpr char kNormTotal[] = "norm-total";
-// Scheduler -> servers (async / SSP): step = the id of a worker declared lost.
-inline constexpr char kWorkerLost[] = "worker-lost";
-// Scheduler -> servers (async / SSP): a worker joined in a lost worker's place: step = the lost
-// worker's id (its slot), samples = the joiner's id, norm = the step it starts at (its clock).
-inline constexpr char kWorkerJoined[] = "worker-joined";
-// Scheduler -> servers (--replicas): step = the id of a server declared lost; another holds
-// its range.
-inline constexpr char kServerLost[] = "server-lost";
-// Scheduler -> servers and workers: text = the new ClusterMap (a lost server without a
-// replica): restore its checkpoint version on the new ranges and go on from there.
-inline constexpr char kRollback[] = "rollback";
-// Server -> scheduler, at the end: text = its ServerStats (Cereal).
-inline constexpr char kStats[] = "server-stats";
+// Server -> scheduler (sync mode with clipping): the squared norm of this server's part of
+// version `version`'s aggregate.
+struct NormPartial {
+  int64_t version = 0;
+  double squared = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(version, squared);
+  }
+};
+inline constexpr Topic<NormPartial> kNormPartial{"norm-partial"};
+// Scheduler -> servers: the global gradient norm of version `version`.
+struct NormTotal {
+  int64_t version = 0;
+  double norm = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(version, norm);
+  }
+};
+inline constexpr Topic<NormTotal> kNormTotal{"norm-total"};
+// Scheduler -> servers: a worker declared lost.
+struct WorkerLost {
+  int32_t worker = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(worker);
+  }
+};
+inline constexpr Topic<WorkerLost> kWorkerLost{"worker-lost"};
+// Scheduler -> servers (async / SSP): worker `joiner` joined in lost worker `slot`'s place, its
+// pushes counted from `clock` (the step it starts at).
+struct WorkerJoined {
+  int32_t slot = 0, joiner = 0;
+  int64_t clock = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(slot, joiner, clock);
+  }
+};
+inline constexpr Topic<WorkerJoined> kWorkerJoined{"worker-joined"};
+// Scheduler -> servers (--replicas): a server declared lost; another holds its range.
+struct ServerLost {
+  int32_t server = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(server);
+  }
+};
+inline constexpr Topic<ServerLost> kServerLost{"server-lost"};
+// Scheduler -> servers: the new ClusterMap (a lost server without a replica): restore its
+// checkpoint version on the new ranges and go on from there.
+inline constexpr Topic<ClusterMap> kRollback{"rollback"};
+// Server -> scheduler, at the end: its statistics.
+inline constexpr Topic<ServerStats> kStats{"server-stats"};
 
 }  // namespace tteps::server::topics

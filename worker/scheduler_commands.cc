@@ -8,54 +8,52 @@
 namespace tteps {
 
 void SchedulerCommands::Listen(ControlChannel* control) {
-  control->OnCommand(topics::kGo, [this](const Header& h) {
+  control->OnCommand(topics::kGo, [this](const topics::Go& go) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      go_schedule_ = h.text;
+      go_schedule_ = go.schedule;
     }
-    go_step_ = h.step;
+    go_step_ = go.step;
     go_ = true;
   });
-  control->OnCommand(topics::kStop, [this](const Header&) { stop_ = true; });
-  control->OnCommand(topics::kPause, [this](const Header& h) {
-    if (h.samples != 0) LOG(WARNING) << "training pauses: " << h.text;
-    paused_ = h.samples != 0;
+  control->OnCommand(topics::kStop, [this](const NoBody&) { stop_ = true; });
+  control->OnCommand(topics::kPause, [this](const topics::Pause& p) {
+    if (p.paused) LOG(WARNING) << "training pauses: " << p.reason;
+    paused_ = p.paused;
   });
   control->OnCommand(topics::kSetAccumulation,
-                     [this](const Header& h) { accumulation_ = h.samples; });
-  control->OnCommand(topics::kPeerLost, [this](const Header& h) {
+                     [this](const topics::SetAccumulation& s) { accumulation_ = s.accumulation; });
+  control->OnCommand(topics::kPeerLost, [this](const topics::PeerLost& l) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      lost_workers_.push_back(static_cast<int>(h.step));
+      lost_workers_.push_back(l.worker);
       lost_worker_count_ = lost_workers_.size();
     }
     NoteLostPeer();
   });
-  control->OnCommand(topics::kServerLost, [this](const Header& h) {
-    LOG(WARNING) << "server " << h.step << " was declared lost; its range is read from a replica";
-    lost_servers_.Add(static_cast<int>(h.step));
+  control->OnCommand(topics::kServerLost, [this](const topics::ServerLost& l) {
+    LOG(WARNING) << "server " << l.server << " was declared lost; its range is read from a replica";
+    lost_servers_.Add(l.server);
     NoteLostPeer();
   });
-  control->OnCommand(topics::kRollback, [this](const Header& h) {
-    ClusterMap next;
-    DecodeBody(h.text, &next);
+  control->OnCommand(topics::kRollback, [this](const ClusterMap& next) {
     std::lock_guard<std::mutex> lock(mu_);
-    rollback_ = std::move(next);
+    rollback_ = next;
     rollback_pending_ = true;
     lost_servers_.Clear();  // ids of the old map; later losses are of the new one
     NoteLostPeer();
   });
-  control->OnCommand(topics::kAdoptSlice, [this](const Header& h) {
+  control->OnCommand(topics::kAdoptSlice, [this](const topics::AdoptSlice& a) {
     std::lock_guard<std::mutex> lock(mu_);
-    holds_[static_cast<int>(h.step)] = true;
-    schedules_[static_cast<int>(h.step)] = h.text;
-    adopted_.push_back(static_cast<int>(h.step));
+    holds_[a.slice] = true;
+    schedules_[a.slice] = a.schedule;
+    adopted_.push_back(a.slice);
     adopted_given_ = adopted_.size();
   });
-  control->OnCommand(topics::kReleaseSlice, [this](const Header& h) {
+  control->OnCommand(topics::kReleaseSlice, [this](const topics::ReleaseSlice& r) {
     std::lock_guard<std::mutex> lock(mu_);
-    released_.push_back(static_cast<int>(h.step));
-    holds_[static_cast<int>(h.step)] = false;
+    released_.push_back(r.slice);
+    holds_[r.slice] = false;
   });
 }
 

@@ -1,45 +1,144 @@
-// The control messages between the scheduler and the workers: the topics of kReport (worker to
-// scheduler) and kCommand (scheduler to worker) messages, and what their fields carry.
+// The control messages between the scheduler and the workers: each topic of kReport (worker to
+// scheduler) and kCommand (scheduler to worker) with its typed body (common/topic.h).
 #pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/cluster_map.h"
+#include "common/slice_schedule.h"
+#include "common/topic.h"
+#include "worker/train_report.h"
 
 namespace tteps::topics {
 
-// Worker -> scheduler.
-inline constexpr char kReady[] = "ready";  // data loaded, model built; step: the first step
-inline constexpr char kTrainReport[] = "train-report";  // text: a TrainReport (Cereal)
-// Ring modes, worker 0: one payload, the weights after `step` steps; samples 1: the final ones.
-inline constexpr char kSnapshot[] = "snapshot";
-inline constexpr char kDone[] = "done";  // step: the steps taken; samples: the map's epoch
-// Sync: samples = a slice this worker no longer computes (kReleaseSlice), step = the first step
-// it left out (it pushed the slice for every step before).
-inline constexpr char kReleased[] = "released";
-// An accumulation policy changed this worker's own accumulation (sent before that step's push):
-// step = the first step drawn with it, samples = the micro-batches its slice's stream had drawn
-// before, norm = the new accumulation (common/slice_schedule.h).
-inline constexpr char kAccumulationChanged[] = "accumulation-changed";
+// --- worker -> scheduler -----------------------------------------------------------------------
 
-// Scheduler -> worker.
-// every worker is ready: start training (a worker that joined: step = its first step)
-inline constexpr char kGo[] = "go";
-inline constexpr char kStop[] = "stop";  // the time budget is spent: stop where all agree
-inline constexpr char kSetAccumulation[] = "set-accumulation";  // samples: micro-batches/step
-// Sync and ring: step = the id of a lost worker whose slice of every step this worker now
-// computes and pushes too, from the step it is in (or waits to complete); text = the slice's
-// accumulation schedule (SliceSchedule::Encode): how many micro-batches each step draws.
-inline constexpr char kAdoptSlice[] = "adopt-slice";
-// Sync: step = an adopted slice that a joining worker takes over; stop computing it from the
-// next step (and say from which: kReleased).
-inline constexpr char kReleaseSlice[] = "release-slice";
-// --min_workers (sync, async, SSP): samples 1: fewer workers live than that; stop before the
-// next step (or in the pull waiting for one) until samples 0 comes (one joined); text: why. A
-// worker that joins while training is paused gets samples 1 after its go.
-inline constexpr char kPause[] = "pause";
-// step = the id of a worker declared lost (the job goes on without it).
-inline constexpr char kPeerLost[] = "peer-lost";
-// --replicas: step = the id of a server declared lost; its range is read from a replica.
-inline constexpr char kServerLost[] = "server-lost";
-// text = the new ClusterMap after a server was lost without a replica: train again from its
+// Data loaded, model built.
+struct Ready {
+  int64_t first_step = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(first_step);
+  }
+};
+inline constexpr Topic<Ready> kReady{"ready"};
+inline constexpr Topic<TrainReport> kTrainReport{"train-report"};
+// Ring modes, worker 0: one payload, the weights after `steps` steps (`final`: the last ones).
+struct Snapshot {
+  int64_t steps = 0;
+  bool final = false;
+  template <class A>
+  void serialize(A& ar) {
+    ar(steps, final);
+  }
+};
+inline constexpr Topic<Snapshot> kSnapshot{"snapshot"};
+// Training is over for this worker: the steps it took, in the cluster map's `epoch` (one sent
+// before a rollback the worker had not heard of yet is of the old epoch).
+struct Done {
+  int64_t steps = 0;
+  int32_t epoch = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(steps, epoch);
+  }
+};
+inline constexpr Topic<Done> kDone{"done"};
+// Sync: this worker no longer computes `slice` (kReleaseSlice) from step `step` on (it pushed
+// the slice for every step before).
+struct Released {
+  int32_t slice = 0;
+  int64_t step = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(slice, step);
+  }
+};
+inline constexpr Topic<Released> kReleased{"released"};
+// An accumulation policy changed this worker's own accumulation (sent before that step's push).
+inline constexpr Topic<AccumulationChange> kAccumulationChanged{"accumulation-changed"};
+
+// --- scheduler -> worker -----------------------------------------------------------------------
+
+// Every worker is ready: start training. A worker that joined: `step` is its first step and
+// `schedule` its slice's accumulation schedule (SliceSchedule::Encode; empty: none).
+struct Go {
+  int64_t step = -1;
+  std::string schedule;
+  template <class A>
+  void serialize(A& ar) {
+    ar(step, schedule);
+  }
+};
+inline constexpr Topic<Go> kGo{"go"};
+// The time budget is spent (or --patience ran out): stop where all agree.
+inline constexpr Topic<NoBody> kStop{"stop"};
+// An accumulation policy's decision: micro-batches per step from the next step drawn.
+struct SetAccumulation {
+  int64_t accumulation = 1;
+  template <class A>
+  void serialize(A& ar) {
+    ar(accumulation);
+  }
+};
+inline constexpr Topic<SetAccumulation> kSetAccumulation{"set-accumulation"};
+// Sync and ring: lost worker `slice`'s slice of every step is computed and pushed here too, from
+// the step this worker is in (or waits to complete); `schedule` (SliceSchedule::Encode): how
+// many micro-batches each step of it draws.
+struct AdoptSlice {
+  int32_t slice = 0;
+  std::string schedule;
+  template <class A>
+  void serialize(A& ar) {
+    ar(slice, schedule);
+  }
+};
+inline constexpr Topic<AdoptSlice> kAdoptSlice{"adopt-slice"};
+// Sync: an adopted slice that a joining worker takes over; stop computing it from the next step
+// (and say from which: kReleased).
+struct ReleaseSlice {
+  int32_t slice = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(slice);
+  }
+};
+inline constexpr Topic<ReleaseSlice> kReleaseSlice{"release-slice"};
+// --min_workers (sync, async, SSP): `paused`: fewer workers live than that; stop before the next
+// step (or in the pull waiting for one) until a pause with `paused` false comes (one joined).
+// `step`: the furthest step a live worker reported; `reason`: why. A worker that joins while
+// training is paused gets a pause after its go.
+struct Pause {
+  bool paused = false;
+  int64_t step = 0;
+  std::string reason;
+  template <class A>
+  void serialize(A& ar) {
+    ar(paused, step, reason);
+  }
+};
+inline constexpr Topic<Pause> kPause{"pause"};
+// A worker declared lost (the job goes on without it).
+struct PeerLost {
+  int32_t worker = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(worker);
+  }
+};
+inline constexpr Topic<PeerLost> kPeerLost{"peer-lost"};
+// --replicas: a server declared lost; its range is read from a replica.
+struct ServerLost {
+  int32_t server = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(server);
+  }
+};
+inline constexpr Topic<ServerLost> kServerLost{"server-lost"};
+// The new cluster map after a server was lost without a replica: train again from its
 // start_steps on its servers (epoch + 1).
-inline constexpr char kRollback[] = "rollback";
+inline constexpr Topic<ClusterMap> kRollback{"rollback"};
 
 }  // namespace tteps::topics

@@ -177,7 +177,7 @@ void SendSnapshot(ControlChannel* control, deeptte::DeepTTEImpl& model, int64_t 
   p.data = snap->data();
   p.count = snap->size();
   p.owner = std::move(snap);
-  control->Report(topics::kSnapshot, steps, "", {p}, final ? 1 : 0);
+  control->Report(topics::kSnapshot, {steps, final}, {p});
 }
 
 // Trains this worker's part of the job, from registration to the report that it is done.
@@ -247,7 +247,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   // Every worker begins together, once all have loaded their data (the training clock's start).
   // A joining worker begins alone, at the step the slice's adopter left it (the go's step).
   const auto ready = [&] {
-    control->Report(topics::kReady, o.start_step);
+    control->Report(topics::kReady, {o.start_step});
     control->WaitUntil([&] { return commands.go(); }, "the scheduler's go");
   };
   // A slice's schedule as the scheduler sent it (empty: this worker's accumulation throughout).
@@ -278,8 +278,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   // Before the step's push, and flushed: once the scheduler declares this worker lost, it has
   // every change whose step a server may have counted.
   hooks.accumulation_changed = [control](const AccumulationChange& c) {
-    control->Report(topics::kAccumulationChanged, c.step, "", {}, c.position,
-                    static_cast<double>(c.accumulation));
+    control->Report(topics::kAccumulationChanged, c);
     control->Flush();
   };
   hooks.hold = [&] {
@@ -299,11 +298,9 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   };
   hooks.take_released = [&] { return commands.TakeReleased(); };
   hooks.released = [control](int released, int64_t step) {
-    control->Report(topics::kReleased, step, "", {}, released);
+    control->Report(topics::kReleased, {released, step});
   };
-  hooks.report = [control](const TrainReport& r) {
-    control->Report(topics::kTrainReport, r.step, EncodeCereal(r));
-  };
+  hooks.report = [control](const TrainReport& r) { control->Report(topics::kTrainReport, r); };
   if (!UsesServers(config.exchange.mode)) {
     // The first live worker sends them (worker 0 until it is lost, in ring mode).
     hooks.evaluate = [&](int64_t steps, int64_t /*epoch*/, double /*train_s*/, bool final) {
@@ -347,7 +344,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
       continue;
     }
     if (tracer) tracer->Flush();  // the timeline reaches the scheduler before "done"
-    control->Report(topics::kDone, r.steps, "", {}, current.epoch);
+    control->Report(topics::kDone, {r.steps, current.epoch});
     control->Flush();
     // The job ends when the scheduler has the final evaluation; losing it before is a failure.
     // A rollback may still come (a server lost while another worker trains).

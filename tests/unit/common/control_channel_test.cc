@@ -12,6 +12,16 @@
 namespace tteps {
 namespace {
 
+// A role's topic, as the roles define theirs (worker/topics.h).
+struct Setting {
+  int64_t value = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(value);
+  }
+};
+constexpr Topic<Setting> kSet{"set"};
+
 using Clock = std::chrono::steady_clock;
 
 class ControlChannelTest : public ::testing::Test {
@@ -79,25 +89,26 @@ TEST_F(ControlChannelTest, HeartbeatsCommandsReportsAndShutdown) {
   ControlChannel channel(ctx_, endpoint_, Worker(), /*timeout_s=*/5, /*heartbeat_s=*/0.05);
   const std::string peer = Register(channel);
   int64_t setting = 0;  // written by the handler under the channel's lock
-  channel.OnCommand("set", [&](const Header& h) { setting = h.samples; });
+  channel.OnCommand(kSet, [&](const Setting& s) { setting = s.value; });
   channel.Start();
-  EXPECT_THROW(channel.OnCommand("late", [](const Header&) {}), std::logic_error);
+  EXPECT_THROW(channel.OnCommand(kSet, [](const Setting&) {}), std::logic_error);
   Message hb = Expect(MsgType::kHeartbeat);
   EXPECT_EQ(hb.header.sender_id, 3);
 
   // A command the role does not know is logged and ignored; a known one reaches its handler,
   // and a waiter wakes for it.
-  Answer(peer, MsgType::kCommand, 9, "", "unknown");
-  Answer(peer, MsgType::kCommand, 4, "", "set");
+  // A garbled body is logged and ignored too.
+  Answer(peer, MsgType::kCommand, 0, kSet.Encode({9}), "unknown");
+  Answer(peer, MsgType::kCommand, 0, "garbage", "set");
+  Answer(peer, MsgType::kCommand, 0, kSet.Encode({4}), "set");
   const auto start = Clock::now();
   channel.WaitUntil([&] { return setting == 4; }, "the setting");
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 2);
 
-  channel.Report("stats", 7, "{\"x\":1}");
+  channel.Report(kSet, {7});
   Message report = Expect(MsgType::kReport);
-  EXPECT_EQ(report.header.topic, "stats");
-  EXPECT_EQ(report.header.step, 7);
-  EXPECT_EQ(report.header.text, "{\"x\":1}");
+  EXPECT_EQ(report.header.topic, "set");
+  EXPECT_EQ(kSet.Decode(report.header).value, 7);
   channel.Flush();
 
   EXPECT_FALSE(channel.ShutdownRequested());
