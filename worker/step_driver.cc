@@ -89,7 +89,7 @@ class StepRun {
         exchange_(exchange),
         slices_(train, opts, {o.num_workers, o.first_worker_batch, o.balanced_slices}, o.worker),
         accumulation_(o.accumulation),
-        rows_(exchange->WantsRows()),
+        rows_(exchange->wants_rows()),
         noise_meter_(o.noise_adam, o.noise_adam_beta2, o.noise_adam_eps) {}
 
   DriverResult Go();
@@ -110,12 +110,15 @@ class StepRun {
   void Release(int64_t step);
   MicroBatchStats Accumulate(const std::vector<size_t>& slice, PieceNoise* pieces);
   void PushAdopted(AdoptedSlice& a, int64_t step);
-  void PullRows(const StepData& own);
+  // The rows the next step reads: this worker's next slices' and its adopted slices'.
+  TableRows NextRows(const StepData& own) const;
   // This worker's own slice of `step`: its micro-batches' gradients in the model.
   MicroBatchStats ComputeOwn(int64_t step, const StepData& data);
   // An emulated slower machine (--slowdown_percent): its extra time is compute time.
   void SlowDown(Clock::time_point step_start, double forward_wait);
-  // The exchange's part of `step`; `next` is the next step's data (its rows are pulled).
+  // The exchange's part of `step`; `next` is the next step's data (its rows are pulled). A
+  // change of this worker's slices while the exchange waited is taken, and the step finished
+  // again.
   ExchangeResult Finish(int64_t step, int64_t trips, bool planned_last, const StepData& next);
   void Report(int64_t step, bool last, int64_t step_accumulation);
   // The computing part of `step` (the adopted slices pushed, the own slice's gradients in the
@@ -137,6 +140,7 @@ class StepRun {
   Clock::time_point start_;
   double eval_s_ = 0, held_s_ = 0;
   int64_t epoch_ = 0;            // of the last step taken
+  PieceNoise own_pieces_;        // AdaScale: the own slice's pieces this step
   MicroBatchStats adopted_sum_;  // this step's adopted slices, counted in its report
   int64_t adopted_micro_ = 0;    // ... and their micro-batches
   TrainWindow window_;
@@ -181,7 +185,7 @@ void StepRun::Evaluate(int64_t steps, bool final) {
 void StepRun::AdoptNew(int64_t step) {
   if (!hooks_.take_adopted) return;
   const std::vector<int> fresh = hooks_.take_adopted();
-  if (!fresh.empty()) exchange_->RefreshWeights();
+  if (!fresh.empty()) exchange_->Settle(Weights::kExact);
   for (int slice : fresh) {
     SliceSchedule schedule =
         hooks_.schedule_of ? hooks_.schedule_of(slice) : SliceSchedule(o_.accumulation);
@@ -233,35 +237,33 @@ void StepRun::PushAdopted(AdoptedSlice& a, int64_t step) {
     sum.trips += s.trips;
   }
   CheckFinite(model_, step, sum.loss_sum, a.next.slices);
-  if (o_.noise_pieces > 0) exchange_->SetPushNoise(pieces);
-  exchange_->PushSlice(a.slice, step, sum.trips);
+  exchange_->PushSlice({a.slice, step, sum.trips, pieces});
   adopted_sum_.loss_sum += sum.loss_sum;
   adopted_sum_.trips += sum.trips;
   adopted_micro_ += static_cast<int64_t>(a.next.slices.size());
   slices_.DrawNext(a, step + 1);
 }
 
-void StepRun::PullRows(const StepData& own) {
-  // The rows the next step reads: this worker's next slices' and its adopted slices'.
-  if (slices_.adopted().empty()) return exchange_->PullRows(own.rows);
-  exchange_->PullRows(deeptte::EmbeddingRows(train_, slices_.NextMicroBatches(own)));
+TableRows StepRun::NextRows(const StepData& own) const {
+  if (slices_.adopted().empty()) return own.rows;
+  return deeptte::EmbeddingRows(train_, slices_.NextMicroBatches(own));
 }
 
 MicroBatchStats StepRun::ComputeOwn(int64_t step, const StepData& data) {
-  // Before backward: a push overlapped with it sends this step's rows.
-  if (rows_) exchange_->PushRows(data.rows);
   model_.zero_grad();
   MicroBatchStats sum;
-  PieceNoise pieces;
+  own_pieces_ = {};
   for (int64_t a = 0; a < accumulation_; ++a) {
-    if (a + 1 == accumulation_) exchange_->BeforeLastBackward(data.trips, StopVote());
-    const auto s = Accumulate(data.slices[a], &pieces);
+    // Before the last backward: a push overlapped with it sends this step's rows.
+    if (a + 1 == accumulation_) {
+      exchange_->BeginStep({data.trips, StopVote(), rows_ ? &data.rows : nullptr});
+    }
+    const auto s = Accumulate(data.slices[a], &own_pieces_);
     sum.loss_sum += s.loss_sum;
     sum.trips += s.trips;
     if (a == 0 && accumulation_ > 1) noise_meter_.FirstMicroBatch(model_, s.trips);
   }
   CheckFinite(model_, step, sum.loss_sum, data.slices);
-  if (o_.noise_pieces > 0) exchange_->SetPushNoise(pieces);
   if (const auto noise = noise_meter_.EndOfStep(model_, sum.trips)) window_.AddNoise(*noise);
   return sum;
 }
@@ -280,26 +282,27 @@ void StepRun::SlowDown(Clock::time_point step_start, double forward_wait) {
 
 ExchangeResult StepRun::Finish(int64_t step, int64_t trips, bool planned_last,
                                const StepData& next) {
-  if (rows_ && !planned_last) PullRows(next);
-  try {
-    return exchange_->Finish(step, trips, StopVote(), planned_last);
-  } catch (const ExchangeInterrupted&) {
+  StepEnd end{step, trips, StopVote(), planned_last, own_pieces_, nullptr, false};
+  TableRows next_rows;
+  if (rows_ && !planned_last) {
+    next_rows = NextRows(next);
+    end.next_rows = &next_rows;
   }
-  // Given a lost worker's slice while waiting: the wait may be for that slice of this step.
-  // Compute and push it on this step's weights, then wait again. Or paused: wait for the
-  // resume, then for the step (a new pull: the old one's deadline has passed).
   for (;;) {
+    const ExchangeResult ex = exchange_->Finish(end);
+    if (!ex.view_changed) return ex;
+    // Given a lost worker's slice while waiting: the wait may be for that slice of this step.
+    // Compute and push it on this step's weights, then wait again. Or paused: wait for the
+    // resume, then for the step (a new pull: the old one's deadline has passed).
     Hold();
     const size_t before = slices_.adopted().size();
     AdoptNew(step);
     for (size_t i = before; i < slices_.adopted().size(); ++i) {
       PushAdopted(*slices_.adopted()[i], step);
     }
-    if (rows_ && !planned_last) PullRows(next);
-    try {
-      return exchange_->Repull(step, planned_last);
-    } catch (const ExchangeInterrupted&) {
-    }
+    if (rows_ && !planned_last) next_rows = NextRows(next);
+    end.again = true;
+    end.stop_vote = StopVote();
   }
 }
 
@@ -357,7 +360,7 @@ bool StepRun::TakeStep(int64_t step, int64_t total_steps, StepData* data, EvalSc
   Report(step, last, step_accumulation);
   if (hooks_.evaluate && !last && evals->Due(step + 1, data->epochs_done, TrainSeconds()) &&
       exchange_->Agreed(step + 1)) {
-    exchange_->Settle();
+    exchange_->Settle(Weights::kFetched);
     Evaluate(step + 1, false);
     evals->Taken(step + 1, data->epochs_done, TrainSeconds());
   }
@@ -369,7 +372,6 @@ DriverResult StepRun::Go() {
   const int64_t total_steps = TotalSteps(opts_, train_.size());
   EvalSchedule evals(opts_.eval);
   SkipDone(&evals);
-  exchange_->Prepare(o_.start_step);
   if (hooks_.ready) hooks_.ready();
   // The training clock starts with every worker; evaluations inline are taken out of it.
   start_ = Clock::now();
@@ -377,12 +379,11 @@ DriverResult StepRun::Go() {
   res_.steps = total_steps;
   StepData data;
   if (o_.start_step < total_steps) data = DrawOwn(o_.start_step);
-  if (rows_ && o_.start_step < total_steps) exchange_->PullRows(data.rows);
-  exchange_->Start(o_.start_step);
+  exchange_->Start(o_.start_step, rows_ && o_.start_step < total_steps ? &data.rows : nullptr);
   for (int64_t step = o_.start_step; step < total_steps; ++step) {
     if (TakeStep(step, total_steps, &data, &evals)) break;
   }
-  exchange_->Settle();
+  exchange_->Settle(Weights::kFetched);
   res_.train_seconds = TrainSeconds();
   res_.epochs = epoch_ + 1;
   if (hooks_.evaluate) Evaluate(res_.steps, true);

@@ -35,7 +35,7 @@ struct DriverOptions {
   // from the start.
   std::optional<SliceSchedule> own_schedule;
   // --lr_scaling adascale: each micro-batch of a slice is measured as this many pieces (0: off),
-  // reported to the exchange before its push (Exchange::SetPushNoise). A sync worker: 1, its
+  // reported to the exchange with its push (StepEnd, SlicePush). A sync worker: 1, its
   // slice; local mode: the slices that many workers would take (cut by the two fields below),
   // so that it measures what a sync job of that many workers does.
   int64_t noise_pieces = 0;

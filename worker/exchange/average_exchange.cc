@@ -3,6 +3,8 @@
 // average over the workers.
 #include <chrono>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "common/clock.h"
 #include "worker/exchange/exchanges.h"
@@ -17,9 +19,12 @@ class AverageExchange : public Exchange {
  public:
   AverageExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
                   std::unique_ptr<WorkerGroup> group, int64_t average_every, Tracer* tracer);
-  void Start(int64_t first_step) override;
-  ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
-  bool Agreed(int64_t steps) const override { return steps % average_every_ == 0; }
+  void Start(int64_t first_step, const TableRows* rows) override;
+  ExchangeResult Finish(const StepEnd& e) override;
+  void PushSlice(const SlicePush& p) override {
+    throw std::logic_error("parameter averaging cannot take over a lost worker's slice (slice " +
+                           std::to_string(p.slice) + ")");
+  }
   void Report(TrainReport* report, int64_t steps) override;
 
  private:
@@ -42,9 +47,13 @@ AverageExchange::AverageExchange(deeptte::DeepTTEImpl& model, const OptimizerCon
       optimizer_(model, opts),
       group_(std::move(group)),
       average_every_(average_every),
-      tracer_(tracer) {}
+      tracer_(tracer) {
+  agree_every_ = average_every;
+}
 
-void AverageExchange::Start(int64_t /*first_step*/) { group_->StartFromWorker0(); }
+void AverageExchange::Start(int64_t /*first_step*/, const TableRows* /*rows*/) {
+  group_->StartFromWorker0();
+}
 
 bool AverageExchange::Average(bool stop_vote) {
   ScopedSpan span(tracer_, "average");
@@ -65,8 +74,9 @@ bool AverageExchange::Average(bool stop_vote) {
   return stop;
 }
 
-ExchangeResult AverageExchange::Finish(int64_t step, int64_t trips, bool stop_vote,
-                                       bool planned_last) {
+ExchangeResult AverageExchange::Finish(const StepEnd& e) {
+  const int64_t step = e.step, trips = e.trips;
+  const bool planned_last = e.planned_last;
   ExchangeResult res;
   auto t = Clock::now();
   if (trips > 0) optimizer_.Step(step, trips);
@@ -76,7 +86,7 @@ ExchangeResult AverageExchange::Finish(int64_t step, int64_t trips, bool stop_vo
   t = Clock::now();
   trips_since_average_ += trips;
   const bool average = (step + 1) % average_every_ == 0 || planned_last;
-  if (average) res.stop = Average(stop_vote) && !planned_last;
+  if (average) res.stop = Average(e.stop_vote) && !planned_last;
   group_->MaybeCheck(step + 1, average, planned_last || res.stop);
   res.wait_s = SecondsSince(t);
   return res;

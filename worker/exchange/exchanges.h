@@ -30,7 +30,7 @@ struct PsExchangeOptions {
   Tracer* tracer = nullptr;
   // Sync: true while a lost worker's slice was given to this worker and the driver has not
   // taken it yet; sync and SSP: while the scheduler pauses training (--min_workers). A wait for
-  // the next weights then ends (ExchangeInterrupted).
+  // the next weights then ends (ExchangeResult::view_changed).
   std::function<bool()> interrupt;
   // Sync, where a worker may be lost: the last step waits for its completion (one key).
   bool last_step_waits = false;

@@ -1,6 +1,9 @@
 // The local exchange: nothing to combine. The step's gradient is this process's, and the
 // optimizer steps at once. `local` mode, the reference that every distributed mode must match.
 
+#include <stdexcept>
+#include <string>
+
 #include "common/trace.h"
 #include "worker/exchange/exchanges.h"
 #include "worker/exchange/local_optimizer.h"
@@ -13,24 +16,24 @@ class LocalExchange : public Exchange {
   LocalExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts, Tracer* tracer,
                 std::unique_ptr<AdaScale> adascale)
       : optimizer_(model, opts, std::move(adascale)), tracer_(tracer) {}
-  void Start(int64_t /*first_step*/) override {}
-  void SetPushNoise(const PieceNoise& pieces) override { pieces_ = pieces; }
-  ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
+  void Start(int64_t /*first_step*/, const TableRows* /*rows*/) override {}
+  ExchangeResult Finish(const StepEnd& e) override;
+  void PushSlice(const SlicePush& p) override {
+    throw std::logic_error("local training has no other worker's slice to push (slice " +
+                           std::to_string(p.slice) + ")");
+  }
 
  private:
   LocalOptimizer optimizer_;
   Tracer* tracer_;
-  PieceNoise pieces_;  // of the step being finished
 };
 
-ExchangeResult LocalExchange::Finish(int64_t step, int64_t trips, bool stop_vote,
-                                     bool /*planned_last*/) {
+ExchangeResult LocalExchange::Finish(const StepEnd& e) {
   const auto t = Tracer::Clock::now();
-  if (trips > 0) optimizer_.Step(step, trips, pieces_);
-  pieces_ = {};
+  if (e.trips > 0) optimizer_.Step(e.step, e.trips, e.pieces);
   TraceSince(tracer_, "optimizer", t);
   ExchangeResult r;
-  r.stop = stop_vote;  // one worker agrees with itself
+  r.stop = e.stop_vote;  // one worker agrees with itself
   r.compute_s = std::chrono::duration<double>(Tracer::Clock::now() - t).count();
   return r;
 }

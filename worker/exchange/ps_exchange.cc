@@ -14,6 +14,8 @@
 // asks for the model's modules one by one in the order the forward reads them, Finish returns
 // once the first has arrived, and the forward awaits each of the others where it first reads
 // it (DeepTTEImpl::set_block_gate), while the rest are still on the wire.
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -40,24 +42,21 @@ class PsExchange : public Exchange {
  public:
   PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv, PsExchangeOptions o);
   ~PsExchange() override { model_.set_block_gate({}); }
-  void Prepare(int64_t first_step) override;
-  void BeforeLastBackward(int64_t step_trips, bool stop_vote) override;
-  void Start(int64_t first_step) override;
-  ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
+  void Start(int64_t first_step, const TableRows* rows) override;
+  void BeginStep(const StepStart& s) override;
+  ExchangeResult Finish(const StepEnd& e) override;
+  void PushSlice(const SlicePush& p) override;
+  void Settle(Weights which) override;
   void Report(TrainReport* report, int64_t steps) override;
-  double TakeForwardWaitS() override { return std::exchange(forward_wait_, 0.0); }
-  void Settle() override {
-    if (!blocks_.empty()) AwaitBlock(static_cast<int>(blocks_.size()) - 1, false);
-  }
-  bool WantsRows() const override { return rows_.has_value(); }
-  void PushRows(const TableRows& rows) override { push_spans_ = rows_->Spans(rows); }
-  void PushSlice(int slice, int64_t step, int64_t trips) override;
-  void SetPushNoise(const PieceNoise& p) override { kv_->set_push_noise(p.sq, p.n2); }
-  void RefreshWeights() override;
-  ExchangeResult Repull(int64_t step, bool planned_last) override;
-  void PullRows(const TableRows& rows) override { pull_spans_ = rows_->Spans(rows); }
 
  private:
+  // Sparse rows: the keys of `rows` (null: every key).
+  std::vector<KeyRange> SpansOf(const TableRows* rows) const {
+    return rows_ && rows ? rows_->Spans(*rows) : std::vector<KeyRange>{};
+  }
+  // The step's push and the next step's pull; after a view change, the pull again.
+  ExchangeResult PushPull(const StepEnd& e);
+  ExchangeResult Repull(int64_t step, bool planned_last);
   int64_t Want(int64_t step) const { return o_.wait_for_version ? step : 0; }
   // Overlap: bucket b is complete in grad_; it goes to the servers as a part of the push.
   void SendPart(int b);
@@ -97,7 +96,6 @@ class PsExchange : public Exchange {
   std::vector<ModuleRun> blocks_;
   std::vector<int> stage_of_;
   size_t blocks_in_ = 0;
-  double forward_wait_ = 0;  // seconds the forward waited for weights, since the last take
   int64_t reported_pushed_ = 0, reported_pulled_ = 0;  // KVClient byte counts at the last report
   // The first pull is counted in the first step; later pulls in the exchange that ends a step.
   double carry_wait_ = 0, carry_pull_ = 0;
@@ -108,6 +106,7 @@ PsExchange::PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv
                        PsExchangeOptions o)
     : model_(model), kv_(std::move(kv)), o_(o), layout_(LayoutOf(model)), params_(layout_.total()) {
   if (o_.sparse_rows) rows_.emplace(layout_, deeptte::EmbeddingTables());
+  wants_rows_ = rows_.has_value();
   if (o_.push_bucket_mb > 0) {
     hooks_ = std::make_unique<GradientHooks>(model_, layout_,
                                              PlanBuckets(layout_, o_.push_bucket_mb * (1 << 20)),
@@ -143,7 +142,7 @@ void PsExchange::AwaitBlock(int b, bool in_forward) {
       const double waited = SecondsSince(t);
       win_pull_ += waited;
       if (in_forward) {
-        forward_wait_ += waited;
+        forward_wait_s_ += waited;
         if (waited > 1e-4) TraceSince(o_.tracer, "pull (forward waits)", t);
       }
     }
@@ -151,7 +150,8 @@ void PsExchange::AwaitBlock(int b, bool in_forward) {
   }
 }
 
-void PsExchange::BeforeLastBackward(int64_t /*step_trips*/, bool /*stop_vote*/) {
+void PsExchange::BeginStep(const StepStart& s) {
+  push_spans_ = SpansOf(s.rows);
   if (!hooks_) return;
   if (!grad_ || grad_.use_count() > 1) {
     grad_ = std::make_shared<std::vector<float>>(layout_.total());
@@ -174,15 +174,13 @@ void PsExchange::SendPart(int b) {
   TraceSince(o_.tracer, "push part", t);  // inside backward: copying and queueing a bucket
 }
 
-void PsExchange::Prepare(int64_t first_step) {
-  // Worker 0 gives a fresh job its initial weights (pulls are held until then).
+void PsExchange::Start(int64_t first_step, const TableRows* rows) {
+  // Worker 0 gives a fresh job its initial weights (the servers hold pulls until then).
   if (o_.worker == 0 && first_step == 0) {
     CopyParamsOut(model_, layout_, params_.data());
     kv_->Init(params_.data());
   }
-}
-
-void PsExchange::Start(int64_t first_step) {
+  pull_spans_ = SpansOf(rows);
   const auto t = Clock::now();
   pulled_ = kv_->Pull(Want(first_step), params_.data(), pull_spans_);
   carry_wait_ = pulled_.held_s;
@@ -207,10 +205,33 @@ void PsExchange::TraceExchange(Clock::time_point begin, const PullResult& r) {
   if (end > at(r.push_s + r.held_s)) tr->Span("pull", at(r.push_s + r.held_s), end);
 }
 
-ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) {
+void PsExchange::Settle(Weights which) {
+  if (which == Weights::kExact) {
+    // Dense, of exactly the version held (the staged pull in flight, if any, is read first): a
+    // server that completed the step already (the lost worker's push reached it, not the
+    // others) sends the version before, which it keeps, so the slice is computed on one version.
+    const auto t = Clock::now();
+    kv_->Pull(pulled_.version, params_.data(), {}, /*interruptible=*/false, /*exact=*/true);
+    CopyAllIn();
+    win_pull_ += SecondsSince(t);
+    return;
+  }
+  if (!blocks_.empty()) AwaitBlock(static_cast<int>(blocks_.size()) - 1, false);
+}
+
+ExchangeResult PsExchange::Finish(const StepEnd& e) {
+  if (!e.planned_last) pull_spans_ = SpansOf(e.next_rows);
+  if (e.again) return Repull(e.step, e.planned_last);
+  kv_->set_push_noise(e.pieces.sq, e.pieces.n2);
+  return PushPull(e);
+}
+
+ExchangeResult PsExchange::PushPull(const StepEnd& e) {
+  const int64_t step = e.step, trips = e.trips;
+  const bool planned_last = e.planned_last;
   ExchangeResult res;
   // A forward pass reads every module, so this is left only to a step without trips.
-  Settle();
+  Settle(Weights::kFetched);
   auto t = Clock::now();
   std::vector<KeyRange> push_spans = push_spans_;
   if (hooks_ && hooks_->armed()) {
@@ -233,7 +254,7 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
   }
   const double norm = PushNorm(*grad_, trips);
   res.compute_s = SecondsSince(t);
-  if (stop_vote) kv_->RequestStop();
+  if (e.stop_vote) kv_->RequestStop();
 
   // Push this step's gradient and pull the next step's weights in one exchange: the pull goes
   // out right behind the push instead of after its acknowledgement.
@@ -259,9 +280,12 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
       next = kv_->PushPull(grad_, push_spans, pulled_.version, trips, norm, Want(step + 1),
                            params_.data(), pull_spans_);
     }
-  } catch (const KVInterrupted& e) {
+  } catch (const KVInterrupted& interrupted) {
+    LOG(INFO) << "the wait for step " << step + 1 << " ends: " << interrupted.what();
     win_push_ += SecondsSince(t);
-    throw ExchangeInterrupted(e.what());
+    res = {};
+    res.view_changed = true;
+    return res;
   }
   if (planned_last) next.version = pulled_.version;  // the weights are still those of `step`
   const double exchange = SecondsSince(t);
@@ -284,25 +308,16 @@ ExchangeResult PsExchange::Finish(int64_t step, int64_t trips, bool stop_vote, b
   return res;
 }
 
-void PsExchange::PushSlice(int slice, int64_t /*step*/, int64_t trips) {
+void PsExchange::PushSlice(const SlicePush& p) {
   // Dense: the keys of the slice's rows are summed like a sparse push's, the others add zeros.
   auto grad = std::make_shared<std::vector<float>>(layout_.total());
   CopyGradsOut(model_, layout_, grad->data());
-  const double norm = PushNorm(*grad, trips);
+  const double norm = PushNorm(*grad, p.trips);
+  kv_->set_push_noise(p.pieces.sq, p.pieces.n2);
   const auto t = Clock::now();
-  kv_->Push(grad, {}, pulled_.version, trips, norm, slice);
+  kv_->Push(grad, {}, pulled_.version, p.trips, norm, p.slice);
   win_push_ += SecondsSince(t);
   TraceSince(o_.tracer, "push (adopted slice)", t);
-}
-
-void PsExchange::RefreshWeights() {
-  // Dense, of exactly the version held (the staged pull in flight, if any, is read first): a
-  // server that completed the step already (the lost worker's push reached it, not the others)
-  // sends the version before, which it keeps, so the slice is computed on one version.
-  const auto t = Clock::now();
-  kv_->Pull(pulled_.version, params_.data(), {}, /*interruptible=*/false, /*exact=*/true);
-  CopyAllIn();
-  win_pull_ += SecondsSince(t);
 }
 
 ExchangeResult PsExchange::Repull(int64_t step, bool planned_last) {
@@ -315,9 +330,11 @@ ExchangeResult PsExchange::Repull(int64_t step, bool planned_last) {
       return res;
     }
     next = kv_->Pull(Want(step + 1), params_.data(), pull_spans_, /*interruptible=*/true);
-  } catch (const KVInterrupted& e) {
+  } catch (const KVInterrupted& interrupted) {
+    LOG(INFO) << "the wait for step " << step + 1 << " ends again: " << interrupted.what();
     win_pull_ += SecondsSince(t);
-    throw ExchangeInterrupted(e.what());
+    res.view_changed = true;
+    return res;
   }
   win_pull_ += std::max(0.0, SecondsSince(t) - next.held_s);
   res.wait_s = next.held_s;

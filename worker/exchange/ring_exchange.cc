@@ -26,12 +26,10 @@ class RingExchange : public Exchange {
   RingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
                std::unique_ptr<WorkerGroup> group, double bucket_mb, Tracer* tracer,
                std::unique_ptr<AdaScale> adascale);
-  void Start(int64_t first_step) override;
-  void BeforeLastBackward(int64_t step_trips, bool stop_vote) override;
-  ExchangeResult Finish(int64_t step, int64_t trips, bool stop_vote, bool planned_last) override;
-  void PushSlice(int slice, int64_t step, int64_t trips) override;
-  void SetPushNoise(const PieceNoise& pieces) override { pieces_ = pieces; }
-  ExchangeResult Repull(int64_t step, bool planned_last) override;
+  void Start(int64_t first_step, const TableRows* rows) override;
+  void BeginStep(const StepStart& s) override;
+  ExchangeResult Finish(const StepEnd& e) override;
+  void PushSlice(const SlicePush& p) override;
   void Report(TrainReport* report, int64_t steps) override;
 
  private:
@@ -45,10 +43,12 @@ class RingExchange : public Exchange {
   ExchangeResult Apply(int64_t step, bool planned_last, ExchangeResult res);
   // A worker was lost during step `step` (`applied`: after this worker had taken it). Rebuilds
   // the ring; the survivors agree on the last step any of them completed, and those one step
-  // behind take its sum from one that has it. Returns when this worker has completed `step`;
-  // throws ExchangeInterrupted when the step must be summed again over the survivors (the
-  // driver first computes the lost worker's slice where it was given).
+  // behind take its sum from one that has it. Returns when this worker has completed `step`,
+  // or with view_changed when the step must be summed again over the survivors (the driver
+  // first computes the lost worker's slice where it was given).
   ExchangeResult Recover(int64_t step, bool applied, bool planned_last);
+  // The step again, over the rebuilt ring.
+  ExchangeResult Resum(int64_t step, bool planned_last);
 
   deeptte::DeepTTEImpl& model_;
   LocalOptimizer optimizer_;
@@ -60,7 +60,7 @@ class RingExchange : public Exchange {
   std::vector<float> own_, adopted_, last_sum_;
   bool has_adopted_ = false;
   bool scaled_ = false;  // --lr_scaling adascale
-  PieceNoise pieces_;    // of the slice the next Finish or PushSlice holds
+  PieceNoise pieces_;    // of the own slice of the step being finished
 };
 
 RingExchange::RingExchange(deeptte::DeepTTEImpl& model, const OptimizerConfig& opts,
@@ -99,17 +99,19 @@ void RingExchange::OnBucket(int b) {
   group_->SubmitSum(flat + bk.begin, static_cast<size_t>(bk.end - bk.begin));
 }
 
-void RingExchange::Start(int64_t /*first_step*/) { group_->StartFromWorker0(); }
+void RingExchange::Start(int64_t /*first_step*/, const TableRows* /*rows*/) {
+  group_->StartFromWorker0();
+}
 
-void RingExchange::BeforeLastBackward(int64_t step_trips, bool stop_vote) {
-  group_->trips_slot() = static_cast<float>(step_trips);  // exact up to 2^24 trips
-  group_->stop_slot() = stop_vote ? 1.0f : 0.0f;
+void RingExchange::BeginStep(const StepStart& s) {
+  group_->trips_slot() = static_cast<float>(s.trips);  // exact up to 2^24 trips
+  group_->stop_slot() = s.stop_vote ? 1.0f : 0.0f;
   hooks_->Arm(group_->flat());
 }
 
-void RingExchange::PushSlice(int slice, int64_t /*step*/, int64_t trips) {
+void RingExchange::PushSlice(const SlicePush& p) {
   if (adopted_.empty()) {
-    throw std::logic_error("slice " + std::to_string(slice) +
+    throw std::logic_error("slice " + std::to_string(p.slice) +
                            " given to a ring that cannot lose workers");
   }
   // Gradients of several adopted slices add up here, as the step's own do in .grad.
@@ -117,10 +119,9 @@ void RingExchange::PushSlice(int slice, int64_t /*step*/, int64_t trips) {
   std::vector<float> grads(static_cast<size_t>(layout.total()));
   CopyGradsOut(model_, layout, grads.data());
   for (size_t i = 0; i < grads.size(); ++i) adopted_[i] += grads[i];
-  adopted_[layout.total()] += static_cast<float>(trips);
-  adopted_[layout.total() + 2] += static_cast<float>(pieces_.sq);
-  adopted_[layout.total() + 3] += static_cast<float>(pieces_.n2);
-  pieces_ = {};
+  adopted_[layout.total()] += static_cast<float>(p.trips);
+  adopted_[layout.total() + 2] += static_cast<float>(p.pieces.sq);
+  adopted_[layout.total() + 3] += static_cast<float>(p.pieces.n2);
   has_adopted_ = true;
 }
 
@@ -141,8 +142,11 @@ void RingExchange::SubmitNoise() {
   group_->SubmitSum(slots, 2);
 }
 
-ExchangeResult RingExchange::Finish(int64_t step, int64_t /*trips*/, bool /*stop_vote*/,
-                                    bool planned_last) {
+ExchangeResult RingExchange::Finish(const StepEnd& e) {
+  const int64_t step = e.step;
+  const bool planned_last = e.planned_last;
+  if (e.again) return Resum(step, planned_last);
+  pieces_ = e.pieces;
   ExchangeResult res;
   auto t = Clock::now();
   hooks_->Finish();  // the tensors the last backward gave no gradient
@@ -219,15 +223,16 @@ ExchangeResult RingExchange::Recover(int64_t step, bool applied, bool planned_la
         }
       }
       if (applied) return res;  // every survivor completed this step
-      throw ExchangeInterrupted("step " + std::to_string(step + 1) +
-                                " is summed again over the surviving workers");
+      LOG(WARNING) << "step " << step + 1 << " is summed again over the surviving workers";
+      res.view_changed = true;
+      return res;
     } catch (const collectives::MembershipChanged& e) {
       LOG(WARNING) << e.what() << " (again, while recovering)";
     }
   }
 }
 
-ExchangeResult RingExchange::Repull(int64_t step, bool planned_last) {
+ExchangeResult RingExchange::Resum(int64_t step, bool planned_last) {
   // The step again, over the rebuilt ring: this worker's contribution and the lost slices it
   // computed, summed bucket by bucket as every survivor does.
   float* flat = group_->flat();

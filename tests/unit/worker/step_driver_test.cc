@@ -8,8 +8,10 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/unit/worker/deeptte/test_trips.h"
@@ -30,29 +32,39 @@ struct Call {
 // Records what the driver asks; combines nothing (the model's weights stay as they are).
 class RecordingExchange : public Exchange {
  public:
-  void Start(int64_t first_step) override { starts.push_back(first_step); }
-  void BeforeLastBackward(int64_t step_trips, bool /*stop_vote*/) override {
-    backward_trips.push_back(step_trips);
+  void Start(int64_t first_step, const TableRows* /*rows*/) override {
+    starts.push_back(first_step);
   }
-  ExchangeResult Finish(int64_t step, int64_t trips, bool vote, bool planned_last) override {
-    calls.push_back({step, trips, vote, planned_last});
-    if (step == poison_at) {
+  void BeginStep(const StepStart& s) override { backward_trips.push_back(s.trips); }
+  ExchangeResult Finish(const StepEnd& e) override {
+    ExchangeResult r;
+    if (e.again) {
+      agains.push_back(e.step);
+    } else {
+      calls.push_back({e.step, e.trips, e.stop_vote, e.planned_last});
+    }
+    if (e.step == change_view_at && !e.again) {
+      if (on_view_change) on_view_change();
+      r.view_changed = true;
+      return r;
+    }
+    if (e.step == poison_at) {
       torch::NoGradGuard no_grad;
       model->parameters().front().fill_(std::nanf(""));  // as a diverged update would
     }
-    ExchangeResult r;
-    r.stop = (step == stop_at || vote) && !planned_last;
+    r.stop = (e.step == stop_at || e.stop_vote) && !e.planned_last;
     return r;
   }
-  void PushSlice(int slice, int64_t step, int64_t trips) override {
-    slice_pushes.push_back({slice, step, trips});
+  void PushSlice(const SlicePush& p) override {
+    slice_pushes.push_back({p.slice, p.step, p.trips});
   }
-  bool Agreed(int64_t steps) const override { return steps % agree_every == 0; }
   void Report(TrainReport* r, int64_t steps) override { r->exchange = {{"steps", double(steps)}}; }
+  void set_agree_every(int64_t n) { agree_every_ = n; }
 
-  int64_t stop_at = -1, agree_every = 1, poison_at = -1;
+  int64_t stop_at = -1, poison_at = -1, change_view_at = -1;
+  std::function<void()> on_view_change;  // what the scheduler changed while Finish waited
   torch::nn::Module* model = nullptr;
-  std::vector<int64_t> starts, backward_trips;
+  std::vector<int64_t> starts, backward_trips, agains;
   std::vector<Call> calls;
   struct SlicePush {
     int slice;
@@ -139,7 +151,7 @@ TEST(StepDriver, EvaluatesOnScheduleWhereTheWorkersAgreeAndAtTheEnd) {
   // Due every 2 steps, but the weights agree only every 3: each evaluation waits for that.
   const Outcome averaging =
       Drive(Config(), {},
-            [](RecordingExchange& ex, DriverHooks&, DriverOptions&) { ex.agree_every = 3; });
+            [](RecordingExchange& ex, DriverHooks&, DriverOptions&) { ex.set_agree_every(3); });
   const std::vector<std::pair<int64_t, bool>> three = {
       {3, false}, {6, false}, {9, false}, {12, false}, {14, true}};
   EXPECT_EQ(averaging.evals, three);
@@ -240,6 +252,33 @@ TEST(StepDriver, AnAdoptedSliceFollowsItsWorkersAccumulationSchedule) {
   EXPECT_EQ(pushes[1].trips, 48);  // the new one
   for (const auto& call : adopter.ex.calls) {
     EXPECT_LE(call.trips, 32);  // its own slice stays at 2 micro-batches a step
+  }
+}
+
+// Sync: the wait for step 3's end stops because the scheduler gave this worker lost worker 1's
+// slice (which that step may need): the driver computes and pushes slice 1 of step 3 on the
+// step's weights, finishes step 3 again, and computes the slice beside its own from then on.
+TEST(StepDriver, ASliceGivenWhileTheStepWaitsIsPushedForThatStepAndTheStepFinishedAgain) {
+  DriverOptions o;
+  o.num_workers = 2;
+  bool given = false;
+  const Outcome run =
+      Drive(Config(), o, [&](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+        ex.change_view_at = 3;
+        ex.on_view_change = [&given] { given = true; };
+        h.take_adopted = [&given] {
+          const bool fresh = std::exchange(given, false);
+          return fresh ? std::vector<int>{1} : std::vector<int>{};
+        };
+      });
+  EXPECT_EQ(run.ex.agains, std::vector<int64_t>{3});
+  ASSERT_EQ(run.ex.calls.size(), 14u);  // every step finished once (and step 3 again)
+  const auto& pushes = run.ex.slice_pushes;
+  ASSERT_EQ(pushes.size(), 14u - 3u);  // slice 1 of steps 3 to 13
+  for (size_t i = 0; i < pushes.size(); ++i) {
+    EXPECT_EQ(pushes[i].slice, 1);
+    EXPECT_EQ(pushes[i].step, static_cast<int64_t>(i) + 3);
+    EXPECT_GT(pushes[i].trips, 0);
   }
 }
 
