@@ -104,40 +104,7 @@ class ModelEvaluation : public Evaluation {
           connect();
         }
       }
-      EvalOutcome out;
-      out.step = req.step;
-      out.final = req.final;
-      out.train_s = req.train_s;
-      try {
-        const std::vector<float>& params = req.params.empty() ? pulled : req.params;
-        if (!req.params.empty()) {
-          out.version = req.step;
-          CopyParamsIn(*model_, layout, req.params.data());
-        } else {
-          if (!kv)
-            throw std::logic_error("an evaluation without parameters in a job without servers");
-          // The final weights of a sync job are those of version `step`: with clipping, the
-          // last step may still be waiting for its norm when the workers report done.
-          const int64_t want = req.final && map_.config.exchange.mode == Mode::kSync ? req.step : 0;
-          out.version = kv->Pull(want, pulled.data()).version;
-          CopyParamsIn(*model_, layout, pulled.data());
-        }
-        if (trips_->empty()) {
-          out.json = "null";
-        } else {
-          const EvalResult r = Evaluate(*model_, *trips_, batch_size_);
-          out.json = r.ToJson().str();
-          out.mape = r.mape;
-          out.best = keep_best_ && best_.Offer(req.step, r.mape, out.json, params);
-        }
-        if (out.final) {
-          deeptte::SaveModel(model_, model_last_path_);
-          if (best_.has()) CopyParamsIn(*model_, layout, best_.params().data());
-          deeptte::SaveModel(model_, model_path_);
-        }
-      } catch (const std::exception& e) {
-        out.error = e.what();
-      }
+      EvalOutcome out = EvaluateJob(req, kv.get(), layout, &pulled);
       std::lock_guard<std::mutex> lock(mu_);
       busy_ = false;
       if (!out.error.empty() && !out.final && remaps_ != remaps) {
@@ -155,6 +122,47 @@ class ModelEvaluation : public Evaluation {
     double train_s = 0;
     std::vector<float> params;  // empty: pull from the servers
   };
+
+  // One evaluation: of the job's weights pulled from the servers (into `pulled`), or of the
+  // parameters the job offered; the final one writes model.pt and model_last.pt.
+  EvalOutcome EvaluateJob(const Job& req, KVClient* kv, const ParamLayout& layout,
+                          std::vector<float>* pulled) {
+    EvalOutcome out;
+    out.step = req.step;
+    out.final = req.final;
+    out.train_s = req.train_s;
+    try {
+      const std::vector<float>& params = req.params.empty() ? *pulled : req.params;
+      if (!req.params.empty()) {
+        out.version = req.step;
+        CopyParamsIn(*model_, layout, req.params.data());
+      } else {
+        if (!kv)
+          throw std::logic_error("an evaluation without parameters in a job without servers");
+        // The final weights of a sync job are those of version `step`: with clipping, the
+        // last step may still be waiting for its norm when the workers report done.
+        const int64_t want = req.final && map_.config.exchange.mode == Mode::kSync ? req.step : 0;
+        out.version = kv->Pull(want, pulled->data()).version;
+        CopyParamsIn(*model_, layout, pulled->data());
+      }
+      if (trips_->empty()) {
+        out.json = "null";
+      } else {
+        const EvalResult r = Evaluate(*model_, *trips_, batch_size_);
+        out.json = r.ToJson().str();
+        out.mape = r.mape;
+        out.best = keep_best_ && best_.Offer(req.step, r.mape, out.json, params);
+      }
+      if (out.final) {
+        deeptte::SaveModel(model_, model_last_path_);
+        if (best_.has()) CopyParamsIn(*model_, layout, best_.params().data());
+        deeptte::SaveModel(model_, model_path_);
+      }
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+    return out;
+  }
 
   // An evaluation that is not final is dropped while another is running or queued, and
   // without evaluation trips (the final one still saves the model).

@@ -132,9 +132,8 @@ void Shard::SumHeld() {
   }
 }
 
-int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
-                    const std::vector<KeyRange>& spans, const float* grad_sum,
-                    double mean_grad_norm, bool more, PieceNoise noise) {
+void Shard::CheckPush(int worker, int64_t grad_version, int64_t samples,
+                      const std::vector<KeyRange>& spans, bool more) const {
   if (worker < 0 || worker >= num_workers_) {
     throw std::invalid_argument("push from unknown worker " + std::to_string(worker));
   }
@@ -155,6 +154,12 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
   if (more && mode_ != Consistency::kSync) {
     throw std::invalid_argument("a push in parts outside sync mode");
   }
+}
+
+int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
+                    const std::vector<KeyRange>& spans, const float* grad_sum,
+                    double mean_grad_norm, bool more, PieceNoise noise) {
+  CheckPush(worker, grad_version, samples, spans, more);
   const int64_t staleness = version_ - grad_version;
   if (mode_ != Consistency::kSync) {
     if (clip_norm_ > 0 && !(mean_grad_norm >= 0)) {
@@ -164,6 +169,13 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
     ++clocks_[worker];
     return staleness;
   }
+  PushSync(worker, grad_version, samples, spans, grad_sum, more, noise);
+  return 0;
+}
+
+void Shard::PushSync(int worker, int64_t grad_version, int64_t samples,
+                     const std::vector<KeyRange>& spans, const float* grad_sum, bool more,
+                     PieceNoise noise) {
   if (grad_version != version_) {
     throw std::invalid_argument("sync push for version " + std::to_string(grad_version) +
                                 ", the shard is collecting version " + std::to_string(version_));
@@ -181,36 +193,37 @@ int64_t Shard::Push(int worker, int64_t grad_version, int64_t samples,
     held_[worker].push_back(
         HeldPush{spans, std::vector<float>(grad_sum, grad_sum + SpanKeys(spans))});
   }
-  if (more) return 0;
+  if (more) return;
   ++pushes_;
   pushed_[worker] = true;
   noise_[worker] = noise;
   ++clocks_[worker];
   sum_samples_ += samples;
   SumHeld();
-  if (pushes_ == num_workers_) {
-    const int64_t samples_total = sum_samples_;
-    std::fill(pushed_.begin(), pushed_.end(), false);
-    sum_samples_ = 0;
-    pushes_ = 0;
-    next_summed_ = 0;
-    if (samples_total > 0) {
-      if (adascale_) {
-        step_noise_ = {};
-        for (const PieceNoise& p : noise_) {  // in worker order: replicas add alike
-          step_noise_.sq += p.sq;
-          step_noise_.n2 += p.n2;
-        }
-        step_trips_ = samples_total;
+  if (pushes_ == num_workers_) CompleteSyncStep();
+}
+
+void Shard::CompleteSyncStep() {
+  const int64_t samples_total = sum_samples_;
+  std::fill(pushed_.begin(), pushed_.end(), false);
+  sum_samples_ = 0;
+  pushes_ = 0;
+  next_summed_ = 0;
+  if (samples_total > 0) {
+    if (adascale_) {
+      step_noise_ = {};
+      for (const PieceNoise& p : noise_) {  // in worker order: replicas add alike
+        step_noise_.sq += p.sq;
+        step_noise_.n2 += p.n2;
       }
-      ApplySum(sum_.data(), samples_total, -1);
-    } else {
-      previous_ = values_;
-      ++version_;  // nothing to learn from, but the version advances for every worker alike
+      step_trips_ = samples_total;
     }
-    std::fill(sum_.begin(), sum_.end(), 0.f);
+    ApplySum(sum_.data(), samples_total, -1);
+  } else {
+    previous_ = values_;
+    ++version_;  // nothing to learn from, but the version advances for every worker alike
   }
-  return 0;
+  std::fill(sum_.begin(), sum_.end(), 0.f);
 }
 
 int64_t Shard::MinClock() const {

@@ -163,6 +163,15 @@ class Shard {
   // Sums the held parts of the workers whose turn it is, in order, while their pushes are
   // complete.
   void SumHeld();
+  // Push's parts: the checks every mode makes (throws std::invalid_argument), a sync push
+  // summed in worker order (or held until its turn), and the step applied once every worker's
+  // push is in.
+  void CheckPush(int worker, int64_t grad_version, int64_t samples,
+                 const std::vector<KeyRange>& spans, bool more) const;
+  void PushSync(int worker, int64_t grad_version, int64_t samples,
+                const std::vector<KeyRange>& spans, const float* grad_sum, bool more,
+                PieceNoise noise);
+  void CompleteSyncStep();
   // The gradient as one dense range: `values` itself when the spans cover the range, else
   // scattered into a zeroed buffer.
   const float* Densify(const std::vector<KeyRange>& spans, const float* values);

@@ -56,6 +56,13 @@ torch::Tensor ToTensor(const std::vector<float>& v) {
       .clone();
 }
 
+void CheckObservation(const std::vector<float>& obs, int size) {
+  if (static_cast<int>(obs.size()) != size) {
+    throw std::invalid_argument("observation of " + std::to_string(obs.size()) +
+                                " floats, the policy takes " + std::to_string(size));
+  }
+}
+
 }  // namespace
 
 struct PpoAgent::Impl {
@@ -71,11 +78,7 @@ struct PpoAgent::Impl {
   }
 
   void CheckSize(const std::vector<float>& obs) const {
-    if (static_cast<int>(obs.size()) != config.observation_size) {
-      throw std::invalid_argument("observation of " + std::to_string(obs.size()) +
-                                  " floats, the policy takes " +
-                                  std::to_string(config.observation_size));
-    }
+    CheckObservation(obs, config.observation_size);
   }
 
   PpoConfig config;
@@ -110,40 +113,57 @@ double PpoAgent::Value(const std::vector<float>& observation) {
   return impl_->net->critic->forward(ToTensor(observation)).item<double>();
 }
 
-UpdateStats PpoAgent::Update(const std::vector<std::vector<Transition>>& trajectories,
-                             const std::vector<double>& last_values) {
-  const PpoConfig& c = impl_->config;
+namespace {
+
+// The trajectories as one batch: observations, actions, old log-probabilities, and GAE's
+// advantages and returns.
+struct PpoBatch {
   std::vector<float> obs;
   std::vector<int64_t> actions;
   std::vector<float> old_log_probs, advantages, returns;
+};
+
+PpoBatch Gather(const PpoConfig& c, const std::vector<std::vector<Transition>>& trajectories,
+                const std::vector<double>& last_values) {
+  PpoBatch batch;
   for (size_t t = 0; t < trajectories.size(); ++t) {
     const auto& traj = trajectories[t];
     if (traj.empty()) continue;
     std::vector<double> rewards, values;
     std::vector<bool> dones;
     for (const auto& tr : traj) {
-      impl_->CheckSize(tr.observation);
+      CheckObservation(tr.observation, c.observation_size);
       rewards.push_back(tr.reward);
       values.push_back(tr.value);
       dones.push_back(tr.done);
-      obs.insert(obs.end(), tr.observation.begin(), tr.observation.end());
-      actions.push_back(tr.action);
-      old_log_probs.push_back(static_cast<float>(tr.log_prob));
+      batch.obs.insert(batch.obs.end(), tr.observation.begin(), tr.observation.end());
+      batch.actions.push_back(tr.action);
+      batch.old_log_probs.push_back(static_cast<float>(tr.log_prob));
     }
     const auto gae = ComputeGae(rewards, values, dones, last_values.at(t), c.gamma, c.lambda);
-    advantages.insert(advantages.end(), gae.advantages.begin(), gae.advantages.end());
-    returns.insert(returns.end(), gae.returns.begin(), gae.returns.end());
+    batch.advantages.insert(batch.advantages.end(), gae.advantages.begin(), gae.advantages.end());
+    batch.returns.insert(batch.returns.end(), gae.returns.begin(), gae.returns.end());
   }
+  return batch;
+}
+
+}  // namespace
+
+UpdateStats PpoAgent::Update(const std::vector<std::vector<Transition>>& trajectories,
+                             const std::vector<double>& last_values) {
+  const PpoConfig& c = impl_->config;
+  PpoBatch batch = Gather(c, trajectories, last_values);
   UpdateStats stats;
-  const int64_t n = static_cast<int64_t>(actions.size());
+  const int64_t n = static_cast<int64_t>(batch.actions.size());
   stats.transitions = n;
   if (n == 0) return stats;
 
-  const auto obs_t = torch::from_blob(obs.data(), {n, c.observation_size}, torch::kFloat).clone();
-  const auto act_t = torch::from_blob(actions.data(), {n}, torch::kLong).clone();
-  const auto old_t = torch::from_blob(old_log_probs.data(), {n}, torch::kFloat).clone();
-  auto adv_t = torch::from_blob(advantages.data(), {n}, torch::kFloat).clone();
-  const auto ret_t = torch::from_blob(returns.data(), {n}, torch::kFloat).clone();
+  const auto obs_t =
+      torch::from_blob(batch.obs.data(), {n, c.observation_size}, torch::kFloat).clone();
+  const auto act_t = torch::from_blob(batch.actions.data(), {n}, torch::kLong).clone();
+  const auto old_t = torch::from_blob(batch.old_log_probs.data(), {n}, torch::kFloat).clone();
+  auto adv_t = torch::from_blob(batch.advantages.data(), {n}, torch::kFloat).clone();
+  const auto ret_t = torch::from_blob(batch.returns.data(), {n}, torch::kFloat).clone();
   if (n > 1) adv_t = (adv_t - adv_t.mean()) / (adv_t.std() + 1e-8);
 
   std::vector<int64_t> order(n);
