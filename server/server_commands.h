@@ -1,9 +1,10 @@
 // The scheduler's commands to a server, as one queue: the control channel's thread puts them
-// in (Listen), the serving loop takes them out in arrival order between requests
+// in (server_main.cc's Listen), the serving loop takes them out in arrival order between requests
 // (ParamServer::Run). The global norms of clipped sync steps wait apart, by version, until the
 // shard asks for its step's.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -11,7 +12,6 @@
 #include <vector>
 
 #include "common/cluster_map.h"
-#include "common/control_channel.h"
 
 namespace tteps::server {
 
@@ -30,8 +30,6 @@ struct ServerCommand {
 
 class ServerCommands {
  public:
-  // Before control.Start(): the server's command topics (server/topics.h) come here.
-  void Listen(ControlChannel& control);
   void Push(ServerCommand command);
   // The commands in arrival order, up to and including the first rollback.
   std::vector<ServerCommand> Take();

@@ -93,6 +93,44 @@ int Finish(ControlChannel& control, const ParamServer& server, int id, int64_t r
   return 0;
 }
 
+// The scheduler's commands to this server (server/topics.h) into `commands`; before
+// control.Start(). The handlers run on the channel's thread under its lock: they only queue.
+void Listen(ControlChannel& control, ServerCommands& commands) {
+  control.OnCommand(topics::kNormTotal, [&commands](const topics::NormTotal& n) {
+    commands.PutNorm(n.version, n.norm);
+  });
+  control.OnCommand(topics::kServerLost, [&commands](const topics::ServerLost& l) {
+    LOG(WARNING) << "server " << l.server << " was declared lost; its replicas serve its range";
+    ServerCommand c;
+    c.kind = ServerCommand::kServerLost;
+    c.server = l.server;
+    commands.Push(std::move(c));
+    NoteLostPeer();
+  });
+  control.OnCommand(topics::kWorkerJoined, [&commands](const topics::WorkerJoined& j) {
+    ServerCommand c;
+    c.kind = ServerCommand::kWorkerJoined;
+    c.slot = j.slot;
+    c.worker = j.joiner;
+    c.clock = j.clock;
+    commands.Push(std::move(c));
+  });
+  control.OnCommand(topics::kWorkerLost, [&commands](const topics::WorkerLost& l) {
+    ServerCommand c;
+    c.kind = ServerCommand::kWorkerLost;
+    c.worker = l.worker;
+    commands.Push(std::move(c));
+    NoteLostPeer();
+  });
+  control.OnCommand(topics::kRollback, [&commands](const ClusterMap& map) {
+    ServerCommand c;
+    c.kind = ServerCommand::kRollback;
+    c.map = map;
+    commands.Push(std::move(c));
+    NoteLostPeer();
+  });
+}
+
 int Serve(Bootstrap& boot, const NodeOptions& node) {
   zmq::context_t ctx;
   const auto curve = SecureContext(ctx, node.curve_dir);
@@ -111,7 +149,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
   // server any range; a sparse push's header lists its spans).
   socket.set(zmq::sockopt::maxmsgsize,
              std::max<int64_t>(map.param_count * sizeof(float), kMaxHeaderBytes) + 65536);
-  commands.Listen(control);
+  Listen(control, commands);
   control.Start();
   auto tracer = MakeNodeTracer(&control, !config.output.trace.empty());
   ParamServer::Carried carried;  // across rollbacks: the workers lost, the joiners' places
