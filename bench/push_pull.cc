@@ -120,7 +120,7 @@ Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
   // calibration round so that the run lasts about --seconds.
   auto round_trip = [&](KVClient& kv, std::shared_ptr<std::vector<float>>& grad,
                         std::vector<float>& params, int64_t version) {
-    kv.PushPull(grad, {}, version, 1, -1, version + 1, params.data());
+    kv.PushPull(grad, {}, {version, 1, -1}, version + 1, params.data());
   };
   int64_t version = 0;
   int rounds = FLAGS_min_rounds;

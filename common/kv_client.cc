@@ -40,26 +40,15 @@ struct KVClient::Inflight {
 
 KVClient::KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& self,
                    double timeout_s, std::function<bool()> abort)
-    : map_(map), self_(self), timeout_s_(timeout_s), abort_(std::move(abort)) {
+    : map_(map), self_(self), timeout_s_(timeout_s), abort_(std::move(abort)), routes_(map) {
   for (const auto& server : map_.servers) {
     sockets_.push_back(MakeSocket(ctx, zmq::socket_type::dealer));
     sockets_.back().connect(server.endpoint);
   }
-  for (size_t s = 0; s < map_.servers.size(); ++s) {
-    replicas_.push_back(ReplicasOf(map_, s));
-    ordered_ =
-        ordered_ || (replicas_.back().size() > 1 && (map_.config.exchange.mode == Mode::kAsync ||
-                                                     map_.config.exchange.mode == Mode::kSsp));
-  }
-  dead_.assign(map_.servers.size(), false);
 }
 
 bool KVClient::WaitsForBackups(const Request& q, size_t s) const {
-  if (!ordered_ || q.type != MsgType::kPush || q.more || ReaderOf(s) != s) return false;
-  for (int r : replicas_[s]) {
-    if (static_cast<size_t>(r) != s && !dead_[r]) return true;
-  }
-  return false;
+  return q.type == MsgType::kPush && !q.more && routes_.PushWaitsForBackups(s);
 }
 
 void KVClient::SendHeld() {
@@ -69,16 +58,18 @@ void KVClient::SendHeld() {
   for (size_t s = 0; s < f.held_from.size(); ++s) {
     const size_t first = f.held_from[s];
     if (first == SIZE_MAX) continue;
-    bool held_by_all = !dead_[s];  // a lost primary's requests are LoseServer's
-    for (int r : replicas_[s]) {
-      if (static_cast<size_t>(r) != s && !dead_[r] && !f.replies.got[first][r]) held_by_all = false;
+    bool held_by_all = !routes_.dead(s);  // a lost primary's requests are LoseServer's
+    for (int r : routes_.ReplicasOf(s)) {
+      if (static_cast<size_t>(r) != s && !routes_.dead(r) && !f.replies.got[first][r]) {
+        held_by_all = false;
+      }
     }
-    if (!held_by_all && !dead_[s]) {
+    if (!held_by_all && !routes_.dead(s)) {
       holding = true;
       continue;
     }
     f.held_from[s] = SIZE_MAX;
-    if (dead_[s]) continue;
+    if (routes_.dead(s)) continue;
     for (size_t i = first; i < f.requests.size(); ++i) {
       if (!f.done[i][s]) Send(f.requests[i], f.first_id + i, s);
     }
@@ -94,30 +85,19 @@ void KVClient::ReleasePayloads(std::vector<Request>* requests) {
   }
 }
 
-bool KVClient::Sends(MsgType type, size_t s) const {
-  return !dead_[s] && (type != MsgType::kPull || ReaderOf(s) == s);
-}
-
-size_t KVClient::ReaderOf(size_t s) const {
-  for (int r : replicas_[s]) {
-    if (!dead_[r]) return static_cast<size_t>(r);
-  }
-  return SIZE_MAX;
-}
-
 void KVClient::CheckLosses() {
   if (!lost_servers_ || lost_servers_->count() == lost_seen_) return;
   const std::vector<int> fresh = lost_servers_->Since(lost_seen_);
   lost_seen_ += fresh.size();
   for (int s : fresh) {
-    if (s >= 0 && static_cast<size_t>(s) < dead_.size()) LoseServer(static_cast<size_t>(s));
+    if (s >= 0 && static_cast<size_t>(s) < routes_.servers()) LoseServer(static_cast<size_t>(s));
   }
 }
 
 void KVClient::LoseServer(size_t s) {
-  if (dead_[s]) return;
-  dead_[s] = true;
-  const size_t reader = ReaderOf(s);
+  bool fresh = false;
+  const size_t reader = routes_.Lose(s, &fresh);
+  if (!fresh) return;
   if (reader == SIZE_MAX) {
     throw std::runtime_error(map_.servers[s].Name() + " was lost and no other server holds " +
                              map_.ranges[s].ToString());
@@ -181,7 +161,7 @@ void KVClient::PushPart(std::shared_ptr<const std::vector<float>> grad_sum,
   q.more = true;
   CheckLosses();
   for (size_t s = 0; s < sockets_.size(); ++s) {
-    if (q.ranges[s].empty() || dead_[s]) continue;  // none of this server's keys, or lost
+    if (q.ranges[s].empty() || routes_.dead(s)) continue;  // none of this server's keys, or lost
     const uint64_t id = next_request_++;
     parts_[id] = s;
     Send(q, id, s);
@@ -220,7 +200,7 @@ void KVClient::Begin(std::vector<Request> requests, const char* what) {
   bool holding = false;
   for (size_t s = 0; s < n; ++s) {
     for (size_t i = 0; i < k; ++i) {
-      if (!Sends(requests[i].type, s)) continue;
+      if (!routes_.Sends(requests[i].type, s)) continue;
       // Ordered replicas: a range's primary applies a push as it comes and names it to its
       // backups, so it gets the push (and the pulls behind it) once they hold it. A worker lost
       // between the two sends then leaves a push that only a backup holds (and never applies).
@@ -266,7 +246,7 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
       Message m;
       try {
         while (ReceiveMessage(sockets_[s], false, 0, &m)) {
-          if (dead_[s]) continue;  // declared lost: whatever it still says is not counted
+          if (routes_.dead(s)) continue;  // declared lost: whatever it still says is not counted
           const uint64_t id = m.header.request_id;
           if (parts_.erase(id) > 0) {  // the acknowledgement of a part sent during backward
             if (m.header.type == MsgType::kError) {
@@ -339,19 +319,6 @@ PullResult KVClient::ReadPull(const Replies& replies, size_t index, const Reques
   return r;
 }
 
-std::vector<std::vector<KeyRange>> KVClient::PerServer(const std::vector<KeyRange>& spans) const {
-  std::vector<std::vector<KeyRange>> out;
-  for (const KeyRange& r : map_.ranges) {
-    std::vector<KeyRange> clipped = spans.empty() ? std::vector<KeyRange>{r} : ClipSpans(spans, r);
-    // More spans than a header may hold: their hull instead. A superset, so still exact (keys
-    // between the spans have zero gradient, or are not read); and no wider than the spans, so
-    // a push completing parts never repeats a part's keys.
-    if (clipped.size() > kMaxRanges) clipped = {{clipped.front().begin, clipped.back().end}};
-    out.push_back(std::move(clipped));
-  }
-  return out;
-}
-
 KVClient::Request KVClient::DataRequest(MsgType type,
                                         std::shared_ptr<const std::vector<float>> values,
                                         const std::vector<KeyRange>& spans, WireType wire) const {
@@ -365,7 +332,7 @@ KVClient::Request KVClient::DataRequest(MsgType type,
   Request q;
   q.type = type;
   q.wire = wire;
-  q.ranges = PerServer(spans);
+  q.ranges = routes_.PerServer(spans);
   for (const auto& ranges : q.ranges) {
     if (wire == WireType::kBf16) {
       auto packed = std::make_shared<std::vector<uint16_t>>(SpanKeys(ranges));
@@ -386,16 +353,16 @@ KVClient::Request KVClient::DataRequest(MsgType type,
 }
 
 KVClient::Request KVClient::PushRequest(std::shared_ptr<const std::vector<float>> grad,
-                                        const std::vector<KeyRange>& spans, int64_t version,
-                                        int64_t samples, double norm, int slice) const {
+                                        const std::vector<KeyRange>& spans,
+                                        const PushMeta& meta) const {
   Request q = DataRequest(MsgType::kPush, std::move(grad), spans, wire_);
-  q.slice = slice >= 0 ? slice : own_slice_;
-  q.step = version;
-  q.samples = samples;
-  q.norm = norm;
-  q.noise_sq = push_noise_sq_;
-  q.noise_n2 = push_noise_n2_;
-  q.stop = stop_;
+  q.slice = meta.slice;
+  q.step = meta.version;
+  q.samples = meta.samples;
+  q.norm = meta.mean_grad_norm;
+  q.noise_sq = meta.noise_sq;
+  q.noise_n2 = meta.noise_n2;
+  q.stop = meta.stop;
   return q;
 }
 
@@ -406,7 +373,7 @@ KVClient::Request KVClient::PullRequest(int64_t want, const std::vector<KeyRange
   q.type = MsgType::kPull;
   q.wire = wire_;
   q.step = want;
-  q.ranges = PerServer(spans);
+  q.ranges = routes_.PerServer(spans);
   return q;
 }
 
@@ -419,9 +386,8 @@ void KVClient::Init(const float* values) {
 }
 
 void KVClient::Push(std::shared_ptr<const std::vector<float>> grad,
-                    const std::vector<KeyRange>& spans, int64_t version, int64_t samples,
-                    double mean_grad_norm, int slice) {
-  Exchange({PushRequest(std::move(grad), spans, version, samples, mean_grad_norm, slice)}, "push");
+                    const std::vector<KeyRange>& spans, const PushMeta& meta) {
+  Exchange({PushRequest(std::move(grad), spans, meta)}, "push");
 }
 
 PullResult KVClient::Pull(int64_t want, float* out, const std::vector<KeyRange>& spans,
@@ -432,11 +398,10 @@ PullResult KVClient::Pull(int64_t want, float* out, const std::vector<KeyRange>&
 }
 
 PullResult KVClient::PushPull(std::shared_ptr<const std::vector<float>> grad,
-                              const std::vector<KeyRange>& push_spans, int64_t version,
-                              int64_t samples, double mean_grad_norm, int64_t want, float* out,
-                              const std::vector<KeyRange>& pull_spans) {
+                              const std::vector<KeyRange>& push_spans, const PushMeta& meta,
+                              int64_t want, float* out, const std::vector<KeyRange>& pull_spans) {
   std::vector<Request> qs;
-  qs.push_back(PushRequest(std::move(grad), push_spans, version, samples, mean_grad_norm));
+  qs.push_back(PushRequest(std::move(grad), push_spans, meta));
   qs.push_back(PullRequest(want, pull_spans));
   const Replies replies = Exchange(qs, "push and pull", /*interruptible_from=*/1);
   PullResult r = ReadPull(replies, 1, qs[1], out);
@@ -445,12 +410,12 @@ PullResult KVClient::PushPull(std::shared_ptr<const std::vector<float>> grad,
 }
 
 PullResult KVClient::PushPullStaged(std::shared_ptr<const std::vector<float>> grad,
-                                    const std::vector<KeyRange>& push_spans, int64_t version,
-                                    int64_t samples, double mean_grad_norm, int64_t want,
-                                    float* out, const std::vector<std::vector<KeyRange>>& stages) {
+                                    const std::vector<KeyRange>& push_spans, const PushMeta& meta,
+                                    int64_t want, float* out,
+                                    const std::vector<std::vector<KeyRange>>& stages) {
   if (stages.empty()) throw std::invalid_argument("staged pull without stages");
   std::vector<Request> qs;
-  qs.push_back(PushRequest(std::move(grad), push_spans, version, samples, mean_grad_norm));
+  qs.push_back(PushRequest(std::move(grad), push_spans, meta));
   for (const auto& keys : stages) {
     // An empty span list would mean every key. A server holding none of a stage's keys still
     // gets its (empty) request: its answer says the version is there, like the others'.

@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "common/cluster_map.h"
+#include "common/key_routing.h"
 #include "common/lost_servers.h"
 
 namespace tteps {
@@ -22,6 +23,21 @@ namespace tteps {
 class KVInterrupted : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// What a push says besides its values: each push names all of it (the client keeps none of it
+// between pushes).
+struct PushMeta {
+  int64_t version = 0;         // the version its gradients were computed on
+  int64_t samples = 0;         // trips behind its gradient sums
+  double mean_grad_norm = -1;  // the L2 norm of grad_sum / samples over all keys (clipping)
+  // Sync: the slice of the global batch it holds (a lost worker's computed here, or the one a
+  // joiner took over); -1: the sender's own.
+  int slice = -1;
+  double noise_sq = 0, noise_n2 = 0;  // --lr_scaling adascale: the slice's pieces
+  // This worker was told to stop (time budget): the servers tell every worker, through their
+  // pull replies, at which version training stops.
+  bool stop = false;
 };
 
 struct PullResult {
@@ -40,14 +56,11 @@ class KVClient {
 
   // Worker 0: the initial values of the whole flat vector.
   void Init(const float* values);
-  // Gradient sums over `samples` trips, computed on parameters of `version`. `spans` (sorted,
-  // disjoint keys; empty: every key) say which keys to send: the others' gradient is zero. A
-  // dense push is sent without copying, kept alive by the shared pointer until ZeroMQ is done
-  // with it. `mean_grad_norm`: the L2 norm of grad_sum / samples over all keys (for clipping).
-  // `slice` >= 0 (sync): the push holds that slice of the global batch, computed here for a
-  // lost worker (its id); -1: this worker's own.
+  // Gradient sums (`meta` says over what). `spans` (sorted, disjoint keys; empty: every key)
+  // say which keys to send: the others' gradient is zero. A dense push is sent without
+  // copying, kept alive by the shared pointer until ZeroMQ is done with it.
   void Push(std::shared_ptr<const std::vector<float>> grad_sum, const std::vector<KeyRange>& spans,
-            int64_t version, int64_t samples, double mean_grad_norm = -1, int slice = -1);
+            const PushMeta& meta);
   // sync: a part of the next push, sent at once while backward computes the rest (the keys of
   // `spans`, which must not be sent again). Not awaited here: the next Push or PushPull waits
   // for its acknowledgement too, and completes the push.
@@ -63,17 +76,16 @@ class KVClient {
   // Push, then at once (without waiting for the acknowledgements) the pull of `want`: a
   // server handles a connection's messages in order, so the pull sees the push.
   PullResult PushPull(std::shared_ptr<const std::vector<float>> grad_sum,
-                      const std::vector<KeyRange>& push_spans, int64_t version, int64_t samples,
-                      double mean_grad_norm, int64_t want, float* out,
-                      const std::vector<KeyRange>& pull_spans = {});
+                      const std::vector<KeyRange>& push_spans, const PushMeta& meta, int64_t want,
+                      float* out, const std::vector<KeyRange>& pull_spans = {});
   // PushPull whose pull comes in stages, stage i the keys of `stages[i]` (each non-empty, in
   // the order the caller will need them): returns once every server acknowledged the push and
   // answered stage 0; the servers send the later stages behind it, and AwaitStage(i) waits
   // for them. Its result (version, stop, time held) is stage 0's. Any other request first
   // awaits the stages not awaited yet.
   PullResult PushPullStaged(std::shared_ptr<const std::vector<float>> grad_sum,
-                            const std::vector<KeyRange>& push_spans, int64_t version,
-                            int64_t samples, double mean_grad_norm, int64_t want, float* out,
+                            const std::vector<KeyRange>& push_spans, const PushMeta& meta,
+                            int64_t want, float* out,
                             const std::vector<std::vector<KeyRange>>& stages);
   // Until stage `stage` (and every stage before it) of the last staged pull is in its `out`.
   void AwaitStage(size_t stage);
@@ -88,21 +100,6 @@ class KVClient {
   // exchange in flight is asked of the next replica (a pull) or already held there (a push,
   // sent to both). `lost` outlives the client; it is checked while waiting.
   void set_lost_servers(const LostServers* lost) { lost_servers_ = lost; }
-
-  // A worker that joined (ClusterMap::own_slice): every push of its own carries that slice.
-  void set_own_slice(int slice) { own_slice_ = slice; }
-
-  // --lr_scaling adascale: what the pushes that complete a slice carry from now on, the
-  // slice's pieces (Σ of their squared gradient-sum norms, Σ of their trips squared). The
-  // exchange sets them before each such push.
-  void set_push_noise(double sq, double n2) {
-    push_noise_sq_ = sq;
-    push_noise_n2_ = n2;
-  }
-
-  // The job's time budget is spent: every later push carries the stop flag, from which the
-  // servers tell all workers, through their pull replies, at which version to stop.
-  void RequestStop() { stop_ = true; }
 
   // Payload bytes sent in pushes and received in pull replies so far (headers not counted).
   int64_t bytes_pushed() const { return bytes_pushed_; }
@@ -131,20 +128,12 @@ class KVClient {
   };
   struct Replies;
   struct Inflight;
-  // The request's keys per server: `spans` clipped to each server's range (empty: the range).
-  std::vector<std::vector<KeyRange>> PerServer(const std::vector<KeyRange>& spans) const;
   Request DataRequest(MsgType type, std::shared_ptr<const std::vector<float>> values,
                       const std::vector<KeyRange>& spans, WireType wire) const;
   Request PushRequest(std::shared_ptr<const std::vector<float>> grad,
-                      const std::vector<KeyRange>& spans, int64_t version, int64_t samples,
-                      double norm, int slice = -1) const;
+                      const std::vector<KeyRange>& spans, const PushMeta& meta) const;
   Request PullRequest(int64_t want, const std::vector<KeyRange>& spans) const;
   void Send(const Request& q, uint64_t id, size_t server);
-  // Whether a request of `type` goes to `server`: a live one, and for a pull the first live
-  // server of its range.
-  bool Sends(MsgType type, size_t server) const;
-  // The first live server holding `server`'s range (SIZE_MAX: none).
-  size_t ReaderOf(size_t server) const;
   // Takes in the servers declared lost since the last look (set_lost_servers).
   void CheckLosses();
   void LoseServer(size_t server);
@@ -173,15 +162,10 @@ class KVClient {
   std::function<bool()> abort_;
   std::function<bool()> interrupt_;
   std::vector<zmq::socket_t> sockets_;
-  std::vector<std::vector<int>> replicas_;  // per server: the servers holding its range
-  std::vector<bool> dead_;                  // declared lost
-  bool ordered_ = false;  // replicas apply pushes in their primary's order (async / SSP)
+  KeyRouting routes_;  // which server gets which keys, and which are live
   const LostServers* lost_servers_ = nullptr;
   size_t lost_seen_ = 0;
   uint64_t next_request_ = 1;
-  bool stop_ = false;
-  int own_slice_ = -1;
-  double push_noise_sq_ = 0, push_noise_n2_ = 0;
   int64_t bytes_pushed_ = 0, bytes_pulled_ = 0;
   WireType wire_ = WireType::kF32;
   std::map<uint64_t, size_t> parts_;    // parts not acknowledged yet: request id -> server

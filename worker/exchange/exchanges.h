@@ -22,6 +22,8 @@ std::unique_ptr<Exchange> MakeLocalExchange(deeptte::DeepTTEImpl& model,
 
 struct PsExchangeOptions {
   int worker = 0;
+  // A worker that joined (ClusterMap::own_slice): the slice its own pushes hold (-1: its id's).
+  int own_slice = -1;
   bool wait_for_version = true;  // sync and SSP: a pull names the step it is for; async: not
   bool send_norm = false;        // the servers clip by the norm of each push (async, SSP)
   bool sparse_rows = true;       // embedding tables by the rows a step uses, not whole

@@ -25,9 +25,9 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
   // A worker that joined pushes a lost worker's slice: whole, as an adopter does (the servers
   // take another worker's slice only whole).
   const bool joined = c.map->own_slice >= 0;
-  if (joined) kv->set_own_slice(c.map->own_slice);
   PsExchangeOptions o;
   o.worker = c.map->your_id;
+  o.own_slice = c.map->own_slice;
   o.wait_for_version = mode != Mode::kAsync;
   o.send_norm = c.config.optimizer.clip_norm > 0;
   o.sparse_rows = c.config.exchange.sparse_rows;

@@ -56,6 +56,10 @@ class PsExchange : public Exchange {
   }
   // The step's push and the next step's pull; after a view change, the pull again.
   ExchangeResult PushPull(const StepEnd& e);
+  // What the own slice's push of `step` says besides its values.
+  PushMeta OwnPush(const StepEnd& e, double norm) const {
+    return {pulled_.version, e.trips, norm, o_.own_slice, e.pieces.sq, e.pieces.n2, stop_};
+  }
   ExchangeResult Repull(int64_t step, bool planned_last);
   int64_t Want(int64_t step) const { return o_.wait_for_version ? step : 0; }
   // Overlap: bucket b is complete in grad_; it goes to the servers as a part of the push.
@@ -99,6 +103,7 @@ class PsExchange : public Exchange {
   int64_t reported_pushed_ = 0, reported_pulled_ = 0;  // KVClient byte counts at the last report
   // The first pull is counted in the first step; later pulls in the exchange that ends a step.
   double carry_wait_ = 0, carry_pull_ = 0;
+  bool stop_ = false;  // this worker voted to stop: every later push says so
   double win_push_ = 0, win_pull_ = 0, win_staleness_ = 0;
 };
 
@@ -222,7 +227,6 @@ void PsExchange::Settle(Weights which) {
 ExchangeResult PsExchange::Finish(const StepEnd& e) {
   if (!e.planned_last) pull_spans_ = SpansOf(e.next_rows);
   if (e.again) return Repull(e.step, e.planned_last);
-  kv_->set_push_noise(e.pieces.sq, e.pieces.n2);
   return PushPull(e);
 }
 
@@ -254,7 +258,8 @@ ExchangeResult PsExchange::PushPull(const StepEnd& e) {
   }
   const double norm = PushNorm(*grad_, trips);
   res.compute_s = SecondsSince(t);
-  if (e.stop_vote) kv_->RequestStop();
+  if (e.stop_vote) stop_ = true;
+  const PushMeta meta = OwnPush(e, norm);
 
   // Push this step's gradient and pull the next step's weights in one exchange: the pull goes
   // out right behind the push instead of after its acknowledgement.
@@ -266,19 +271,16 @@ ExchangeResult PsExchange::PushPull(const StepEnd& e) {
     if (planned_last && o_.last_step_waits) {
       // Sync, where a worker may be lost: the last step waits for its completion (one key),
       // which a lost worker's slice pushed from here may be needed for.
-      next = kv_->PushPull(grad_, push_spans, pulled_.version, trips, norm, step + 1,
-                           params_.data(), {{0, 1}});
+      next = kv_->PushPull(grad_, push_spans, meta, step + 1, params_.data(), {{0, 1}});
     } else if (planned_last) {
-      kv_->Push(grad_, push_spans, pulled_.version, trips, norm);
+      kv_->Push(grad_, push_spans, meta);
       next.push_s = SecondsSince(t);
     } else if (!stages.empty()) {
       // Returns with the first module's weights; the forward awaits the others (AwaitBlock).
-      next = kv_->PushPullStaged(grad_, push_spans, pulled_.version, trips, norm, Want(step + 1),
-                                 params_.data(), stages);
+      next = kv_->PushPullStaged(grad_, push_spans, meta, Want(step + 1), params_.data(), stages);
       blocks_in_ = 0;
     } else {
-      next = kv_->PushPull(grad_, push_spans, pulled_.version, trips, norm, Want(step + 1),
-                           params_.data(), pull_spans_);
+      next = kv_->PushPull(grad_, push_spans, meta, Want(step + 1), params_.data(), pull_spans_);
     }
   } catch (const KVInterrupted& interrupted) {
     LOG(INFO) << "the wait for step " << step + 1 << " ends: " << interrupted.what();
@@ -313,9 +315,8 @@ void PsExchange::PushSlice(const SlicePush& p) {
   auto grad = std::make_shared<std::vector<float>>(layout_.total());
   CopyGradsOut(model_, layout_, grad->data());
   const double norm = PushNorm(*grad, p.trips);
-  kv_->set_push_noise(p.pieces.sq, p.pieces.n2);
   const auto t = Clock::now();
-  kv_->Push(grad, {}, pulled_.version, p.trips, norm, p.slice);
+  kv_->Push(grad, {}, {pulled_.version, p.trips, norm, p.slice, p.pieces.sq, p.pieces.n2, stop_});
   win_push_ += SecondsSince(t);
   TraceSince(o_.tracer, "push (adopted slice)", t);
 }

@@ -168,7 +168,7 @@ TEST_F(ParamServerTest, SyncStepAveragesPushesWeightedBySamples) {
   w0->Init(init.data());
   const auto g0 = Grad(0), g1 = Grad(1);
   const int64_t n0 = 1, n1 = 3;
-  w0->Push(g0, {}, 0, n0);
+  w0->Push(g0, {}, {0, n0});
 
   // Worker 0's pull for version 1 is held until worker 1 has pushed.
   std::vector<float> out0(kN);
@@ -182,7 +182,7 @@ TEST_F(ParamServerTest, SyncStepAveragesPushesWeightedBySamples) {
     }
   });
   std::this_thread::sleep_for(milliseconds(200));
-  w1->Push(g1, {}, 0, n1);
+  w1->Push(g1, {}, {0, n1});
   puller.join();
   ASSERT_EQ(pull_error, "");
 
@@ -217,8 +217,8 @@ TEST_F(ParamServerTest, PushPullSendsThePullBehindThePushAndGetsTheNextVersion) 
   // Both workers push version 0 and pull version 1 in one exchange each.
   std::vector<float> out0(kN), out1(kN);
   PullResult r0;
-  std::thread other([&] { r0 = w0->PushPull(g0, {}, 0, 1, -1, 1, out0.data()); });
-  const PullResult r1 = w1->PushPull(g1, {}, 0, 1, -1, 1, out1.data());
+  std::thread other([&] { r0 = w0->PushPull(g0, {}, {0, 1, -1}, 1, out0.data()); });
+  const PullResult r1 = w1->PushPull(g1, {}, {0, 1, -1}, 1, out1.data());
   other.join();
   std::vector<float> expected(kN);
   for (int64_t i = 0; i < kN; ++i) {
@@ -281,7 +281,7 @@ TEST_F(ParamServerTest, WrongFingerprintIsRefusedAndTheServerKeepsServing) {
   const std::vector<float> init = InitValues();
   w0->Init(init.data());
   try {
-    bad->Push(Grad(1), {}, 0, 3);
+    bad->Push(Grad(1), {}, {0, 3});
     ADD_FAILURE() << "a push with a wrong fingerprint was accepted";
   } catch (const std::runtime_error& e) {
     const std::string text = e.what();
@@ -382,14 +382,14 @@ TEST_F(ParamServerTest, PoisonedPushesAreRefusedCountedAndTheStepStillCompletes)
   auto nan_grad = std::make_shared<std::vector<float>>(*Grad(1));
   (*nan_grad)[500] = std::nanf("");
   try {
-    w1->Push(nan_grad, {}, 0, 3);
+    w1->Push(nan_grad, {}, {0, 3});
     ADD_FAILURE() << "a NaN push was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("at key 500"), std::string::npos) << e.what();
   }
   // More trips than one step can hold (the default global batch of 64, accumulation 1).
   try {
-    w1->Push(Grad(1), {}, 0, 65);
+    w1->Push(Grad(1), {}, {0, 65});
     ADD_FAILURE() << "a push of 65 trips was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("more than a step can hold (64)"), std::string::npos)
@@ -397,8 +397,8 @@ TEST_F(ParamServerTest, PoisonedPushesAreRefusedCountedAndTheStepStillCompletes)
   }
   // The refusals left worker 1's place free: the real pushes make the step.
   const auto g0 = Grad(0), g1 = Grad(1);
-  w0->Push(g0, {}, 0, 1);
-  w1->Push(g1, {}, 0, 3);
+  w0->Push(g0, {}, {0, 1});
+  w1->Push(g1, {}, {0, 3});
   std::vector<float> out(kN);
   EXPECT_EQ(w0->Pull(1, out.data()).version, 1);
   for (int64_t i = 0; i < kN; ++i) {
@@ -423,9 +423,9 @@ TEST_F(ParamServerTest, QueuedCommandsDropALostWorkerAndARollbackEndsTheEpoch) {
   lost.kind = ServerCommand::kWorkerLost;
   lost.worker = 1;
   commands_.Push(lost);
-  w0->Push(Grad(0), {}, 0, 1);
+  w0->Push(Grad(0), {}, {0, 1});
   try {
-    w1->Push(Grad(1), {}, 0, 3);
+    w1->Push(Grad(1), {}, {0, 3});
     ADD_FAILURE() << "a lost worker's push was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("declared lost"), std::string::npos) << e.what();
@@ -451,8 +451,8 @@ TEST_F(ParamServerTest, SparsePushAndPullMoveOnlyTheNamedKeys) {
   w0->Init(init.data());
   const std::vector<KeyRange> spans0 = {{0, 10}, {500, 516}}, spans1 = {{5, 20}, {1030, kN}};
   const auto g0 = Grad(0), g1 = Grad(1);
-  w0->Push(g0, spans0, 0, 2);
-  w1->Push(g1, spans1, 0, 2);
+  w0->Push(g0, spans0, {0, 2});
+  w1->Push(g1, spans1, {0, 2});
   std::vector<float> out(kN, -99.f);
   const std::vector<KeyRange> wanted = {{3, 8}, {1000, 1010}};
   const PullResult r = w0->Pull(1, out.data(), wanted);
@@ -483,8 +483,8 @@ TEST_F(ParamServerTest, Bf16PushesAndPullsStepAsFloat32) {
   const std::vector<float> init = InitValues();
   w0->Init(init.data());
   const auto g0 = Grad(0), g1 = Grad(1);
-  w0->Push(g0, {}, 0, 1);
-  w1->Push(g1, {{0, 100}}, 0, 1);
+  w0->Push(g0, {}, {0, 1});
+  w1->Push(g1, {{0, 100}}, {0, 1});
   std::vector<float> out(kN, -99.f);
   w0->Pull(1, out.data());
   for (int64_t k = 0; k < kN; ++k) {
@@ -506,12 +506,12 @@ TEST_F(ParamServerTest, StagedPullFillsEachStageWhenAwaited) {
   const auto g0 = Grad(0), g1 = Grad(1);
   const std::vector<std::vector<KeyRange>> stages = {
       {{0, 10}}, {{10, 500}, {600, 700}}, {{1000, kN}}};
-  EXPECT_THROW(w0->PushPullStaged(g0, {}, 0, 1, -1, 1, nullptr, {{{0, 1}}, {}}),
+  EXPECT_THROW(w0->PushPullStaged(g0, {}, {0, 1, -1}, 1, nullptr, {{{0, 1}}, {}}),
                std::invalid_argument);
   std::vector<float> out0(kN, -99.f), out1(kN);
   PullResult r0;
-  std::thread other([&] { r0 = w0->PushPullStaged(g0, {}, 0, 1, -1, 1, out0.data(), stages); });
-  w1->PushPull(g1, {}, 0, 1, -1, 1, out1.data());
+  std::thread other([&] { r0 = w0->PushPullStaged(g0, {}, {0, 1, -1}, 1, out0.data(), stages); });
+  w1->PushPull(g1, {}, {0, 1, -1}, 1, out1.data());
   other.join();
   EXPECT_EQ(r0.version, 1);
   const auto in = [](const std::vector<KeyRange>& spans, int64_t k) {
@@ -551,8 +551,8 @@ TEST_F(ParamServerTest, PushPartsAndTheirCompletingPushStepOnce) {
   const auto g0 = Grad(0), g1 = Grad(1);
   w0->PushPart(g0, {{500, kN}}, 0);
   w0->PushPart(g0, {{100, 500}}, 0);
-  w0->Push(g0, {{0, 100}}, 0, 1);
-  w1->Push(g1, {}, 0, 1);
+  w0->Push(g0, {{0, 100}}, {0, 1});
+  w1->Push(g1, {}, {0, 1});
   std::vector<float> out(kN);
   EXPECT_EQ(w1->Pull(1, out.data()).version, 1);
   for (int64_t k = 0; k < kN; ++k) {
@@ -624,11 +624,11 @@ TEST_F(ParamServerTest, APushOfTheNextVersionWaitsForThisVersionsNorm) {
   auto w0 = Client(0), w1 = Client(1);
   w0->Init(InitValues().data());
   auto g = std::make_shared<const std::vector<float>>(std::vector<float>(kN, 1.0f));
-  w0->Push(g, {}, 0, 1, 1.0);
-  w1->Push(g, {}, 0, 1, 1.0);
+  w0->Push(g, {}, {0, 1, 1.0});
+  w1->Push(g, {}, {0, 1, 1.0});
   std::atomic<bool> acked{false};
   std::thread next([&] {
-    w0->Push(g, {}, 1, 1, 1.0);
+    w0->Push(g, {}, {1, 1, 1.0});
     acked = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -638,7 +638,7 @@ TEST_F(ParamServerTest, APushOfTheNextVersionWaitsForThisVersionsNorm) {
     norms_[0] = 1.0;
   }
   next.join();
-  w1->Push(g, {}, 1, 1, 1.0);
+  w1->Push(g, {}, {1, 1, 1.0});
   {
     std::lock_guard<std::mutex> lock(norms_mu_);
     norms_[1] = 1.0;
@@ -708,19 +708,19 @@ TEST(ReplicatedServers, PushesReachBothAndAPullWaitingOnALostServerIsAnsweredByI
   const std::vector<float> init = InitValues();
   w0.Init(init.data());
   std::vector<float> out0(kN), out1(kN);
-  std::thread other([&] { w0.PushPull(Grad(0), {}, 0, 1, -1, 1, out0.data()); });
-  w1.PushPull(Grad(1), {}, 0, 1, -1, 1, out1.data());
+  std::thread other([&] { w0.PushPull(Grad(0), {}, {0, 1, -1}, 1, out0.data()); });
+  w1.PushPull(Grad(1), {}, {0, 1, -1}, 1, out1.data());
   other.join();
   EXPECT_EQ(out0, out1);
   // Step 2: worker 1 pushes; worker 0's pull waits at server 0, which then stops serving.
-  w1.Push(Grad(2), {}, 1, 1);
+  w1.Push(Grad(2), {}, {1, 1});
   replicas[0]->stop = true;
   replicas[0]->thread.join();
   PullResult r0;
   std::string error;
   std::thread puller([&] {
     try {
-      r0 = w0.PushPull(Grad(3), {}, 1, 1, -1, 2, out0.data());
+      r0 = w0.PushPull(Grad(3), {}, {1, 1, -1}, 2, out0.data());
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -963,7 +963,7 @@ TEST(OrderedReplicas, APushReachesThePrimaryOnceItsBackupHoldsIt) {
     std::string error;
     std::thread pusher([&] {
       try {
-        client.Push(Grad(backup_lost), {}, 0, 3);
+        client.Push(Grad(backup_lost), {}, {0, 3});
       } catch (const std::exception& e) {
         error = e.what();
       }
