@@ -2,10 +2,23 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+
 #include "common/bootstrap.h"
 #include "worker/topics.h"
 
 namespace tteps {
+namespace {
+
+StepCommand Command(StepCommand::Kind kind, int slice = -1, int64_t accumulation = 0) {
+  StepCommand c;
+  c.kind = kind;
+  c.slice = slice;
+  c.accumulation = accumulation;
+  return c;
+}
+
+}  // namespace
 
 void SchedulerCommands::Listen(ControlChannel* control) {
   control->OnCommand(topics::kGo, [this](const topics::Go& go) {
@@ -16,13 +29,33 @@ void SchedulerCommands::Listen(ControlChannel* control) {
     go_step_ = go.step;
     go_ = true;
   });
-  control->OnCommand(topics::kStop, [this](const NoBody&) { stop_ = true; });
+  // The handlers below run under the channel's lock, which mu_ nests in.
+  control->OnCommand(topics::kStop, [this](const NoBody&) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    Queue({Command(StepCommand::kStop), ""});
+  });
   control->OnCommand(topics::kPause, [this](const topics::Pause& p) {
     if (p.paused) LOG(WARNING) << "training pauses: " << p.reason;
+    std::lock_guard<std::mutex> lock(mu_);
     paused_ = p.paused;
+    Queue({Command(p.paused ? StepCommand::kPause : StepCommand::kResume), ""});
   });
-  control->OnCommand(topics::kSetAccumulation,
-                     [this](const topics::SetAccumulation& s) { accumulation_ = s.accumulation; });
+  control->OnCommand(topics::kSetAccumulation, [this](const topics::SetAccumulation& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    accumulation_ = s.accumulation;
+    Queue({Command(StepCommand::kSetAccumulation, -1, s.accumulation), ""});
+  });
+  control->OnCommand(topics::kAdoptSlice, [this](const topics::AdoptSlice& a) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_[a.slice] = a.schedule;
+    Queue({Command(StepCommand::kAdopt, a.slice), a.schedule});
+  });
+  control->OnCommand(topics::kReleaseSlice, [this](const topics::ReleaseSlice& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.erase(r.slice);
+    Queue({Command(StepCommand::kRelease, r.slice), ""});
+  });
   control->OnCommand(topics::kPeerLost, [this](const topics::PeerLost& l) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -43,62 +76,52 @@ void SchedulerCommands::Listen(ControlChannel* control) {
     lost_servers_.Clear();  // ids of the old map; later losses are of the new one
     NoteLostPeer();
   });
-  control->OnCommand(topics::kAdoptSlice, [this](const topics::AdoptSlice& a) {
+}
+
+void SchedulerCommands::Queue(Queued q) { queue_.push_back(std::move(q)); }
+
+std::vector<StepCommand> SchedulerCommands::TakeStepCommands(const ScheduleDecoder& decode) {
+  std::deque<Queued> taken;
+  {
     std::lock_guard<std::mutex> lock(mu_);
-    holds_[a.slice] = true;
-    schedules_[a.slice] = a.schedule;
-    adopted_.push_back(a.slice);
-    adopted_given_ = adopted_.size();
+    taken.swap(queue_);
+  }
+  std::vector<StepCommand> out;
+  for (Queued& q : taken) {
+    if (q.command.kind == StepCommand::kAdopt && !q.schedule.empty()) {
+      q.command.schedule = decode(q.command.slice, q.schedule);
+    }
+    out.push_back(std::move(q.command));
+  }
+  return out;
+}
+
+bool SchedulerCommands::StepCommandQueued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !queue_.empty();
+}
+
+bool SchedulerCommands::Interrupting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::any_of(queue_.begin(), queue_.end(), [](const Queued& q) {
+    return q.command.kind == StepCommand::kAdopt || q.command.kind == StepCommand::kPause;
   });
-  control->OnCommand(topics::kReleaseSlice, [this](const topics::ReleaseSlice& r) {
-    std::lock_guard<std::mutex> lock(mu_);
-    released_.push_back(r.slice);
-    holds_[r.slice] = false;
-  });
+}
+
+void SchedulerCommands::RestartQueue() {
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_.clear();
+  if (stop_) Queue({Command(StepCommand::kStop), ""});
+  if (accumulation_ > 0) Queue({Command(StepCommand::kSetAccumulation, -1, accumulation_), ""});
+  if (paused_) Queue({Command(StepCommand::kPause), ""});
+  for (const auto& [slice, schedule] : held_) {
+    Queue({Command(StepCommand::kAdopt, slice), schedule});
+  }
 }
 
 std::vector<int> SchedulerCommands::LostWorkers() const {
   std::lock_guard<std::mutex> lock(mu_);
   return lost_workers_;
-}
-
-bool SchedulerCommands::AdoptionPending() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return adopted_given_.load() > adopted_taken_;
-}
-
-std::vector<int> SchedulerCommands::TakeAdopted() {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<int> fresh = std::move(replay_);
-  replay_.clear();
-  fresh.insert(fresh.end(), adopted_.begin() + static_cast<std::ptrdiff_t>(adopted_taken_),
-               adopted_.end());
-  adopted_taken_ = adopted_.size();
-  return fresh;
-}
-
-std::string SchedulerCommands::ScheduleOf(int slice) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  const auto it = schedules_.find(slice);
-  return it == schedules_.end() ? std::string() : it->second;
-}
-
-std::vector<int> SchedulerCommands::TakeReleased() {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<int> fresh(released_.begin() + static_cast<std::ptrdiff_t>(released_taken_),
-                         released_.end());
-  released_taken_ = released_.size();
-  return fresh;
-}
-
-void SchedulerCommands::ReplayAdoptions() {
-  std::lock_guard<std::mutex> lock(mu_);
-  adopted_taken_ = adopted_.size();
-  released_taken_ = released_.size();
-  replay_.clear();
-  for (const auto& [slice, held] : holds_) {
-    if (held) replay_.push_back(slice);
-  }
 }
 
 bool SchedulerCommands::TakeRollback(ClusterMap* map) {

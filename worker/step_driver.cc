@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "common/clock.h"
 #include "common/gradient_noise.h"
@@ -98,11 +99,12 @@ class StepRun {
   void SkipDone(EvalSchedule* evals);
   StepData DrawOwn(int64_t step);
   double TrainSeconds() const { return SecondsSince(start_) - eval_s_ - held_s_; }
-  void Hold() {
-    if (hooks_.hold) held_s_ += hooks_.hold();
-  }
+  // The scheduler's commands into the run's state.
+  void Drain();
+  // Drains, and waits while paused.
+  void Hold();
   bool StopVote() const {
-    return (hooks_.stop_requested && hooks_.stop_requested()) ||
+    return stop_commanded_ || (hooks_.stop_requested && hooks_.stop_requested()) ||
            (o_.max_train_s > 0 && TrainSeconds() >= o_.max_train_s);
   }
   void Evaluate(int64_t steps, bool final);
@@ -139,7 +141,13 @@ class StepRun {
   bool rows_;
   Clock::time_point start_;
   double eval_s_ = 0, held_s_ = 0;
-  int64_t epoch_ = 0;            // of the last step taken
+  int64_t epoch_ = 0;  // of the last step taken
+  // What the scheduler's commands said: stop, pause, the policy's accumulation (0: none yet),
+  // slices to adopt (at once) and to release (at the next step).
+  bool stop_commanded_ = false, paused_ = false;
+  int64_t chosen_accumulation_ = 0;
+  std::vector<StepCommand> adopts_;
+  std::vector<int> releases_;
   PieceNoise own_pieces_;        // AdaScale: the own slice's pieces this step
   MicroBatchStats adopted_sum_;  // this step's adopted slices, counted in its report
   int64_t adopted_micro_ = 0;    // ... and their micro-batches
@@ -165,8 +173,7 @@ StepData StepRun::DrawOwn(int64_t step) {
   // embedding rows it uses; the accumulation a policy chose is read then. A change is reported
   // before the step's push, so that whoever computes this slice after a loss draws the same.
   // So is the start of a resumed or rolled-back run, which draws its steps anew.
-  const int64_t policy = hooks_.accumulation ? hooks_.accumulation() : 0;
-  const int64_t chosen = policy > 0 ? policy : accumulation_;
+  const int64_t chosen = chosen_accumulation_ > 0 ? chosen_accumulation_ : accumulation_;
   const bool restart = step == o_.start_step && step > 0;
   if ((chosen != accumulation_ || restart) && hooks_.accumulation_changed) {
     hooks_.accumulation_changed({step, drawn_, chosen});
@@ -182,16 +189,51 @@ void StepRun::Evaluate(int64_t steps, bool final) {
   eval_s_ += SecondsSince(t);
 }
 
+void StepRun::Drain() {
+  if (!hooks_.take_commands) return;
+  for (StepCommand& c : hooks_.take_commands()) {
+    switch (c.kind) {
+      case StepCommand::kStop:
+        stop_commanded_ = true;
+        break;
+      case StepCommand::kPause:
+        paused_ = true;
+        break;
+      case StepCommand::kResume:
+        paused_ = false;
+        break;
+      case StepCommand::kSetAccumulation:
+        chosen_accumulation_ = c.accumulation;
+        break;
+      case StepCommand::kAdopt:
+        adopts_.push_back(std::move(c));
+        break;
+      case StepCommand::kRelease:
+        releases_.push_back(c.slice);
+        break;
+    }
+  }
+}
+
+void StepRun::Hold() {
+  Drain();
+  if (!paused_) return;
+  const auto t = Clock::now();
+  LOG(WARNING) << "worker " << o_.worker << " waits for workers to join (--min_workers)";
+  // A rollback ends the wait too (the exchange then gives up the step).
+  while (paused_ && hooks_.await_command && hooks_.await_command()) Drain();
+  held_s_ += SecondsSince(t);
+  LOG(WARNING) << "worker " << o_.worker << " trains on after " << SecondsSince(t) << " s of pause";
+}
+
 void StepRun::AdoptNew(int64_t step) {
-  if (!hooks_.take_adopted) return;
-  const std::vector<int> fresh = hooks_.take_adopted();
-  if (!fresh.empty()) exchange_->Settle(Weights::kExact);
-  for (int slice : fresh) {
-    SliceSchedule schedule =
-        hooks_.schedule_of ? hooks_.schedule_of(slice) : SliceSchedule(o_.accumulation);
+  if (adopts_.empty()) return;
+  exchange_->Settle(Weights::kExact);
+  for (StepCommand& c : std::exchange(adopts_, {})) {
+    SliceSchedule schedule = c.schedule ? *c.schedule : SliceSchedule(o_.accumulation);
     const int64_t now = schedule.AccumulationAt(step), then = schedule.AccumulationAt(step + 1);
-    if (!slices_.Adopt(slice, step, std::move(schedule))) continue;  // computed here already
-    LOG(WARNING) << "worker " << o_.worker << " computes the slice of lost worker " << slice
+    if (!slices_.Adopt(c.slice, step, std::move(schedule))) continue;  // computed here already
+    LOG(WARNING) << "worker " << o_.worker << " computes the slice of lost worker " << c.slice
                  << " from step " << step + 1 << " on (" << now << " micro-batches a step, " << then
                  << " from the next)";
   }
@@ -199,8 +241,7 @@ void StepRun::AdoptNew(int64_t step) {
 
 void StepRun::Release(int64_t step) {
   // Slices a joining worker takes over: computed here up to the step before `step`.
-  if (!hooks_.take_released) return;
-  for (int slice : hooks_.take_released()) {
+  for (int slice : std::exchange(releases_, {})) {
     slices_.Release(slice);
     LOG(WARNING) << "worker " << o_.worker << " leaves the slice of worker " << slice
                  << " to a joining worker from step " << step + 1 << " on";

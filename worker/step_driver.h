@@ -17,6 +17,7 @@
 #include "worker/data/trips.h"
 #include "worker/deeptte/deeptte.h"
 #include "worker/exchange/exchange.h"
+#include "worker/step_commands.h"
 #include "worker/train_report.h"
 
 namespace tteps {
@@ -60,28 +61,22 @@ void SetNoiseGeometry(const JobConfig& config, DriverOptions* o);
 struct DriverHooks {
   // Called once the data and model are ready; returns when every worker is (the start barrier).
   std::function<void()> ready;
-  // Whether training was asked to end (the scheduler's time budget).
+  // Whether training was asked to end by this process (local mode: --patience, a signal).
   std::function<bool()> stop_requested;
-  // The accumulation the policy chose last (<= 0: keep the current one).
-  std::function<int64_t()> accumulation;
+  // The scheduler's commands since the last call, in order (worker/step_commands.h). Drained
+  // before each step (before its clock starts) and when a step's wait was cut short: a stop is
+  // this worker's vote; a pause holds the next step until a resume (paused time is neither
+  // training time nor a step's); an accumulation applies from the next draw; a lost worker's
+  // slice is computed and pushed beside the own one from the step the worker is in; a released
+  // one is left from the next step (and said so through `released(slice, step)`).
+  std::function<std::vector<StepCommand>()> take_commands;
+  // While paused: returns true once a command is queued, false when the job rolls back; throws
+  // at its deadline.
+  std::function<bool()> await_command;
   // Called when this worker's own slice draws a new accumulation, before that step's push.
   std::function<void(const AccumulationChange&)> accumulation_changed;
   std::function<void(const TrainReport&)> report;
-  // Sync: the lost workers' slices given to this worker since the last call (their ids); it
-  // computes and pushes each of them beside its own from the step it is in.
-  std::function<std::vector<int>()> take_adopted;
-  // The schedule of an adopted slice's accumulation (empty hook: this worker's own
-  // --accumulation throughout).
-  std::function<SliceSchedule(int slice)> schedule_of;
-  // Sync: adopted slices that a joining worker takes over since the last call; the driver stops
-  // computing each from the step it is at, and says so through `released(slice, step)`.
-  std::function<std::vector<int>()> take_released;
   std::function<void(int slice, int64_t step)> released;
-  // --min_workers (sync, async, SSP): returns once the scheduler no longer pauses training (too
-  // few workers live), with the seconds it waited; throws at its deadline. Called before each
-  // step (before its clock starts) and in an interrupted wait for one. Paused time is neither
-  // training time nor a step's.
-  std::function<double()> hold;
   // Evaluates the model's weights after `steps` steps and `train_s` training seconds (the final
   // one once training ends). Only where this worker's weights are the job's (local mode,
   // worker 0 of the ring modes). Its own time is not training time.

@@ -224,7 +224,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   ec.control = control;
   ec.zmq = ctx;
   ec.workers_comm = boot.workers_comm;
-  ec.interrupt = [&commands] { return commands.AdoptionPending() || commands.paused(); };
+  ec.interrupt = [&commands] { return commands.Interrupting(); };
   ec.lost_servers = &commands.lost_servers();
   ec.abort = [&commands] { return commands.rollback_pending(); };
   ec.tcp_ring = ring;
@@ -273,30 +273,20 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   } else {
     hooks.ready = ready;
   }
-  hooks.stop_requested = [&] { return commands.stop(); };
-  hooks.accumulation = [&] { return commands.accumulation(); };
+  hooks.take_commands = [&] { return commands.TakeStepCommands(decode_schedule); };
   // Before the step's push, and flushed: once the scheduler declares this worker lost, it has
   // every change whose step a server may have counted.
   hooks.accumulation_changed = [control](const AccumulationChange& c) {
     control->Report(topics::kAccumulationChanged, c);
     control->Flush();
   };
-  hooks.hold = [&] {
-    if (!commands.paused()) return 0.0;
-    const auto t = Clock::now();
-    LOG(WARNING) << "worker " << id << " waits for workers to join (--min_workers)";
+  hooks.await_command = [&] {
     // The scheduler ends the pause, or fails the job after --timeout_s; a margin past that.
-    control->WaitUntil([&] { return !commands.paused() || commands.rollback_pending(); },
+    control->WaitUntil([&] { return commands.StepCommandQueued() || commands.rollback_pending(); },
                        "a worker to join (--min_workers)",
                        config.cluster.timeout_s + 2 * config.cluster.heartbeat_s + 2);
-    LOG(WARNING) << "worker " << id << " trains on after " << SecondsSince(t) << " s of pause";
-    return SecondsSince(t);
+    return !commands.rollback_pending();
   };
-  hooks.take_adopted = [&] { return commands.TakeAdopted(); };
-  hooks.schedule_of = [&](int adopted) {
-    return decode_schedule(adopted, commands.ScheduleOf(adopted));
-  };
-  hooks.take_released = [&] { return commands.TakeReleased(); };
   hooks.released = [control](int released, int64_t step) {
     control->Report(topics::kReleased, {released, step});
   };
@@ -319,7 +309,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
     LOG(WARNING) << "worker " << id << " rolls back to step " << o.start_step << " (epoch "
                  << current.epoch << "): " << why;
     hooks.ready = nullptr;  // the others roll back too; no second go
-    commands.ReplayAdoptions();
+    commands.RestartQueue();
   };
   for (;;) {
     ec.map = &current;

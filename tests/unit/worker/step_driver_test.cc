@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -72,6 +75,29 @@ class RecordingExchange : public Exchange {
   };
   std::vector<SlicePush> slice_pushes;  // lost workers' slices computed here
 };
+
+// The scheduler's commands as a test gives them: an accumulation policy's decision, once the
+// exchange has finished `after` steps.
+std::function<std::vector<StepCommand>()> AccumulationOnceAfter(const RecordingExchange* ex,
+                                                                size_t after,
+                                                                int64_t accumulation) {
+  return [ex, after, accumulation, sent = false]() mutable {
+    if (sent || ex->calls.size() < after) return std::vector<StepCommand>{};
+    sent = true;
+    StepCommand c;
+    c.kind = StepCommand::kSetAccumulation;
+    c.accumulation = accumulation;
+    return std::vector<StepCommand>{c};
+  };
+}
+
+StepCommand Adopt(int slice, std::optional<SliceSchedule> schedule) {
+  StepCommand c;
+  c.kind = StepCommand::kAdopt;
+  c.slice = slice;
+  c.schedule = std::move(schedule);
+  return c;
+}
 
 struct Outcome {
   DriverResult result;
@@ -178,6 +204,44 @@ TEST(StepDriver, AStopRequestIsThisWorkersVote) {
   EXPECT_EQ(run.result.steps, 4);
 }
 
+// The scheduler's pause holds the next step until its resume, and the wait is not training
+// time; its stop is this worker's vote.
+TEST(StepDriver, APauseHoldsTheNextStepUntilTheResumeAndAStopCommandIsAVote) {
+  int awaited = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome run =
+      Drive(Config(), {}, [&](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+        h.take_commands = [&ex, &awaited, sent = 0]() mutable {
+          std::vector<StepCommand> out;
+          StepCommand c;
+          if (sent == 0 && ex.calls.size() == 2) {
+            c.kind = StepCommand::kPause;
+            out.push_back(c);
+            ++sent;
+          } else if (sent == 1 && awaited > 0) {
+            c.kind = StepCommand::kResume;
+            out.push_back(c);
+            c.kind = StepCommand::kStop;
+            out.push_back(c);
+            ++sent;
+          }
+          return out;
+        };
+        h.await_command = [&awaited] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          ++awaited;
+          return true;
+        };
+      });
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(awaited, 1);
+  ASSERT_EQ(run.ex.calls.size(), 3u);  // the stop came with the resume, before step 3
+  EXPECT_TRUE(run.ex.calls[2].vote);
+  EXPECT_FALSE(run.ex.calls[1].vote);
+  EXPECT_LT(run.result.train_seconds, wall_s - 0.29);
+}
+
 TEST(StepDriver, TheTimeBudgetVotesToStop) {
   DriverOptions o;
   o.max_train_s = 1e-9;  // spent by the end of the first step's compute
@@ -193,7 +257,7 @@ TEST(StepDriver, AccumulationTakesThatManySlicesPerStepAndFollowsThePolicy) {
   TrainConfig c = Config();
   c.epochs = 4;  // 28 slices of the global batch
   const Outcome run = Drive(c, o, [](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
-    h.accumulation = [&ex] { return ex.calls.size() < 4 ? 0 : 1; };  // 0: keep
+    h.take_commands = AccumulationOnceAfter(&ex, 4, 1);
   });
   ASSERT_GE(run.ex.calls.size(), 6u);
   EXPECT_EQ(run.ex.calls[0].trips, 64);      // slices 0 and 1
@@ -218,7 +282,7 @@ TEST(StepDriver, AnAdoptedSliceFollowsItsWorkersAccumulationSchedule) {
   o.worker = 1;
   std::vector<AccumulationChange> changes;
   const Outcome own = Drive(c, o, [&](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
-    h.accumulation = [&ex] { return ex.calls.size() < 4 ? 0 : 3; };
+    h.take_commands = AccumulationOnceAfter(&ex, 4, 3);
     h.accumulation_changed = [&](const AccumulationChange& ch) { changes.push_back(ch); };
   });
   ASSERT_EQ(changes.size(), 1u);
@@ -232,13 +296,9 @@ TEST(StepDriver, AnAdoptedSliceFollowsItsWorkersAccumulationSchedule) {
   // Worker 0, at its own accumulation of 2, is given slice 1 in step 4.
   o.worker = 0;
   const Outcome adopter = Drive(c, o, [&](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
-    h.take_adopted = [&ex, changed] {
-      return static_cast<int64_t>(ex.calls.size()) == changed - 1 ? std::vector<int>{1}
-                                                                  : std::vector<int>{};
-    };
-    h.schedule_of = [&](int slice) {
-      EXPECT_EQ(slice, 1);
-      return schedule;
+    h.take_commands = [&ex, changed, schedule] {
+      if (static_cast<int64_t>(ex.calls.size()) != changed - 1) return std::vector<StepCommand>{};
+      return std::vector<StepCommand>{Adopt(1, schedule)};
     };
   });
   const auto& pushes = adopter.ex.slice_pushes;
@@ -266,9 +326,10 @@ TEST(StepDriver, ASliceGivenWhileTheStepWaitsIsPushedForThatStepAndTheStepFinish
       Drive(Config(), o, [&](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
         ex.change_view_at = 3;
         ex.on_view_change = [&given] { given = true; };
-        h.take_adopted = [&given] {
+        h.take_commands = [&given] {
           const bool fresh = std::exchange(given, false);
-          return fresh ? std::vector<int>{1} : std::vector<int>{};
+          return fresh ? std::vector<StepCommand>{Adopt(1, std::nullopt)}
+                       : std::vector<StepCommand>{};
         };
       });
   EXPECT_EQ(run.ex.agains, std::vector<int64_t>{3});
