@@ -95,12 +95,18 @@ class BackgroundJob {
     if (!ended_) Wait(0);
   }
   // Waits up to `limit_s` for the workers' first train report; returns the scheduler's log.
-  bool WaitForTraining(int limit_s) const {
+  bool WaitForTraining(int limit_s) const { return WaitForTrainReports(1, limit_s); }
+  // Until metrics.jsonl holds a train report of each of workers 0 .. workers - 1.
+  bool WaitForTrainReports(int workers, int limit_s) const {
     const auto start = std::chrono::steady_clock::now();
     while (std::chrono::steady_clock::now() - start < std::chrono::seconds(limit_s)) {
-      if (ReadFile(out_dir_ + "/metrics.jsonl").find("\"type\":\"train\"") != std::string::npos) {
-        return true;
+      const std::string metrics = ReadFile(out_dir_ + "/metrics.jsonl");
+      int reported = 0;
+      for (int w = 0; w < workers; ++w) {
+        reported += metrics.find("{\"type\":\"train\",\"worker\":" + std::to_string(w) + ",") !=
+                    std::string::npos;
       }
+      if (reported == workers) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     return false;

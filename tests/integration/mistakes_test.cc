@@ -97,7 +97,8 @@ std::string InterruptTrainingJob(const std::string& dir, const std::string& flag
   BackgroundJob job("exec " + Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + out +
                         " -- --epochs 100 --log_every 5 " + flags,
                     out, dir + "/job.log");
-  EXPECT_TRUE(job.WaitForTraining(120)) << job.log();
+  // Every worker has reported a step: the summary's last step every worker completed is > 0.
+  EXPECT_TRUE(job.WaitForTrainReports(2, 120)) << job.log();
   std::this_thread::sleep_for(std::chrono::seconds(after_s));
   EXPECT_EQ(kill(to_group ? -job.pid() : job.pid(), sig), 0);
   const auto sent = Clock::now();
@@ -133,8 +134,8 @@ TEST(Mistakes, SigtermToTheLauncherEndsTheJobWithASummaryAndACheckpoint) {
 
 // Ctrl-C in a terminal: SIGINT to the launcher's whole process group. One interrupt reaches
 // mpirun (it runs in its own session), so the scheduler still writes its summary; exit 130.
-// (A second after the first metrics line: at once, the other worker may not have reported a
-// step yet, and the summary's last step every worker completed is then 0.)
+// (A second after both workers reported a step: before, the summary's last step every worker
+// completed may be 0.)
 TEST(Mistakes, CtrlCEndsTheJobWithASummary) {
   InterruptTrainingJob(FreshDir("mistake_ctrl_c"), "", 1, SIGINT, true, 130);
 }

@@ -396,10 +396,7 @@ TEST(PsCluster, AStoppedWorkerResumedAfterItsLossIsRefused) {
     EXPECT_NE(summary.find("\"membership\":[{\"event\":\"lost\",\"worker\":1,"), std::string::npos)
         << summary;
     EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
-    // Its resumed traffic was refused (by the servers, or by the scheduler) and logged.
-    const std::string logs = JobLogs(dir + "/run");
-    EXPECT_NE(logs.find("which was declared lost, refused"), std::string::npos)
-        << logs.substr(0, 20000);
+    // Its resumed traffic was refused (by the servers, or by the scheduler).
     EXPECT_GT(JsonNumber(summary.substr(summary.find("\"refused\"")), "messages"), 0) << summary;
     if (mode == "sync") {
       const double diff = MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt");

@@ -185,7 +185,6 @@ TEST(ReplicaCluster, ALostServerWithoutReplicaRollsBackToTheCheckpointAndEndsThe
     EXPECT_EQ(found, rollbacks) << summary;
     EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
     EXPECT_GT(JsonNumber(summary, "steps_redone"), 0) << summary;
-    EXPECT_NE(run.log().find("the job rolls back from step"), std::string::npos) << run.log();
     const double diff = MaxAbsDiff(base + "/plain/model_last.pt", dir + "/model_last.pt");
     std::printf(
         "sync, 3 servers without replicas, %s: %d rollback(s), %g steps redone, max |diff| = %g\n",
@@ -290,7 +289,6 @@ TEST(ReplicaCluster, AWorkerJoiningAnAsyncOrSspJobTakesALostWorkersPlace) {
     EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
     const size_t joined = summary.find("{\"event\":\"join\",\"worker\":2,\"slice\":1,");
     ASSERT_NE(joined, std::string::npos) << summary;
-    EXPECT_NE(run.log().find("joined: it takes worker 1's place"), std::string::npos) << run.log();
     EXPECT_NE(summary.find("{\"event\":\"pause\""), std::string::npos) << summary;
     EXPECT_NE(summary.find("{\"event\":\"resume\""), std::string::npos) << summary;
     const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
