@@ -305,15 +305,17 @@ void Coordinator::OnNormPart(const Node& node, const server::topics::NormPartial
 // --- policy, evaluation, budget --------------------------------------------------------------
 
 void Coordinator::SendDecisions() {
-  job_.policy.SendDecisions(job_.members, job_.WallSeconds(), [&](int worker, int64_t acc) {
-    job_.nodes.Command(Role::kWorker, topics::kSetAccumulation, {acc}, worker);
-  });
+  job_.policy.SendDecisions(job_.members, job_.WallSeconds(), SendAccumulation());
 }
 
 void Coordinator::FinishPolicy() {
-  job_.policy.Finish(job_.members, job_.WallSeconds(), [&](int worker, int64_t acc) {
-    job_.nodes.Command(Role::kWorker, topics::kSetAccumulation, {acc}, worker);
-  });
+  job_.policy.Finish(job_.members, job_.WallSeconds(), SendAccumulation());
+}
+
+PolicyLink::Send Coordinator::SendAccumulation() {
+  return [this](int worker, int64_t accumulation) {
+    job_.nodes.Command(Role::kWorker, topics::kSetAccumulation, {accumulation}, worker);
+  };
 }
 
 double Coordinator::TrainSeconds() const {

@@ -65,6 +65,8 @@ class Coordinator {
   void OnSnapshot(const Node& node, const topics::Snapshot& snapshot, const Message& m);
   void SendDecisions();
   void FinishPolicy();
+  // How a policy's decision reaches its worker.
+  PolicyLink::Send SendAccumulation();
   // The parameter-server modes: an evaluation of the servers' weights when the schedule says.
   void MaybeEvaluate();
   // An evaluation's result: its metrics line, early stopping, the best and the final one.

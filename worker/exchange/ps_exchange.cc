@@ -61,6 +61,11 @@ class PsExchange : public Exchange {
     return {pulled_.version, e.trips, norm, o_.own_slice, e.pieces.sq, e.pieces.n2, stop_};
   }
   ExchangeResult Repull(int64_t step, bool planned_last);
+  // grad_: a buffer no unfinished send still reads.
+  void FreshGradBuffer();
+  // The own slice's whole gradient in grad_ (what backward's parts left, or a copy of the
+  // model's); returns the keys the push still carries (empty: every key).
+  std::vector<KeyRange> TakeGradient();
   int64_t Want(int64_t step) const { return o_.wait_for_version ? step : 0; }
   // Overlap: bucket b is complete in grad_; it goes to the servers as a part of the push.
   void SendPart(int b);
@@ -158,9 +163,7 @@ void PsExchange::AwaitBlock(int b, bool in_forward) {
 void PsExchange::BeginStep(const StepStart& s) {
   push_spans_ = SpansOf(s.rows);
   if (!hooks_) return;
-  if (!grad_ || grad_.use_count() > 1) {
-    grad_ = std::make_shared<std::vector<float>>(layout_.total());
-  }
+  FreshGradBuffer();
   sent_from_ = layout_.total();
   hooks_->Arm(grad_->data());
 }
@@ -237,25 +240,7 @@ ExchangeResult PsExchange::PushPull(const StepEnd& e) {
   // A forward pass reads every module, so this is left only to a step without trips.
   Settle(Weights::kFetched);
   auto t = Clock::now();
-  std::vector<KeyRange> push_spans = push_spans_;
-  if (hooks_ && hooks_->armed()) {
-    hooks_->Finish();  // grad_ now holds the whole gradient
-    // What the parts sent during backward did not carry.
-    if (sent_from_ < layout_.total()) {
-      push_spans =
-          ClipSpans(push_spans_.empty() ? std::vector<KeyRange>{{0, layout_.total()}} : push_spans_,
-                    {0, sent_from_});
-      // The push completes the parts even with nothing left in it, but an empty span list
-      // would mean every key: send key 0 then (never in a part; its gradient, zero or not).
-      if (push_spans.empty()) push_spans = {{0, 1}};
-    }
-  } else {
-    // A buffer still referenced by an unfinished zero-copy send is left to it; take a new one.
-    if (!grad_ || grad_.use_count() > 1) {
-      grad_ = std::make_shared<std::vector<float>>(layout_.total());
-    }
-    CopyGradsOut(model_, layout_, grad_->data());
-  }
+  const std::vector<KeyRange> push_spans = TakeGradient();
   const double norm = PushNorm(*grad_, trips);
   res.compute_s = SecondsSince(t);
   if (e.stop_vote) stop_ = true;
@@ -308,6 +293,30 @@ ExchangeResult PsExchange::PushPull(const StepEnd& e) {
     res.compute_s += SecondsSince(t);
   }
   return res;
+}
+
+void PsExchange::FreshGradBuffer() {
+  // A buffer still referenced by an unfinished zero-copy send is left to it; take a new one.
+  if (!grad_ || grad_.use_count() > 1)
+    grad_ = std::make_shared<std::vector<float>>(layout_.total());
+}
+
+std::vector<KeyRange> PsExchange::TakeGradient() {
+  if (!hooks_ || !hooks_->armed()) {
+    FreshGradBuffer();
+    CopyGradsOut(model_, layout_, grad_->data());
+    return push_spans_;
+  }
+  hooks_->Finish();  // grad_ now holds the whole gradient
+  if (sent_from_ >= layout_.total()) return push_spans_;
+  // What the parts sent during backward did not carry.
+  std::vector<KeyRange> rest =
+      ClipSpans(push_spans_.empty() ? std::vector<KeyRange>{{0, layout_.total()}} : push_spans_,
+                {0, sent_from_});
+  // The push completes the parts even with nothing left in it, but an empty span list would
+  // mean every key: send key 0 then (never in a part; its gradient, zero or not).
+  if (rest.empty()) rest = {{0, 1}};
+  return rest;
 }
 
 void PsExchange::PushSlice(const SlicePush& p) {
