@@ -377,7 +377,8 @@ void Coordinator::AdvancePhase() {
       Fail("worker 0 finished without sending its final parameters (see its log)");
     }
   }
-  const int stats_in = static_cast<int>(server_stats_.size() + job_.lost_servers.size());
+  const int stats_in =
+      static_cast<int>(server_stats_.size() + job_.members.view().lost_servers.size());
   if (evals_.has_final() && job_.phase.is(Phase::kDraining) &&
       (stats_in == job_.Servers() || Clock::now() > server_stats_deadline_)) {
     job_.phase.MoveTo(Phase::kDone);

@@ -46,7 +46,7 @@ bool Failover::CanLose(const Node& n) const {
       return false;
     }
     for (int r : ReplicasOf(job_.map, n.info.id)) {
-      if (r != n.info.id && !job_.lost_servers.count(r)) return true;  // a live replica
+      if (r != n.info.id && !job_.members.IsServerLost(r)) return true;  // a live replica
     }
     return false;
   }
@@ -78,7 +78,7 @@ void Failover::LoseWorker(Node& n, double silent_s) {
       .Add("silent_s", silent_s)
       .Add("wall_s", job_.WallSeconds())
       .Add("workers_left", live)
-      .Add("view", job_.members.view().epoch);
+      .Add("view", job_.members.view().number);
   if (job_.mode == Mode::kSync || job_.mode == Mode::kRing) {
     event.Add("slices_to", std::vector<int64_t>(change.adopters.begin(), change.adopters.end()));
   }
@@ -89,8 +89,6 @@ void Failover::LoseWorker(Node& n, double silent_s) {
                       (change.adopters.empty() ? ""
                                                : ", its slice computed by worker " +
                                                      std::to_string(change.adopters.front())));
-  job_.nodes.Command(Role::kServer, server::topics::kWorkerLost, {id});
-  job_.nodes.Command(Role::kWorker, topics::kPeerLost, {id});
   NoteLostPeer();
 }
 
@@ -98,10 +96,10 @@ void Failover::LoseServer(Node& n, double silent_s) {
   n.done = true;
   n.lost = true;
   const int id = n.info.id;
-  job_.lost_servers.insert(id);
+  job_.members.LoseServer(id, job_.MinStep());
   int promoted = -1;  // the range's first live server: the one the workers now read
   for (int r : ReplicasOf(job_.map, id)) {
-    if (!job_.lost_servers.count(r)) {
+    if (!job_.members.IsServerLost(r)) {
       promoted = r;
       break;
     }
@@ -116,19 +114,12 @@ void Failover::LoseServer(Node& n, double silent_s) {
       .Add("silent_s", silent_s)
       .Add("wall_s", job_.WallSeconds())
       .Add("servers_left", job_.nodes.Count(Role::kServer, /*live_only=*/true))
-      .Add("served_by", promoted);
+      .Add("served_by", promoted)
+      .Add("view", job_.members.view().number);
   job_.log.Record(event, n.info.Name() + " lost (silent " + Seconds(silent_s) + " s, at step " +
                              std::to_string(job_.MinStep()) + "); server " +
                              std::to_string(promoted) + " serves " + range + " from its replica");
-  // Finished workers too: they leave MPI without waiting for the lost rank.
-  for (const auto& o : job_.nodes.all()) {
-    if (o.lost) continue;
-    if (o.info.role == Role::kServer) {
-      job_.nodes.CommandTo(o.peer, server::topics::kServerLost, {id});
-    } else {
-      job_.nodes.CommandTo(o.peer, topics::kServerLost, {id});
-    }
-  }
+  job_.SendView();
   eval_->LoseServer(id);
   NoteLostPeer();
 }
@@ -200,7 +191,6 @@ std::string Failover::Rollback(Node& n, double silent_s) {
   server::RemoveCheckpointsAfter(dir, point.version);
   const int64_t reached = job_.book.MaxStep();
   const int servers = RenumberServers(point);
-  job_.lost_servers.clear();
   job_.norm_parts.clear();
   for (size_t w = 0; w < point.clocks.size(); ++w) job_.book.SetStep(w, point.clocks[w]);
   job_.steps_done = 0;
@@ -208,7 +198,7 @@ std::string Failover::Rollback(Node& n, double silent_s) {
   for (auto& o : job_.nodes.all()) {
     if (o.info.role == Role::kWorker && !o.lost) o.done = false;  // they train again
   }
-  job_.members.Restart();
+  job_.members.Rollback(job_.map.epoch, point.version);
   job_.steps_redone += reached - point.version;
   JsonObject event;
   event.Add("event", "rollback")
@@ -219,7 +209,8 @@ std::string Failover::Rollback(Node& n, double silent_s) {
       .Add("silent_s", silent_s)
       .Add("wall_s", job_.WallSeconds())
       .Add("servers_left", servers)
-      .Add("epoch", static_cast<int64_t>(job_.map.epoch));
+      .Add("epoch", static_cast<int64_t>(job_.map.epoch))
+      .Add("view", job_.members.view().number);
   job_.log.Record(event, n.info.Name() + " lost (silent " + Seconds(silent_s) +
                              " s) and no other server holds its keys: the job rolls back from "
                              "step " +
@@ -231,6 +222,7 @@ std::string Failover::Rollback(Node& n, double silent_s) {
               << " (epoch " << job_.map.epoch << ")";
   }
   SendRollback();
+  job_.SendView();  // the new map's: no server lost yet
   eval_->Remap(job_.map);
   NoteLostPeer();
   return "";

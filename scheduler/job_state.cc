@@ -20,28 +20,30 @@ JobState::JobState(zmq::socket_t& socket, CoordinatorOptions options, RunOutput*
 void JobState::Apply(const MembershipChange& change) {
   for (int slice : change.orphaned) policy.SetOrphaned(slice, schedules.LastAccumulationOf(slice));
   for (int slice : change.owned) policy.SetOwned(slice);
-  for (const MembershipCommand& c : change.commands) {
-    switch (c.kind) {
-      case MembershipCommand::kAdopt:
-        nodes.Command(Role::kWorker, topics::kAdoptSlice, {c.slice, schedules.Text(c.slice)},
-                      c.worker);
-        break;
-      case MembershipCommand::kRelease:
-        nodes.Command(Role::kWorker, topics::kReleaseSlice, {c.slice}, c.worker);
-        break;
-      case MembershipCommand::kGo:
-        // With the slice's schedule: the joiner draws what its lost worker would have.
-        nodes.Command(Role::kWorker, topics::kGo, {c.step, schedules.Text(c.slice)}, c.worker);
-        PauseIfShort(c.worker, c.step);
-        break;
-    }
+  SendView();
+  for (const JoinerGo& go : change.goes) {
+    // With the slice's schedule: the joiner draws what its lost worker would have.
+    nodes.Command(Role::kWorker, topics::kGo, {go.step, schedules.Text(go.slice)}, go.worker);
+    // And the view in force, should it have registered after the last one (a pause).
+    nodes.Command(Role::kWorker, kView, WireView(), go.worker);
   }
 }
 
-void JobState::PauseIfShort(int worker, int64_t step) {
-  // Still too few with it: it waits with the others (the resume goes to every worker).
-  if (members.paused()) {
-    nodes.Command(Role::kWorker, topics::kPause, {true, step, pause_text}, worker);
+View JobState::WireView() const {
+  View v = members.view();
+  if (v.paused) v.pause_reason = pause_text;
+  for (size_t s = 0; s < v.slice_owner.size(); ++s) {
+    const int slice = static_cast<int>(s);
+    if (members.OwnSliceOf(v.slice_owner[s]) != slice) v.schedules[slice] = schedules.Text(slice);
+  }
+  return v;
+}
+
+void JobState::SendView() {
+  const View v = WireView();
+  for (const auto& n : nodes.all()) {
+    if (n.lost || (n.info.role != Role::kWorker && n.info.role != Role::kServer)) continue;
+    nodes.CommandTo(n.peer, kView, v);
   }
 }
 

@@ -1,6 +1,6 @@
 // What the coordinator's parts share (scheduler/coordinator.cc's loop, scheduler/failover.h,
 // scheduler/joins.h): the job as launched, its nodes, the cluster map, the workers' progress,
-// the membership and the one way a membership change reaches the workers.
+// the membership and the one way a membership change reaches the nodes (the view).
 #pragma once
 
 #include <climits>
@@ -36,11 +36,15 @@ struct JobState {
   // The step every live worker has reported.
   int64_t MinStep() const { return book.MinStep(members.lost()); }
   double WallSeconds() const { return SecondsSince(start); }
-  // Sends a membership change's commands and tells the policy which slices lost or regained
-  // their own worker.
+  // Tells the policy which slices lost or regained their own worker, sends the view to every
+  // live node and the goes to joiners.
   void Apply(const MembershipChange& change);
-  // A joiner told to go while training is paused gets the pause too.
-  void PauseIfShort(int worker, int64_t step);
+  // The membership's view as the nodes get it: with the pause's reason and the schedules of
+  // adopted slices.
+  View WireView() const;
+  // The present view to every live worker and server (finished ones too: a lost server must
+  // not hold them in MPI's finalize).
+  void SendView();
 
   const CoordinatorOptions opts;  // as launched: never rewritten
   const Mode mode;
@@ -54,7 +58,6 @@ struct JobState {
   MembershipLog log;
   JobPhase phase;
   Clock::time_point start;
-  std::set<int> lost_servers;  // of the current map
   // Clipping: version -> range group -> that range's squared norm (a replica's copy once).
   std::map<int64_t, std::map<int, double>> norm_parts;
   int64_t steps_done = 0;              // the most steps a finished worker reported

@@ -70,7 +70,7 @@ void Joins::RecordJoin(int worker, int slice, int from_worker, int64_t step,
   event.Add("step", step)
       .Add("wall_s", job_.WallSeconds())
       .Add("workers_live", job_.members.LiveCount())
-      .Add("view", job_.members.view().epoch);
+      .Add("view", job_.members.view().number);
   job_.log.Record(event, text);
 }
 
@@ -78,13 +78,22 @@ void Joins::OnJoinerReady(const Node& node) {
   const int slice = job_.members.OwnSliceOf(node.info.id);
   if (job_.mode == Mode::kSync) {
     // Loaded and built: the slice's adopter leaves it at its next step boundary.
-    job_.Apply(job_.members.JoinerReady(node.info.id, 0));
+    const int adopter = job_.members.OwnerOf(slice);
+    const int64_t step = job_.book.MaxStep(job_.members.lost());
+    job_.Apply(job_.members.JoinerReady(node.info.id, step));
+    JsonObject event;
+    event.Add("event", "handover").Add("slice", slice).Add("from_worker", adopter);
+    event.Add("to_worker", node.info.id).Add("step", step).Add("wall_s", job_.WallSeconds());
+    event.Add("view", job_.members.view().number);
+    job_.log.Record(event, node.info.Name() + " is ready: worker " + std::to_string(adopter) +
+                               " leaves it slice " + std::to_string(slice) +
+                               " at its next step boundary");
     return;
   }
   // Async / SSP: it starts where the lost worker last reported, and the servers count its
-  // pushes for that place (SSP: its clock holds the others' pulls again) before it pushes.
+  // pushes for that place (SSP: its clock holds the others' pulls again) from the view on,
+  // which reaches them before its go reaches it.
   const int64_t start = PlaceStep(slice);
-  job_.nodes.Command(Role::kServer, server::topics::kWorkerJoined, {slice, node.info.id, start});
   job_.Apply(job_.members.JoinerReady(node.info.id, start));
   RecordJoin(node.info.id, slice, -1, start,
              node.info.Name() + " joined: it takes worker " + std::to_string(slice) +
@@ -103,8 +112,12 @@ void Joins::OnReleased(const Node& node, const topics::Released& released) {
   }
   job_.Apply(change);
   if (change.owned.empty()) {
-    LOG(WARNING) << "the worker joining for slice " << slice << " is gone; " << node.info.Name()
-                 << " computes it again";
+    JsonObject event;
+    event.Add("event", "handback").Add("slice", slice).Add("worker", node.info.id);
+    event.Add("step", step).Add("wall_s", job_.WallSeconds());
+    event.Add("view", job_.members.view().number);
+    job_.log.Record(event, "the worker joining for slice " + std::to_string(slice) + " is gone; " +
+                               node.info.Name() + " computes it again");
     return;
   }
   const int joiner = job_.members.OwnerOf(slice);
@@ -126,9 +139,9 @@ std::string Joins::CheckMinWorkers() {
   JsonObject event;
   switch (members.CheckQuorum(want, step, now_s)) {
     case Membership::Quorum::kResumed:
-      job_.nodes.Command(Role::kWorker, topics::kPause, {false, step, ""});
+      job_.SendView();
       event.Add("event", "resume").Add("step", step).Add("paused_s", paused_s);
-      event.Add("wall_s", now_s).Add("workers_live", live).Add("view", members.view().epoch);
+      event.Add("wall_s", now_s).Add("workers_live", live).Add("view", members.view().number);
       job_.log.Record(event, std::to_string(live) + " workers live again: training goes on after " +
                                  std::to_string(static_cast<int>(paused_s)) + " s of pause");
       return "";
@@ -137,9 +150,9 @@ std::string Joins::CheckMinWorkers() {
                         std::to_string(want) + ": training pauses; the job fails unless one " +
                         "joins within " + std::to_string(wait_s) +
                         " s (tteps-worker --scheduler ADDRESS); lost: " + lost;
-      job_.nodes.Command(Role::kWorker, topics::kPause, {true, step, job_.pause_text});
+      job_.SendView();
       event.Add("event", "pause").Add("step", step).Add("wall_s", now_s);
-      event.Add("workers_live", live).Add("min_workers", want).Add("view", members.view().epoch);
+      event.Add("workers_live", live).Add("min_workers", want).Add("view", members.view().number);
       job_.log.Record(event, job_.pause_text);
       break;
     case Membership::Quorum::kUnchanged:

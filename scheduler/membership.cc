@@ -13,27 +13,47 @@ Membership::Membership(Mode mode, int workers) : mode_(mode), slices_(workers) {
 }
 
 void Membership::NextView(const std::string& reason, int64_t step) {
-  ++view_.epoch;
+  ++view_.number;
   view_.from_step = step;
   view_.reason = reason;
   view_.live.clear();
   for (int w : workers_) {
     if (!lost_.count(w)) view_.live.push_back(w);
   }
+  // A slice is handed over once its joiner is ready, until it takes the slice (or is lost).
+  view_.handover.clear();
+  for (const auto& [slice, joiner] : pending_release_) {
+    if (ready_joiners_.count(joiner) && !lost_.count(joiner)) view_.handover[slice] = joiner;
+  }
+  view_.paused = paused();
 }
 
 void Membership::Finish(int worker) { finished_.insert(worker); }
 
-void Membership::Restart() {
+void Membership::Rollback(int map_epoch, int64_t step) {
   for (int w : workers_) {
     if (!lost_.count(w)) finished_.erase(w);
   }
+  view_.map_epoch = map_epoch;
+  view_.lost_servers.clear();
+  NextView("rollback", step);
+}
+
+void Membership::LoseServer(int server, int64_t step) {
+  view_.lost_servers.push_back(server);
+  NextView("server lost", step);
+}
+
+bool Membership::IsServerLost(int server) const {
+  const auto& lost = view_.lost_servers;
+  return std::find(lost.begin(), lost.end(), server) != lost.end();
 }
 
 MembershipChange Membership::Lose(int worker, int64_t step) {
   MembershipChange change;
   finished_.insert(worker);
   lost_.insert(worker);
+  view_.lost_workers.push_back(worker);
   waiting_.erase(worker);
   // A joiner lost before its slice was released to it: the slice stays with its adopter (a
   // release already asked for comes back to it, Released).
@@ -60,16 +80,17 @@ MembershipChange Membership::Lose(int worker, int64_t step) {
       owner[slice] = best;
       change.adopters.push_back(best);
       change.orphaned.push_back(slice);
-      change.commands.push_back({MembershipCommand::kAdopt, best, slice});
-      // A joiner waits for this slice: the new adopter leaves it at once.
-      const auto waiting = pending_release_.find(slice);
-      if (waiting != pending_release_.end() && ready_joiners_.count(waiting->second)) {
-        change.commands.push_back({MembershipCommand::kRelease, best, slice});
+      // A handover to a joiner lost meanwhile that the lost adopter never answered: void.
+      const auto pending = pending_release_.find(slice);
+      if (pending != pending_release_.end() && lost_.count(pending->second)) {
+        pending_release_.erase(pending);
       }
     }
   } else {
     const int place = OwnSliceOf(worker);
     if (place >= 0 && place < slices_) change.orphaned.push_back(place);
+    const auto held = view_.places.find(place);
+    if (held != view_.places.end() && held->second.joiner == worker) view_.places.erase(held);
   }
   NextView("lost", step);
   return change;
@@ -117,19 +138,20 @@ int Membership::Join(int slice) {
   return id;
 }
 
-MembershipChange Membership::JoinerReady(int joiner, int64_t place_step) {
+MembershipChange Membership::JoinerReady(int joiner, int64_t step) {
   MembershipChange change;
   const int slice = joined_.at(joiner);
   if (mode_ != Mode::kSync) {
     waiting_.erase(joiner);
-    change.commands.push_back({MembershipCommand::kGo, joiner, slice, place_step});
+    view_.places[slice] = Place{joiner, step};
+    change.goes.push_back({joiner, slice, step});
     change.owned.push_back(slice);
-    NextView("join", place_step);
+    NextView("join", step);
     return change;
   }
   // Loaded and built: the slice's adopter leaves it at its next step boundary.
   ready_joiners_.insert(joiner);
-  change.commands.push_back({MembershipCommand::kRelease, view_.slice_owner.at(slice), slice});
+  NextView("handover", step);
   return change;
 }
 
@@ -146,7 +168,7 @@ MembershipChange Membership::Released(int worker, int slice, int64_t step) {
   if (it == pending_release_.end() || lost_.count(it->second)) {
     // The joiner was lost in the meantime: the slice goes back to the worker that left it.
     if (it != pending_release_.end()) pending_release_.erase(it);
-    change.commands.push_back({MembershipCommand::kAdopt, worker, slice});
+    NextView("handback", step);
     return change;
   }
   const int joiner = it->second;
@@ -154,7 +176,7 @@ MembershipChange Membership::Released(int worker, int slice, int64_t step) {
   waiting_.erase(joiner);
   owner[slice] = joiner;
   change.owned.push_back(slice);
-  change.commands.push_back({MembershipCommand::kGo, joiner, slice, step});
+  change.goes.push_back({joiner, slice, step});
   NextView("join", step);
   return change;
 }

@@ -1,10 +1,10 @@
-// The workers' membership of a job as a pure state machine: who is in it, who computes which
+// The job's membership as a pure state machine: who is in it, who computes which
 // slice of the global batch (sync, ring) or holds which place (async, SSP), and who joins for
 // what. Events come in (a loss, a join, a joiner ready, a slice released, a worker finished, a
-// rollback); out come the next view and the commands that follow from it, as data. No sockets,
-// threads or clocks: the coordinator sends the commands and records the views, and every
-// sequence the failure tests produce by killing processes is a unit test here
-// (tests/unit/scheduler/membership_test.cc).
+// server lost, a rollback, too few workers); out comes the next view (common/view.h), which
+// every node follows, and the goes for joiners. No sockets, threads or clocks: the coordinator
+// sends the views and the goes and records the views, and every sequence the failure tests
+// produce by killing processes is a unit test here (tests/unit/scheduler/membership_test.cc).
 #pragma once
 
 #include <cstdint>
@@ -14,37 +14,24 @@
 #include <vector>
 
 #include "common/mode.h"
+#include "common/view.h"
 
 namespace tteps::scheduler {
 
-// One command to a worker that follows from an event.
-struct MembershipCommand {
-  enum Kind {
-    kAdopt,    // compute `slice` beside your own from your next step (with its schedule)
-    kRelease,  // leave `slice` at your next step boundary and say at which step (kReleased)
-    kGo,       // a joiner: compute `slice` from the step after `step`
-  };
-  Kind kind;
+// A joiner told to go: it computes `slice` (sync) or holds place `slice` (async, SSP) from the
+// step after `step`.
+struct JoinerGo {
   int worker;
   int slice;
   int64_t step = 0;
-  bool operator==(const MembershipCommand& o) const {
-    return kind == o.kind && worker == o.worker && slice == o.slice && step == o.step;
+  bool operator==(const JoinerGo& o) const {
+    return worker == o.worker && slice == o.slice && step == o.step;
   }
 };
 
-// The membership at one epoch: it holds from `from_step` on (the last step reported when it
-// changed) until the next.
-struct MembershipView {
-  int64_t epoch = 0;
-  int64_t from_step = 0;
-  std::string reason = "start";  // start, lost, join, pause, resume
-  std::vector<int> live;         // workers in the job, in the order they registered
-  std::vector<int> slice_owner;  // sync and ring: who computes each slice
-};
-
+// What an event changed beyond the view (which every node follows, common/view.h).
 struct MembershipChange {
-  std::vector<MembershipCommand> commands;
+  std::vector<JoinerGo> goes;
   // Sync and ring, a loss: who adopted each of the lost worker's slices, in slice order.
   std::vector<int> adopters;
   // Slices or places left without their own worker (a policy holds their accumulation), or
@@ -60,27 +47,31 @@ class Membership {
   // --- events -----------------------------------------------------------------------------
   // A worker finished its steps: it adopts nothing from then on.
   void Finish(int worker);
-  // Rolled back to a checkpoint: every live worker trains again.
-  void Restart();
   // A worker declared lost at step `step`. Sync and ring: each slice it computed goes to the
   // live, unfinished worker computing the fewest (the first of them in registration order; not
-  // a joiner still waiting for its go, which has no step to start it from);
-  // a joiner already waiting for such a slice gets it released at once. Async and SSP: its place
-  // is empty until a worker joins for it.
+  // a joiner still waiting for its go, which has no step to start it from); a joiner already
+  // waiting for such a slice stays in the view's handover, so the new adopter leaves it at once.
+  // Async and SSP: its place is empty until a worker joins for it.
   MembershipChange Lose(int worker, int64_t step);
   // A worker asks to join: the slice (sync) or place (async, SSP) it would take, or why it
   // cannot (the coordinator checks first that the job is training).
   std::string JoinRefusal(int* slice) const;
   // Registers a joiner for `slice` (JoinRefusal's); returns its id, past every worker so far.
   int Join(int slice);
-  // The joiner loaded its data and built its model. Sync: its slice's adopter is asked to
-  // release the slice. Async and SSP: it takes its place from `place_step` (its place's last
-  // reported step), a new view.
-  MembershipChange JoinerReady(int joiner, int64_t place_step);
+  // The joiner loaded its data and built its model. Sync: the view hands its slice over (its
+  // adopter leaves it at its next step boundary), from `step` (the furthest step reported).
+  // Async and SSP: it takes its place from `step` (its place's last reported step), a new view.
+  MembershipChange JoinerReady(int joiner, int64_t step);
   // Sync: `worker` left `slice` after step `step`. The joiner waiting for it computes it from
-  // there (a new view); if that joiner was lost meanwhile, the slice goes back to `worker`.
-  // Throws std::invalid_argument unless `worker` computes `slice` as an adopted one.
+  // there (a new view); if that joiner was lost meanwhile, the slice goes back to `worker`
+  // (a view too: it computes the slice again). Throws std::invalid_argument unless `worker`
+  // computes `slice` as an adopted one.
   MembershipChange Released(int worker, int slice, int64_t step);
+  // --replicas: a server declared lost at step `step`; another holds its range.
+  void LoseServer(int server, int64_t step);
+  // Rolled back to a checkpoint under the cluster map of epoch `map_epoch` (servers renumbered,
+  // none lost), from step `step`: every live worker trains again.
+  void Rollback(int map_epoch, int64_t step);
 
   // --min_workers `want`: whether fewer workers than that are live. Becoming fewer is a view
   // ("pause", from `step`: the furthest step a live worker reported), having enough again is
@@ -89,7 +80,7 @@ class Membership {
   Quorum CheckQuorum(int want, int64_t step, double now_s);
 
   // --- state ------------------------------------------------------------------------------
-  const MembershipView& view() const { return view_; }
+  const View& view() const { return view_; }
   // The worker computing `slice` (sync, ring), or holding place `slice` (async, SSP: its first
   // worker until a joiner took it over); -1: no such slice.
   int OwnerOf(int slice) const;
@@ -98,6 +89,7 @@ class Membership {
   bool IsLost(int worker) const { return lost_.count(worker) > 0; }
   bool IsJoiner(int worker) const { return joined_.count(worker) > 0; }
   const std::set<int>& lost() const { return lost_; }
+  bool IsServerLost(int server) const;
   // Workers not lost.
   int LiveCount() const;
   // Workers neither lost nor finished.
@@ -113,6 +105,7 @@ class Membership {
 
  private:
   bool UsesSlices() const { return mode_ == Mode::kSync || mode_ == Mode::kRing; }
+  // Stamps the view: number + 1, its step and reason, the live workers and the handovers.
   void NextView(const std::string& reason, int64_t step);
 
   Mode mode_;
@@ -125,7 +118,7 @@ class Membership {
   std::set<int> waiting_;               // joiners not yet told to go: they adopt nothing
   double paused_since_s_ = -1;          // --min_workers: since when too few are live (-1: enough)
   double paused_total_s_ = 0;
-  MembershipView view_;
+  View view_;
 };
 
 }  // namespace tteps::scheduler

@@ -70,6 +70,8 @@ std::optional<ClusterMap> ParamServer::Run(const std::function<bool()>& stop,
 void ParamServer::Apply(const ServerCommand& c) {
   switch (c.kind) {
     case ServerCommand::kServerLost:
+      LOG(WARNING) << "server " << id_ << ": server " << c.server
+                   << " was declared lost; its replicas serve its range";
       return LoseServer(c.server);
     case ServerCommand::kWorkerJoined:
       Rejoin(c.slot, c.worker, c.clock);

@@ -9,6 +9,32 @@ void ServerCommands::Push(ServerCommand command) {
   queue_.push_back(std::move(command));
 }
 
+bool ServerCommands::Follow(const View& view) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const ViewChanges changes = follower_.Follow(view);
+  for (int w : changes.lost_workers) {
+    ServerCommand c;
+    c.kind = ServerCommand::kWorkerLost;
+    c.worker = w;
+    queue_.push_back(std::move(c));
+  }
+  for (const auto& [place, holder] : changes.places) {
+    ServerCommand c;
+    c.kind = ServerCommand::kWorkerJoined;
+    c.slot = place;
+    c.worker = holder.joiner;
+    c.clock = holder.clock;
+    queue_.push_back(std::move(c));
+  }
+  for (int s : changes.lost_servers) {
+    ServerCommand c;
+    c.kind = ServerCommand::kServerLost;
+    c.server = s;
+    queue_.push_back(std::move(c));
+  }
+  return !changes.lost_workers.empty() || !changes.lost_servers.empty();
+}
+
 std::vector<ServerCommand> ServerCommands::Take() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<ServerCommand> taken;

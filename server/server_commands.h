@@ -1,5 +1,6 @@
 // The scheduler's commands to a server, as one queue: the control channel's thread puts them
-// in (server_main.cc's Listen), the serving loop takes them out in arrival order between requests
+// in (server_main.cc's Listen: what each membership view changes, common/view.h, and a
+// rollback's map), the serving loop takes them out in arrival order between requests
 // (ParamServer::Run). The global norms of clipped sync steps wait apart, by version, until the
 // shard asks for its step's.
 #pragma once
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "common/cluster_map.h"
+#include "common/view.h"
 
 namespace tteps::server {
 
@@ -31,6 +33,9 @@ struct ServerCommand {
 class ServerCommands {
  public:
   void Push(ServerCommand command);
+  // What `view` changes for this server, as commands in that order: workers lost, places taken
+  // by joiners, servers lost. Returns whether a worker or server was lost.
+  bool Follow(const View& view);
   // The commands in arrival order, up to and including the first rollback.
   std::vector<ServerCommand> Take();
   void PutNorm(int64_t version, double norm);
@@ -42,6 +47,7 @@ class ServerCommands {
  private:
   std::mutex mu_;
   std::deque<ServerCommand> queue_;
+  ViewFollower follower_;
   std::map<int64_t, double> norms_;  // version -> global norm
 };
 

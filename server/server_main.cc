@@ -99,28 +99,8 @@ void Listen(ControlChannel& control, ServerCommands& commands) {
   control.OnCommand(topics::kNormTotal, [&commands](const topics::NormTotal& n) {
     commands.PutNorm(n.version, n.norm);
   });
-  control.OnCommand(topics::kServerLost, [&commands](const topics::ServerLost& l) {
-    LOG(WARNING) << "server " << l.server << " was declared lost; its replicas serve its range";
-    ServerCommand c;
-    c.kind = ServerCommand::kServerLost;
-    c.server = l.server;
-    commands.Push(std::move(c));
-    NoteLostPeer();
-  });
-  control.OnCommand(topics::kWorkerJoined, [&commands](const topics::WorkerJoined& j) {
-    ServerCommand c;
-    c.kind = ServerCommand::kWorkerJoined;
-    c.slot = j.slot;
-    c.worker = j.joiner;
-    c.clock = j.clock;
-    commands.Push(std::move(c));
-  });
-  control.OnCommand(topics::kWorkerLost, [&commands](const topics::WorkerLost& l) {
-    ServerCommand c;
-    c.kind = ServerCommand::kWorkerLost;
-    c.worker = l.worker;
-    commands.Push(std::move(c));
-    NoteLostPeer();
+  control.OnCommand(kView, [&commands](const View& view) {
+    if (commands.Follow(view)) NoteLostPeer();
   });
   control.OnCommand(topics::kRollback, [&commands](const ClusterMap& map) {
     ServerCommand c;

@@ -31,35 +31,8 @@ struct NormTotal {
   }
 };
 inline constexpr Topic<NormTotal> kNormTotal{"norm-total"};
-// Scheduler -> servers: a worker declared lost.
-struct WorkerLost {
-  int32_t worker = 0;
-  template <class A>
-  void serialize(A& ar) {
-    ar(worker);
-  }
-};
-inline constexpr Topic<WorkerLost> kWorkerLost{"worker-lost"};
-// Scheduler -> servers (async / SSP): worker `joiner` joined in lost worker `slot`'s place, its
-// pushes counted from `clock` (the step it starts at).
-struct WorkerJoined {
-  int32_t slot = 0, joiner = 0;
-  int64_t clock = 0;
-  template <class A>
-  void serialize(A& ar) {
-    ar(slot, joiner, clock);
-  }
-};
-inline constexpr Topic<WorkerJoined> kWorkerJoined{"worker-joined"};
-// Scheduler -> servers (--replicas): a server declared lost; another holds its range.
-struct ServerLost {
-  int32_t server = 0;
-  template <class A>
-  void serialize(A& ar) {
-    ar(server);
-  }
-};
-inline constexpr Topic<ServerLost> kServerLost{"server-lost"};
+// Scheduler -> servers: every membership change (workers lost, places taken by joiners, servers
+// lost) comes as a view (common/view.h, topic "view").
 // Scheduler -> servers: the new ClusterMap (a lost server without a replica): restore its
 // checkpoint version on the new ranges and go on from there.
 inline constexpr Topic<ClusterMap> kRollback{"rollback"};

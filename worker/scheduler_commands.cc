@@ -20,7 +20,8 @@ StepCommand Command(StepCommand::Kind kind, int slice = -1, int64_t accumulation
 
 }  // namespace
 
-void SchedulerCommands::Listen(ControlChannel* control) {
+void SchedulerCommands::Listen(ControlChannel* control, int me, int own_slice) {
+  follower_ = ViewFollower(me, own_slice);
   control->OnCommand(topics::kGo, [this](const topics::Go& go) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -35,40 +36,7 @@ void SchedulerCommands::Listen(ControlChannel* control) {
     stop_ = true;
     Queue({Command(StepCommand::kStop), ""});
   });
-  control->OnCommand(topics::kPause, [this](const topics::Pause& p) {
-    if (p.paused) LOG(WARNING) << "training pauses: " << p.reason;
-    std::lock_guard<std::mutex> lock(mu_);
-    paused_ = p.paused;
-    Queue({Command(p.paused ? StepCommand::kPause : StepCommand::kResume), ""});
-  });
-  control->OnCommand(topics::kSetAccumulation, [this](const topics::SetAccumulation& s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    accumulation_ = s.accumulation;
-    Queue({Command(StepCommand::kSetAccumulation, -1, s.accumulation), ""});
-  });
-  control->OnCommand(topics::kAdoptSlice, [this](const topics::AdoptSlice& a) {
-    std::lock_guard<std::mutex> lock(mu_);
-    held_[a.slice] = a.schedule;
-    Queue({Command(StepCommand::kAdopt, a.slice), a.schedule});
-  });
-  control->OnCommand(topics::kReleaseSlice, [this](const topics::ReleaseSlice& r) {
-    std::lock_guard<std::mutex> lock(mu_);
-    held_.erase(r.slice);
-    Queue({Command(StepCommand::kRelease, r.slice), ""});
-  });
-  control->OnCommand(topics::kPeerLost, [this](const topics::PeerLost& l) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      lost_workers_.push_back(l.worker);
-      lost_worker_count_ = lost_workers_.size();
-    }
-    NoteLostPeer();
-  });
-  control->OnCommand(topics::kServerLost, [this](const topics::ServerLost& l) {
-    LOG(WARNING) << "server " << l.server << " was declared lost; its range is read from a replica";
-    lost_servers_.Add(l.server);
-    NoteLostPeer();
-  });
+  control->OnCommand(kView, [this](const View& view) { Follow(view); });
   control->OnCommand(topics::kRollback, [this](const ClusterMap& next) {
     std::lock_guard<std::mutex> lock(mu_);
     rollback_ = next;
@@ -76,6 +44,37 @@ void SchedulerCommands::Listen(ControlChannel* control) {
     lost_servers_.Clear();  // ids of the old map; later losses are of the new one
     NoteLostPeer();
   });
+}
+
+void SchedulerCommands::Follow(const View& view) {
+  bool lost_peer = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ViewChanges changes = follower_.Follow(view);
+    if (changes.empty()) return;
+    for (int w : changes.lost_workers) lost_workers_.push_back(w);
+    lost_worker_count_ = lost_workers_.size();
+    for (int s : changes.lost_servers) {
+      LOG(WARNING) << "server " << s << " was declared lost; its range is read from a replica";
+      lost_servers_.Add(s);
+    }
+    lost_peer = !changes.lost_workers.empty() || !changes.lost_servers.empty();
+    if (changes.pause != ViewChanges::Pause::kUnchanged) {
+      paused_ = changes.pause == ViewChanges::Pause::kPause;
+      if (paused_) LOG(WARNING) << "training pauses: " << view.pause_reason;
+      Queue({Command(paused_ ? StepCommand::kPause : StepCommand::kResume), ""});
+    }
+    // Adoptions first: a slice adopted and handed over in one view is computed for no step.
+    for (const auto& [slice, schedule] : changes.adopt) {
+      held_[slice] = schedule;
+      Queue({Command(StepCommand::kAdopt, slice), schedule});
+    }
+    for (int slice : changes.release) {
+      held_.erase(slice);
+      Queue({Command(StepCommand::kRelease, slice), ""});
+    }
+  }
+  if (lost_peer) NoteLostPeer();
 }
 
 void SchedulerCommands::Queue(Queued q) { queue_.push_back(std::move(q)); }

@@ -1,8 +1,9 @@
-// What the scheduler tells a worker, written by the control channel's thread: the commands for
-// the step loop go into one queue (worker/step_commands.h) that the loop drains; the rest is
-// state other parts read: the go (the start barrier), the lost workers (the ring, the first
-// live worker's snapshots), the lost servers (the KV client, while it waits) and a rollback's
-// cluster map.
+// What the scheduler tells a worker, written by the control channel's thread. Every membership
+// change comes as a view (common/view.h), followed in one place: what it changes for the step
+// loop (adopt, release, pause, resume) goes into one queue (worker/step_commands.h) with the
+// stop and the policy's accumulations, which the loop drains; the rest is state other parts
+// read: the go (the start barrier), the lost workers (the ring, the first live worker's
+// snapshots), the lost servers (the KV client, while it waits) and a rollback's cluster map.
 #pragma once
 
 #include <atomic>
@@ -18,6 +19,7 @@
 #include "common/cluster_map.h"
 #include "common/control_channel.h"
 #include "common/lost_servers.h"
+#include "common/view.h"
 #include "worker/step_commands.h"
 
 namespace tteps {
@@ -28,8 +30,9 @@ class SchedulerCommands {
   // the slice.
   using ScheduleDecoder = std::function<SliceSchedule(int slice, const std::string& encoded)>;
 
-  // Registers the handlers; call before control->Start().
-  void Listen(ControlChannel* control);
+  // Registers the handlers; call before control->Start(). `me`: this worker's id; `own_slice`:
+  // the slice it computes as its own (a joiner's: the lost worker's it joined for).
+  void Listen(ControlChannel* control, int me, int own_slice);
 
   bool go() const { return go_.load(); }
   int64_t go_step() const { return go_step_.load(); }  // a joining worker's first step
@@ -67,6 +70,7 @@ class SchedulerCommands {
     std::string schedule;  // kAdopt: as sent (decoded when taken)
   };
   void Queue(Queued q);  // under mu_
+  void Follow(const View& view);
 
   std::atomic<bool> go_{false};
   std::atomic<int64_t> go_step_{-1};
@@ -77,6 +81,7 @@ class SchedulerCommands {
   // every slice held (adopted, not released since) with its schedule.
   bool stop_ = false, paused_ = false;
   int64_t accumulation_ = 0;
+  ViewFollower follower_;
   std::map<int, std::string> held_;  // slice -> its schedule, encoded
   LostServers lost_servers_;         // --replicas: servers declared lost
   std::vector<int> lost_workers_;

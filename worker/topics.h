@@ -45,8 +45,8 @@ struct Done {
   }
 };
 inline constexpr Topic<Done> kDone{"done"};
-// Sync: this worker no longer computes `slice` (kReleaseSlice) from step `step` on (it pushed
-// the slice for every step before).
+// Sync: this worker no longer computes `slice` (the view handed it over to a joiner) from step
+// `step` on (it pushed the slice for every step before).
 struct Released {
   int32_t slice = 0;
   int64_t step = 0;
@@ -83,60 +83,9 @@ struct SetAccumulation {
   }
 };
 inline constexpr Topic<SetAccumulation> kSetAccumulation{"set-accumulation"};
-// Sync and ring: lost worker `slice`'s slice of every step is computed and pushed here too, from
-// the step this worker is in (or waits to complete); `schedule` (SliceSchedule::Encode): how
-// many micro-batches each step of it draws.
-struct AdoptSlice {
-  int32_t slice = 0;
-  std::string schedule;
-  template <class A>
-  void serialize(A& ar) {
-    ar(slice, schedule);
-  }
-};
-inline constexpr Topic<AdoptSlice> kAdoptSlice{"adopt-slice"};
-// Sync: an adopted slice that a joining worker takes over; stop computing it from the next step
-// (and say from which: kReleased).
-struct ReleaseSlice {
-  int32_t slice = 0;
-  template <class A>
-  void serialize(A& ar) {
-    ar(slice);
-  }
-};
-inline constexpr Topic<ReleaseSlice> kReleaseSlice{"release-slice"};
-// --min_workers (sync, async, SSP): `paused`: fewer workers live than that; stop before the next
-// step (or in the pull waiting for one) until a pause with `paused` false comes (one joined).
-// `step`: the furthest step a live worker reported; `reason`: why. A worker that joins while
-// training is paused gets a pause after its go.
-struct Pause {
-  bool paused = false;
-  int64_t step = 0;
-  std::string reason;
-  template <class A>
-  void serialize(A& ar) {
-    ar(paused, step, reason);
-  }
-};
-inline constexpr Topic<Pause> kPause{"pause"};
-// A worker declared lost (the job goes on without it).
-struct PeerLost {
-  int32_t worker = 0;
-  template <class A>
-  void serialize(A& ar) {
-    ar(worker);
-  }
-};
-inline constexpr Topic<PeerLost> kPeerLost{"peer-lost"};
-// --replicas: a server declared lost; its range is read from a replica.
-struct ServerLost {
-  int32_t server = 0;
-  template <class A>
-  void serialize(A& ar) {
-    ar(server);
-  }
-};
-inline constexpr Topic<ServerLost> kServerLost{"server-lost"};
+// Every membership change (a worker or server lost, a join, a handover, a pause): the view
+// (common/view.h, topic "view"), which the workers and the servers follow.
+
 // The new cluster map after a server was lost without a replica: train again from its
 // start_steps on its servers (epoch + 1).
 inline constexpr Topic<ClusterMap> kRollback{"rollback"};

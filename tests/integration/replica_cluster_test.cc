@@ -234,8 +234,12 @@ TEST(ReplicaCluster, AWorkerJoiningASyncJobTakesALostSliceOverAndTheModelIsTheSa
   const size_t joined = summary.find("{\"event\":\"join\",\"worker\":3,\"slice\":2,");
   ASSERT_NE(joined, std::string::npos) << summary;
   // Views: 0 at the start, 1 the loss, 2 the pause, 3 the resume (the joiner registered: enough
-  // workers live), 4 the join (its slice released to it).
-  EXPECT_EQ(JsonNumber(summary.substr(joined), "view"), 4) << summary;
+  // workers live), 4 the handover (the joiner is ready: its adopter leaves the slice), 5 the
+  // join (the slice released to it).
+  const size_t handover = summary.find("{\"event\":\"handover\",\"slice\":2,");
+  ASSERT_NE(handover, std::string::npos) << summary;
+  EXPECT_EQ(JsonNumber(summary.substr(handover), "view"), 4) << summary;
+  EXPECT_EQ(JsonNumber(summary.substr(joined), "view"), 5) << summary;
   EXPECT_EQ(JsonNumber(summary, "steps"), JsonNumber(summary, "planned_steps")) << summary;
   // No step was taken while paused: the furthest step reported at the resume is the one at
   // the pause, or the one the workers were in then.

@@ -1,18 +1,39 @@
-// The workers' membership as events and their outcomes: every sequence the failure tests reach
-// by killing processes (losses, two at once, an adopter's, joins, a joiner lost before or after
-// its release was asked for, rollback), in microseconds.
+// The job's membership as events and their views: every sequence the failure tests reach by
+// killing processes (losses, two at once, an adopter's, joins, a loss during a join, a joiner
+// lost before or after its handover, servers lost, a loss during a rollback, a stopped worker
+// that speaks again), in microseconds. Where a view moves slices, the workers' own followers
+// (common/view.h) say what each worker computes from it: every slice by exactly one worker.
 #include "scheduler/membership.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <utility>
+
 namespace tteps::scheduler {
 namespace {
 
-using C = MembershipCommand;
+using Adopt = std::vector<std::pair<int, std::string>>;
+using Ints = std::vector<int>;
+
+// Each worker's follower of the views, as worker/scheduler_commands.cc keeps one.
+class Followers {
+ public:
+  // What `view` changes for worker `w` (its own slice: `own`, its id's by default).
+  ViewChanges Of(int w, const View& view, int own = -1) {
+    auto it = followers_.find(w);
+    if (it == followers_.end())
+      it = followers_.emplace(w, ViewFollower(w, own < 0 ? w : own)).first;
+    return it->second.Follow(view);
+  }
+
+ private:
+  std::map<int, ViewFollower> followers_;
+};
 
 TEST(Membership, StartsWithEveryWorkerOnItsOwnSlice) {
   Membership m(Mode::kSync, 3);
-  EXPECT_EQ(m.view().epoch, 0);
+  EXPECT_EQ(m.view().number, 0);
   EXPECT_EQ(m.view().reason, "start");
   EXPECT_EQ(m.view().live, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(m.view().slice_owner, (std::vector<int>{0, 1, 2}));
@@ -32,8 +53,8 @@ TEST(Membership, ALostWorkersSliceGoesToTheLiveWorkerComputingFewest) {
   const auto change = m.Lose(1, 17);
   EXPECT_EQ(change.adopters, (std::vector<int>{0}));
   EXPECT_EQ(change.orphaned, (std::vector<int>{1}));
-  EXPECT_EQ(change.commands, (std::vector<C>{{C::kAdopt, 0, 1}}));
-  EXPECT_EQ(m.view().epoch, 1);
+  EXPECT_EQ(m.view().number, 1);
+  EXPECT_EQ(m.view().lost_workers, (std::vector<int32_t>{1}));
   EXPECT_EQ(m.view().reason, "lost");
   EXPECT_EQ(m.view().from_step, 17);
   EXPECT_EQ(m.view().live, (std::vector<int>{0, 2}));
@@ -50,17 +71,22 @@ TEST(Membership, TwoLossesAtOnceSpreadTheSlices) {
   // Worker 0 computes two slices now: worker 3 takes the second orphan.
   EXPECT_EQ(second.adopters, (std::vector<int>{3}));
   EXPECT_EQ(m.view().slice_owner, (std::vector<int>{0, 0, 3, 3}));
-  EXPECT_EQ(m.view().epoch, 2);
+  EXPECT_EQ(m.view().number, 2);
 }
 
 TEST(Membership, AnAdoptersLossMovesEverySliceItComputed) {
   Membership m(Mode::kSync, 3);
+  Followers f;
   m.Lose(1, 4);  // slice 1 -> worker 0
+  EXPECT_EQ(f.Of(0, m.view()).adopt, (Adopt{{1, ""}}));
+  EXPECT_TRUE(f.Of(2, m.view()).adopt.empty());
   const auto change = m.Lose(0, 6);
   EXPECT_EQ(change.adopters, (std::vector<int>{2, 2}));
-  EXPECT_EQ(change.commands, (std::vector<C>{{C::kAdopt, 2, 0}, {C::kAdopt, 2, 1}}));
   EXPECT_EQ(m.view().slice_owner, (std::vector<int>{2, 2, 2}));
   EXPECT_EQ(m.view().live, (std::vector<int>{2}));
+  const ViewChanges two = f.Of(2, m.view());
+  EXPECT_EQ(two.adopt, (Adopt{{0, ""}, {1, ""}}));
+  EXPECT_EQ(two.lost_workers, (Ints{0}));  // the first loss it followed before
 }
 
 TEST(Membership, FinishedWorkersAdoptNothing) {
@@ -71,14 +97,16 @@ TEST(Membership, FinishedWorkersAdoptNothing) {
   // Nobody is left to compute: the slice's steps are done already.
   const auto last = m.Lose(2, 9);
   EXPECT_TRUE(last.adopters.empty());
-  EXPECT_TRUE(last.commands.empty());
+  EXPECT_EQ(m.view().slice_owner, (std::vector<int>{0, 2, 2}));
   EXPECT_EQ(m.ActiveCount(), 0);
   EXPECT_EQ(m.LiveCount(), 1);
 }
 
 TEST(Membership, AJoinerTakesAnAdoptedSliceAtTheStepItsAdopterLeavesIt) {
   Membership m(Mode::kSync, 3);
+  Followers f;
   m.Lose(1, 10);
+  EXPECT_EQ(f.Of(0, m.view()).adopt, (Adopt{{1, ""}}));
   int slice = -1;
   ASSERT_EQ(m.JoinRefusal(&slice), "");
   EXPECT_EQ(slice, 1);
@@ -89,16 +117,27 @@ TEST(Membership, AJoinerTakesAnAdoptedSliceAtTheStepItsAdopterLeavesIt) {
   EXPECT_EQ(m.OwnerOf(1), 0);  // until the release
   // A second joiner finds the slice spoken for.
   EXPECT_NE(m.JoinRefusal(&slice), "");
-  EXPECT_EQ(m.JoinerReady(joiner, 0).commands, (std::vector<C>{{C::kRelease, 0, 1}}));
-  EXPECT_EQ(m.view().epoch, 1);  // no change until the slice moves
+  EXPECT_TRUE(m.JoinerReady(joiner, 12).goes.empty());
+  EXPECT_EQ(m.view().number, 2);
+  EXPECT_EQ(m.view().reason, "handover");
+  EXPECT_EQ(m.view().handover, (std::map<int32_t, int32_t>{{1, joiner}}));
+  EXPECT_EQ(m.OwnerOf(1), 0);  // it still computes the slice until it leaves it
+  const ViewChanges leave = f.Of(0, m.view());
+  EXPECT_TRUE(leave.adopt.empty());
+  EXPECT_EQ(leave.release, (Ints{1}));
+  EXPECT_TRUE(f.Of(joiner, m.view(), 1).release.empty());
   const auto moved = m.Released(0, 1, 14);
-  EXPECT_EQ(moved.commands, (std::vector<C>{{C::kGo, joiner, 1, 14}}));
+  EXPECT_EQ(moved.goes, (std::vector<JoinerGo>{{joiner, 1, 14}}));
   EXPECT_EQ(moved.owned, (std::vector<int>{1}));
   EXPECT_EQ(m.OwnerOf(1), joiner);
-  EXPECT_EQ(m.view().epoch, 2);
+  EXPECT_EQ(m.view().number, 3);
   EXPECT_EQ(m.view().reason, "join");
   EXPECT_EQ(m.view().from_step, 14);
+  EXPECT_TRUE(m.view().handover.empty());
   EXPECT_EQ(m.view().live, (std::vector<int>{0, 2, 3}));
+  // Its own slice: nothing to adopt; the adopter has nothing left to do either.
+  EXPECT_TRUE(f.Of(joiner, m.view(), 1).empty());
+  EXPECT_TRUE(f.Of(0, m.view()).empty());
 }
 
 TEST(Membership, AJoinerLostBeforeItWasReadyLeavesTheSliceFree) {
@@ -108,39 +147,81 @@ TEST(Membership, AJoinerLostBeforeItWasReadyLeavesTheSliceFree) {
   ASSERT_EQ(m.JoinRefusal(&slice), "");
   const int first = m.Join(slice);
   const auto lost = m.Lose(first, 0);
-  EXPECT_TRUE(lost.commands.empty());  // it computed nothing
+  EXPECT_TRUE(lost.adopters.empty());  // it computed nothing
+  EXPECT_EQ(m.view().slice_owner, (std::vector<int>{0, 0}));
   ASSERT_EQ(m.JoinRefusal(&slice), "");
   EXPECT_EQ(slice, 1);
   EXPECT_EQ(m.Join(slice), first + 1);  // ids are never reused
 }
 
-TEST(Membership, AJoinerLostAfterItsReleaseWasAskedForGetsTheSliceBackToItsAdopter) {
+TEST(Membership, AJoinerLostAfterItsHandoverGetsTheSliceBackToItsAdopter) {
   Membership m(Mode::kSync, 2);
+  Followers f;
   m.Lose(1, 3);
+  f.Of(0, m.view());
   int slice = -1;
   ASSERT_EQ(m.JoinRefusal(&slice), "");
   const int joiner = m.Join(slice);
-  m.JoinerReady(joiner, 0);
-  m.Lose(joiner, 0);
+  m.JoinerReady(joiner, 5);
+  EXPECT_EQ(f.Of(0, m.view()).release, (Ints{1}));
+  m.Lose(joiner, 6);
+  EXPECT_TRUE(m.view().handover.empty());  // a lost joiner waits for nothing
+  // The adopter computes the slice again from the step it is in (it left it, or is about to:
+  // the release and this adoption apply in order at the same boundary).
+  EXPECT_EQ(f.Of(0, m.view()).adopt, (Adopt{{1, ""}}));
   const auto back = m.Released(0, 1, 8);
-  EXPECT_EQ(back.commands, (std::vector<C>{{C::kAdopt, 0, 1}}));
+  EXPECT_TRUE(back.goes.empty());
   EXPECT_TRUE(back.owned.empty());
+  EXPECT_EQ(m.OwnerOf(1), 0);
+  EXPECT_EQ(m.view().reason, "handback");
+  EXPECT_EQ(m.view().from_step, 8);
+  EXPECT_TRUE(f.Of(0, m.view()).empty());  // nothing more to do
+  // The slice can be joined for again.
+  ASSERT_EQ(m.JoinRefusal(&slice), "");
+  EXPECT_EQ(slice, 1);
+}
+
+TEST(Membership, AJoinerLostWhileItsAdopterStillComputesTheSliceChangesNothingForIt) {
+  Membership m(Mode::kSync, 2);
+  Followers f;
+  m.Lose(1, 3);
+  f.Of(0, m.view());
+  int slice = -1;
+  ASSERT_EQ(m.JoinRefusal(&slice), "");
+  const int joiner = m.Join(slice);
+  m.JoinerReady(joiner, 5);
+  const View handover = m.view();
+  m.Lose(joiner, 6);
+  // The adopter heard of the loss before the handover (views in order, one skipped): it keeps
+  // the slice and never leaves it.
+  const ViewChanges later = f.Of(0, m.view());
+  EXPECT_TRUE(later.release.empty());
+  EXPECT_TRUE(later.adopt.empty());
+  EXPECT_TRUE(f.Of(0, handover).empty());  // an older view changes nothing
   EXPECT_EQ(m.OwnerOf(1), 0);
 }
 
-TEST(Membership, AnAdoptersLossWhileAJoinerWaitsReleasesTheSliceAtOnce) {
+TEST(Membership, AnAdoptersLossWhileAJoinerWaitsHandsTheSliceOverAtOnce) {
   Membership m(Mode::kSync, 3);
+  Followers f;
   m.Lose(1, 3);  // slice 1 -> worker 0
   int slice = -1;
   ASSERT_EQ(m.JoinRefusal(&slice), "");
   const int joiner = m.Join(slice);
-  m.JoinerReady(joiner, 0);  // worker 0 is asked to release slice 1
-  const auto change = m.Lose(0, 5);
+  m.JoinerReady(joiner, 4);  // worker 0 is asked to leave slice 1
+  const ViewChanges handover = f.Of(2, m.view());
+  EXPECT_TRUE(handover.adopt.empty());
+  EXPECT_TRUE(handover.release.empty());
+  m.Lose(0, 5);
   // Worker 2 adopts both of worker 0's slices (not the joiner, which computes nothing before its
-  // go) and leaves slice 1 again at once.
-  EXPECT_EQ(change.commands,
-            (std::vector<C>{{C::kAdopt, 2, 0}, {C::kAdopt, 2, 1}, {C::kRelease, 2, 1}}));
-  EXPECT_EQ(m.Released(2, 1, 6).commands, (std::vector<C>{{C::kGo, joiner, 1, 6}}));
+  // go) and leaves slice 1 again at once: it computes it for no step.
+  EXPECT_EQ(m.view().slice_owner, (std::vector<int>{2, 2, 2}));
+  EXPECT_EQ(m.view().handover, (std::map<int32_t, int32_t>{{1, joiner}}));
+  const ViewChanges two = f.Of(2, m.view());
+  EXPECT_EQ(two.adopt, (Adopt{{0, ""}, {1, ""}}));
+  EXPECT_EQ(two.release, (Ints{1}));
+  EXPECT_EQ(m.Released(2, 1, 6).goes, (std::vector<JoinerGo>{{joiner, 1, 6}}));
+  EXPECT_TRUE(f.Of(2, m.view()).empty());
 }
 
 TEST(Membership, AReleaseOfASliceTheWorkerDidNotAdoptIsRefused) {
@@ -158,7 +239,7 @@ TEST(Membership, AsyncJoinersTakeALostWorkersPlace) {
   Membership m(Mode::kAsync, 3);
   const auto lost = m.Lose(1, 20);
   EXPECT_EQ(lost.orphaned, (std::vector<int>{1}));
-  EXPECT_TRUE(lost.commands.empty());
+  EXPECT_TRUE(lost.adopters.empty());
   EXPECT_TRUE(m.view().slice_owner.empty());
   EXPECT_EQ(m.OwnerOf(1), 1);  // an empty place keeps its first worker's id
   int place = -1;
@@ -166,16 +247,31 @@ TEST(Membership, AsyncJoinersTakeALostWorkersPlace) {
   EXPECT_EQ(place, 1);
   const int joiner = m.Join(place);
   EXPECT_EQ(m.HoldersOf(1), (std::vector<int>{1, joiner}));
+  ViewFollower server;
+  server.Follow(m.view());
   const auto ready = m.JoinerReady(joiner, 20);
-  EXPECT_EQ(ready.commands, (std::vector<C>{{C::kGo, joiner, 1, 20}}));
+  EXPECT_EQ(ready.goes, (std::vector<JoinerGo>{{joiner, 1, 20}}));
+  // The servers count the joiner's pushes for place 1 from clock 20.
+  const ViewChanges taken = server.Follow(m.view());
+  ASSERT_EQ(taken.places.size(), 1u);
+  EXPECT_EQ(taken.places[0].first, 1);
+  EXPECT_EQ(taken.places[0].second, (Place{joiner, 20}));
   EXPECT_EQ(ready.owned, (std::vector<int>{1}));
   EXPECT_EQ(m.OwnerOf(1), joiner);
-  EXPECT_EQ(m.view().epoch, 2);
+  EXPECT_EQ(m.view().number, 2);
   EXPECT_EQ(m.JoinRefusal(&place), "no place to take: no lost worker's place is free");
   // The joiner lost in turn: its place is free again and counts as orphaned.
   EXPECT_EQ(m.Lose(joiner, 30).orphaned, (std::vector<int>{1}));
+  EXPECT_TRUE(m.view().places.empty());
+  EXPECT_EQ(server.Follow(m.view()).lost_workers, (Ints{joiner}));
   ASSERT_EQ(m.JoinRefusal(&place), "");
   EXPECT_EQ(place, 1);
+  // A second joiner for it: a place taken again.
+  const int second = m.Join(place);
+  m.JoinerReady(second, 33);
+  const ViewChanges again = server.Follow(m.view());
+  ASSERT_EQ(again.places.size(), 1u);
+  EXPECT_EQ(again.places[0].second, (Place{second, 33}));
 }
 
 TEST(Membership, RingLossesMoveSlicesButJoinsAreRefused) {
@@ -192,10 +288,67 @@ TEST(Membership, ARollbackRestartsTheLiveWorkersOnly) {
   m.Finish(2);
   m.Lose(1, 4);  // nobody to adopt: everyone finished
   EXPECT_EQ(m.ActiveCount(), 0);
-  m.Restart();
+  m.Rollback(1, 2);
   EXPECT_EQ(m.ActiveCount(), 2);
   EXPECT_TRUE(m.IsLost(1));
   EXPECT_EQ(m.view().live, (std::vector<int>{0, 2}));
+  EXPECT_EQ(m.view().reason, "rollback");
+  EXPECT_EQ(m.view().from_step, 2);
+  EXPECT_EQ(m.view().map_epoch, 1);
+}
+
+TEST(Membership, ServersLostWithAReplicaAreViewsAndARollbackForgetsThem) {
+  Membership m(Mode::kSync, 2);
+  ViewFollower server;
+  Followers f;
+  m.LoseServer(3, 7);
+  EXPECT_TRUE(m.IsServerLost(3));
+  EXPECT_EQ(m.view().reason, "server lost");
+  EXPECT_EQ(server.Follow(m.view()).lost_servers, (Ints{3}));
+  EXPECT_EQ(f.Of(0, m.view()).lost_servers, (Ints{3}));
+  m.LoseServer(1, 9);  // two of four at once
+  EXPECT_EQ(server.Follow(m.view()).lost_servers, (Ints{1}));
+  // A server without a replica lost: the live servers renumbered, none lost in the new map.
+  m.Rollback(1, 5);
+  EXPECT_FALSE(m.IsServerLost(3));
+  EXPECT_TRUE(server.Follow(m.view()).empty());
+  // The new map's server 1 is another than the old map's: lost anew.
+  m.LoseServer(1, 8);
+  EXPECT_EQ(server.Follow(m.view()).lost_servers, (Ints{1}));
+  EXPECT_EQ(m.view().map_epoch, 1);
+}
+
+TEST(Membership, AWorkerLostDuringARollbackHasItsSlicesMovedFromTheCheckpointsStep) {
+  Membership m(Mode::kSync, 3);
+  Followers f;
+  m.Lose(2, 20);  // slice 2 -> worker 0
+  f.Of(0, m.view());
+  f.Of(1, m.view());
+  m.Rollback(1, 10);  // every live worker trains from step 10 again, holding what it held
+  EXPECT_TRUE(f.Of(0, m.view()).empty());
+  EXPECT_EQ(m.view().slice_owner, (std::vector<int>{0, 1, 0}));
+  const auto change = m.Lose(0, 10);  // silent before it reported a step of the new map
+  EXPECT_EQ(change.adopters, (std::vector<int>{1, 1}));
+  EXPECT_EQ(m.view().slice_owner, (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(m.view().from_step, 10);
+  EXPECT_EQ(f.Of(1, m.view()).adopt, (Adopt{{0, ""}, {2, ""}}));
+}
+
+TEST(Membership, AStoppedWorkerThatSpeaksAgainGetsNothingBack) {
+  // SIGSTOP for longer than --silence_s: declared lost; after SIGCONT it is told to stop
+  // (scheduler/coordinator.cc), and nothing it says changes the membership.
+  Membership m(Mode::kSync, 3);
+  m.Lose(1, 12);
+  const View lost = m.view();
+  EXPECT_THROW(m.Released(1, 1, 13), std::invalid_argument);  // its own slice, now another's
+  m.Finish(1);                                                // a late "done"
+  EXPECT_EQ(m.view().number, lost.number);
+  EXPECT_EQ(m.view().slice_owner, lost.slice_owner);
+  EXPECT_TRUE(m.IsLost(1));
+  // It is not taken back: a new process joins instead, with a new id.
+  int slice = -1;
+  ASSERT_EQ(m.JoinRefusal(&slice), "");
+  EXPECT_EQ(m.Join(slice), 3);
 }
 
 TEST(Membership, TooFewLiveWorkersPauseTheJobAndAJoinerResumesIt) {
@@ -216,7 +369,7 @@ TEST(Membership, TooFewLiveWorkersPauseTheJobAndAJoinerResumesIt) {
   EXPECT_FALSE(m.paused());
   EXPECT_DOUBLE_EQ(m.PausedFor(20.0), 0);
   EXPECT_DOUBLE_EQ(m.paused_total_s(), 6.0);
-  EXPECT_EQ(m.view().epoch, 3);  // lost, pause, resume
+  EXPECT_EQ(m.view().number, 3);  // lost, pause, resume
 }
 
 }  // namespace

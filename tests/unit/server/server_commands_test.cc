@@ -1,5 +1,5 @@
 // The scheduler's commands to a server as one queue: arrival order, a rollback ends a take,
-// the global norms wait apart by version.
+// a membership view as the commands for what it changed, the global norms apart by version.
 #include "server/server_commands.h"
 
 #include <gtest/gtest.h>
@@ -31,6 +31,30 @@ TEST(ServerCommands, TakesInArrivalOrderUpToTheFirstRollback) {
   const auto next = q.Take();
   ASSERT_EQ(next.size(), 1u);
   EXPECT_EQ(next[0].worker, 2);
+}
+
+TEST(ServerCommands, AViewBecomesCommandsForWhatItChanged) {
+  ServerCommands q;
+  View v;
+  v.number = 1;
+  v.lost_workers = {1};
+  EXPECT_TRUE(q.Follow(v));
+  View next = v;
+  next.number = 2;
+  next.places = {{1, Place{3, 20}}};
+  next.lost_servers = {0};
+  EXPECT_TRUE(q.Follow(next));
+  EXPECT_FALSE(q.Follow(next));  // the same view again: nothing
+  const auto taken = q.Take();
+  ASSERT_EQ(taken.size(), 3u);
+  EXPECT_EQ(taken[0].kind, ServerCommand::kWorkerLost);
+  EXPECT_EQ(taken[0].worker, 1);
+  EXPECT_EQ(taken[1].kind, ServerCommand::kWorkerJoined);
+  EXPECT_EQ(taken[1].slot, 1);
+  EXPECT_EQ(taken[1].worker, 3);
+  EXPECT_EQ(taken[1].clock, 20);
+  EXPECT_EQ(taken[2].kind, ServerCommand::kServerLost);
+  EXPECT_EQ(taken[2].server, 0);
 }
 
 TEST(ServerCommands, ANormIsTakenOnceAndARollbackClearsThem) {
