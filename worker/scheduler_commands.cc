@@ -36,6 +36,11 @@ void SchedulerCommands::Listen(ControlChannel* control, int me, int own_slice) {
     stop_ = true;
     Queue({Command(StepCommand::kStop), ""});
   });
+  control->OnCommand(topics::kSetAccumulation, [this](const topics::SetAccumulation& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    accumulation_ = s.accumulation;
+    Queue({Command(StepCommand::kSetAccumulation, -1, s.accumulation), ""});
+  });
   control->OnCommand(kView, [this](const View& view) { Follow(view); });
   control->OnCommand(topics::kRollback, [this](const ClusterMap& next) {
     std::lock_guard<std::mutex> lock(mu_);
