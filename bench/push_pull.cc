@@ -112,8 +112,10 @@ Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
     server_threads.emplace_back([&, s] { ps[s]->Run([&] { return stop.load(); }); });
   }
   std::vector<float> init(floats, 0.5f);
+  KVClientOptions options;
+  options.timeout_s = 60;
   {
-    KVClient kv(ctx, map, Node(Role::kWorker, 0), 60);
+    KVClient kv(ctx, map, Node(Role::kWorker, 0), options);
     kv.Init(init.data());
   }
   // Every worker runs the same number of rounds (sync needs all); the count is fixed by a
@@ -130,7 +132,7 @@ Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
     std::vector<std::thread> threads;
     for (int w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
-        KVClient kv(ctx, map, Node(Role::kWorker, w), 60);
+        KVClient kv(ctx, map, Node(Role::kWorker, w), options);
         auto grad = std::make_shared<std::vector<float>>(floats, 1e-3f);
         std::vector<float> params(floats);
         const int n = phase == 0 ? 1 : rounds;

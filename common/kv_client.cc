@@ -39,8 +39,8 @@ struct KVClient::Inflight {
 };
 
 KVClient::KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& self,
-                   double timeout_s, std::function<bool()> abort)
-    : map_(map), self_(self), timeout_s_(timeout_s), abort_(std::move(abort)), routes_(map) {
+                   KVClientOptions options)
+    : map_(map), self_(self), o_(std::move(options)), routes_(map) {
   for (const auto& server : map_.servers) {
     sockets_.push_back(MakeSocket(ctx, zmq::socket_type::dealer));
     sockets_.back().connect(server.endpoint);
@@ -86,8 +86,8 @@ void KVClient::ReleasePayloads(std::vector<Request>* requests) {
 }
 
 void KVClient::CheckLosses() {
-  if (!lost_servers_ || lost_servers_->count() == lost_seen_) return;
-  const std::vector<int> fresh = lost_servers_->Since(lost_seen_);
+  if (!o_.lost_servers || o_.lost_servers->count() == lost_seen_) return;
+  const std::vector<int> fresh = o_.lost_servers->Since(lost_seen_);
   lost_seen_ += fresh.size();
   for (int s : fresh) {
     if (s >= 0 && static_cast<size_t>(s) < routes_.servers()) LoseServer(static_cast<size_t>(s));
@@ -121,7 +121,7 @@ void KVClient::LoseServer(size_t s) {
   }
   // The re-asked replica gets a full deadline of its own.
   f.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
+                                  std::chrono::duration<double>(o_.timeout_s + kReplyMarginS));
   SendHeld();  // a primary waiting for this backup waits no more
 }
 
@@ -156,7 +156,7 @@ void KVClient::Send(const Request& q, uint64_t id, size_t s) {
 
 void KVClient::PushPart(std::shared_ptr<const std::vector<float>> grad_sum,
                         const std::vector<KeyRange>& spans, int64_t version) {
-  Request q = DataRequest(MsgType::kPush, std::move(grad_sum), spans, wire_);
+  Request q = DataRequest(MsgType::kPush, std::move(grad_sum), spans, o_.wire);
   q.step = version;
   q.more = true;
   CheckLosses();
@@ -193,7 +193,7 @@ void KVClient::Begin(std::vector<Request> requests, const char* what) {
   // A server holds a pull for up to timeout_s from its arrival, then answers with an error
   // naming the workers it waits for; the margin lets that answer arrive before we give up.
   f->deadline = f->start + std::chrono::duration_cast<Clock::duration>(
-                               std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
+                               std::chrono::duration<double>(o_.timeout_s + kReplyMarginS));
   f->done.assign(k, std::vector<bool>(n, true));
   f->missing_of.assign(k, 0);
   f->held_from.assign(n, SIZE_MAX);
@@ -231,11 +231,11 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
   };
   advance();
   while (f.answered < upto || !parts_.empty()) {
-    if (abort_ && abort_()) throw std::runtime_error(what + " aborted (shutdown or rollback)");
+    if (o_.abort && o_.abort()) throw std::runtime_error(what + " aborted (shutdown or rollback)");
     CheckLosses();
     advance();
     if (f.answered >= upto && parts_.empty()) break;
-    if (f.answered >= interruptible_from && interrupt_ && interrupt_()) {
+    if (f.answered >= interruptible_from && o_.interrupt && o_.interrupt()) {
       inflight_.reset();  // its late replies are ignored (ids below the next exchange's)
       staged_out_ = nullptr;
       throw KVInterrupted(what + " interrupted");
@@ -283,7 +283,7 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
         if (!all) missing += (missing.empty() ? "" : ", ") + map_.servers[s].Name();
       }
       throw std::runtime_error(what + " by " + self_.Name() + ": no answer within " +
-                               std::to_string(timeout_s_ + kReplyMarginS) +
+                               std::to_string(o_.timeout_s + kReplyMarginS) +
                                " s (--timeout_s + 2) from " + missing);
     }
   }
@@ -355,7 +355,7 @@ KVClient::Request KVClient::DataRequest(MsgType type,
 KVClient::Request KVClient::PushRequest(std::shared_ptr<const std::vector<float>> grad,
                                         const std::vector<KeyRange>& spans,
                                         const PushMeta& meta) const {
-  Request q = DataRequest(MsgType::kPush, std::move(grad), spans, wire_);
+  Request q = DataRequest(MsgType::kPush, std::move(grad), spans, o_.wire);
   q.slice = meta.slice;
   q.step = meta.version;
   q.samples = meta.samples;
@@ -371,7 +371,7 @@ KVClient::Request KVClient::PullRequest(int64_t want, const std::vector<KeyRange
   if (!bad.empty()) throw std::invalid_argument("pull: " + bad);
   Request q;
   q.type = MsgType::kPull;
-  q.wire = wire_;
+  q.wire = o_.wire;
   q.step = want;
   q.ranges = routes_.PerServer(spans);
   return q;
@@ -428,7 +428,7 @@ PullResult KVClient::PushPullStaged(std::shared_ptr<const std::vector<float>> gr
   // own from here, not what stage 0's wait for the other workers left of the exchange's.
   inflight_->deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeout_s_ + kReplyMarginS));
+                         std::chrono::duration<double>(o_.timeout_s + kReplyMarginS));
   staged_out_ = out;
   staged_read_ = 1;
   PullResult r = ReadPull(inflight_->replies, 1, inflight_->requests[1], out);

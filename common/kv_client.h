@@ -18,7 +18,7 @@
 
 namespace tteps {
 
-// A wait for a pull ended early because the interrupt hook said so (set_interrupt): the
+// A wait for a pull ended early because the interrupt hook said so (KVClientOptions): the
 // request is abandoned (its late replies are ignored); the push before it was acknowledged.
 class KVInterrupted : public std::runtime_error {
  public:
@@ -40,6 +40,24 @@ struct PushMeta {
   bool stop = false;
 };
 
+// How a client waits and what it sends, fixed for its life.
+struct KVClientOptions {
+  double timeout_s = 30;  // every request's deadline (a server's answer, plus a margin)
+  // Polled while waiting: true ends the wait with an exception (shutdown, rollback).
+  std::function<bool()> abort;
+  // Polled while PushPull, PushPullStaged (once the push is acknowledged) and an interruptible
+  // Pull wait for their pull: true ends the wait with KVInterrupted. Sync mode: the scheduler
+  // gave this worker a lost worker's slice, which the pull may be waiting for.
+  std::function<bool()> interrupt;
+  // --replicas 2: pushes (and init) go to every server holding a range, pulls to the first live
+  // one. A server in `lost_servers` (declared lost by the scheduler) gets nothing more: what it
+  // owed an exchange in flight is asked of the next replica (a pull) or already held there (a
+  // push, sent to both). It outlives the client; it is checked while waiting.
+  const LostServers* lost_servers = nullptr;
+  // --wire_dtype bf16: pushes and pull replies carry bfloat16 (init stays float32).
+  WireType wire = WireType::kF32;
+};
+
 struct PullResult {
   int64_t version = 0;  // lowest version served across shards
   double held_s = 0;    // longest time a server held the pull (waiting for other workers)
@@ -49,9 +67,8 @@ struct PullResult {
 
 class KVClient {
  public:
-  // `abort` is polled while waiting; when it returns true the wait ends with an exception.
-  KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& self, double timeout_s,
-           std::function<bool()> abort = {});
+  KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& self,
+           KVClientOptions options);
   ~KVClient();
 
   // Worker 0: the initial values of the whole flat vector.
@@ -69,7 +86,7 @@ class KVClient {
   // Fills the keys of `spans` (empty: every key) of `out`, the whole flat vector, once each
   // server can serve `want` (a version in sync mode, the worker's clock in SSP, ignored in
   // async). The other keys of `out` are left as they were.
-  // `interruptible`: the wait may end with KVInterrupted (set_interrupt).
+  // `interruptible`: the wait may end with KVInterrupted (KVClientOptions::interrupt).
   // `exact` (sync): the values of version `want` itself, not of a later one.
   PullResult Pull(int64_t want, float* out, const std::vector<KeyRange>& spans = {},
                   bool interruptible = false, bool exact = false);
@@ -90,24 +107,11 @@ class KVClient {
   // Until stage `stage` (and every stage before it) of the last staged pull is in its `out`.
   void AwaitStage(size_t stage);
 
-  // Polled while PushPull, PushPullStaged (once the push is acknowledged) and an interruptible
-  // Pull wait for their pull: true ends the wait with KVInterrupted. Sync mode: the scheduler
-  // gave this worker a lost worker's slice, which the pull may be waiting for.
-  void set_interrupt(std::function<bool()> interrupt) { interrupt_ = std::move(interrupt); }
-
-  // --replicas 2: pushes (and init) go to every server holding a range, pulls to the first live
-  // one. A server in `lost` (declared lost by the scheduler) gets nothing more: what it owed an
-  // exchange in flight is asked of the next replica (a pull) or already held there (a push,
-  // sent to both). `lost` outlives the client; it is checked while waiting.
-  void set_lost_servers(const LostServers* lost) { lost_servers_ = lost; }
-
   // Payload bytes sent in pushes and received in pull replies so far (headers not counted).
   int64_t bytes_pushed() const { return bytes_pushed_; }
   int64_t bytes_pulled() const { return bytes_pulled_; }
 
   int64_t total() const { return map_.param_count; }
-  // --wire_dtype bf16: pushes and pull replies carry bfloat16 (init stays float32).
-  void set_wire(WireType wire) { wire_ = wire; }
 
  private:
   struct Request {
@@ -134,7 +138,7 @@ class KVClient {
                       const std::vector<KeyRange>& spans, const PushMeta& meta) const;
   Request PullRequest(int64_t want, const std::vector<KeyRange>& spans) const;
   void Send(const Request& q, uint64_t id, size_t server);
-  // Takes in the servers declared lost since the last look (set_lost_servers).
+  // Takes in the servers declared lost since the last look (KVClientOptions::lost_servers).
   void CheckLosses();
   void LoseServer(size_t server);
   // Ordered replicas (async / SSP, --replicas > 1): whether request `q` waits for the other live
@@ -158,16 +162,12 @@ class KVClient {
 
   ClusterMap map_;
   NodeInfo self_;
-  double timeout_s_;
-  std::function<bool()> abort_;
-  std::function<bool()> interrupt_;
+  const KVClientOptions o_;
   std::vector<zmq::socket_t> sockets_;
   KeyRouting routes_;  // which server gets which keys, and which are live
-  const LostServers* lost_servers_ = nullptr;
   size_t lost_seen_ = 0;
   uint64_t next_request_ = 1;
   int64_t bytes_pushed_ = 0, bytes_pulled_ = 0;
-  WireType wire_ = WireType::kF32;
   std::map<uint64_t, size_t> parts_;    // parts not acknowledged yet: request id -> server
   std::unique_ptr<Inflight> inflight_;  // the requests last sent, until every answer is in
   // The staged pull: where its stages go, and how many are read into it.

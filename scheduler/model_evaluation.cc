@@ -80,11 +80,14 @@ class ModelEvaluation : public Evaluation {
     const auto connect = [&] {
       kv.reset();
       if (map_.servers.empty()) return;
-      kv = std::make_unique<KVClient>(ctx_, map_, self, timeout_s_, [this, &remaps] {
+      KVClientOptions o;
+      o.timeout_s = timeout_s_;
+      o.abort = [this, &remaps] {
         std::lock_guard<std::mutex> lock(mu_);
         return stop_ || remaps_ != remaps;  // a pull of the old servers is abandoned
-      });
-      kv->set_lost_servers(&lost_servers_);
+      };
+      o.lost_servers = &lost_servers_;
+      kv = std::make_unique<KVClient>(ctx_, map_, self, o);
     };
     connect();
     const ParamLayout layout = LayoutOf(*model_);

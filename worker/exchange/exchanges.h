@@ -30,10 +30,6 @@ struct PsExchangeOptions {
   double push_bucket_mb = 0;     // sync only: push gradient buckets during backward (0: after it)
   bool pull_overlap = false;     // sync only: the next forward starts on the first blocks pulled
   Tracer* tracer = nullptr;
-  // Sync: true while a lost worker's slice was given to this worker and the driver has not
-  // taken it yet; sync and SSP: while the scheduler pauses training (--min_workers). A wait for
-  // the next weights then ends (ExchangeResult::view_changed).
-  std::function<bool()> interrupt;
   // Sync, where a worker may be lost: the last step waits for its completion (one key).
   bool last_step_waits = false;
 };

@@ -17,11 +17,17 @@ void Require(bool ok, Mode mode, const char* what) {
 std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const ExchangeContext& c) {
   Require(c.map && c.control && c.zmq, mode, "a scheduler and servers (launch/tteps)");
   ControlChannel* control = c.control;
-  auto kv = std::make_unique<KVClient>(
-      *c.zmq, *c.map, control->self(), c.config.cluster.timeout_s,
-      [control, abort = c.abort] { return control->ShutdownRequested() || (abort && abort()); });
-  if (c.config.exchange.wire_dtype == "bf16") kv->set_wire(WireType::kBf16);
-  kv->set_lost_servers(c.lost_servers);
+  KVClientOptions kv;
+  kv.timeout_s = c.config.cluster.timeout_s;
+  kv.abort = [control, abort = c.abort] {
+    return control->ShutdownRequested() || (abort && abort());
+  };
+  // Sync: a lost worker's slice given to this worker, which the pull may wait for, or a pause
+  // (--min_workers); SSP: a pause, while a pull waits for a slower worker. The wait ends
+  // (ExchangeResult::view_changed).
+  if (mode == Mode::kSync || mode == Mode::kSsp) kv.interrupt = c.interrupt;
+  kv.lost_servers = c.lost_servers;
+  if (c.config.exchange.wire_dtype == "bf16") kv.wire = WireType::kBf16;
   // A worker that joined pushes a lost worker's slice: whole, as an adopter does (the servers
   // take another worker's slice only whole).
   const bool joined = c.map->own_slice >= 0;
@@ -36,11 +42,8 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
   // So does a pull by stages: one step's weights are all of one version only in sync mode.
   o.pull_overlap = mode == Mode::kSync && c.config.exchange.pull_overlap;
   o.tracer = c.tracer;
-  // Sync: a lost worker's slice to compute, or a pause (--min_workers); SSP: a pause, while a
-  // pull waits for a slower worker.
-  if (mode == Mode::kSync || mode == Mode::kSsp) o.interrupt = c.interrupt;
   o.last_step_waits = mode == Mode::kSync;
-  return MakePsExchange(model, std::move(kv), o);
+  return MakePsExchange(model, std::make_unique<KVClient>(*c.zmq, *c.map, control->self(), kv), o);
 }
 
 std::unique_ptr<WorkerGroup> MakeGroup(Mode mode, deeptte::DeepTTEImpl& model,

@@ -30,7 +30,7 @@ struct ExchangeContext {
   ControlChannel* control = nullptr;
   zmq::context_t* zmq = nullptr;
   MPI_Comm workers_comm = MPI_COMM_NULL;
-  // Sync: a lost worker's slice was given to this worker (PsExchangeOptions::interrupt).
+  // Sync: a lost worker's slice was given to this worker (KVClientOptions::interrupt).
   std::function<bool()> interrupt;
   // --replicas: the servers declared lost (the KV client reads their ranges from replicas).
   const LostServers* lost_servers = nullptr;

@@ -122,7 +122,6 @@ PsExchange::PsExchange(deeptte::DeepTTEImpl& model, std::unique_ptr<KVClient> kv
                                              PlanBuckets(layout_, o_.push_bucket_mb * (1 << 20)),
                                              [this](int b) { SendPart(b); });
   }
-  if (o_.interrupt) kv_->set_interrupt(o_.interrupt);
   if (o_.pull_overlap) {
     blocks_ = ModuleRuns(layout_, deeptte::DeepTTEImpl::ForwardBlocks());
     if (!blocks_.empty()) model_.set_block_gate([this](int b) { AwaitBlock(b, true); });

@@ -32,6 +32,12 @@ constexpr uint64_t kFingerprint = 0x5EED5EEDF00DULL;
 constexpr double kLr = 0.5;
 constexpr double kClientTimeoutS = 5.0;  // longer than the server's, so its errors come first
 
+KVClientOptions Timeout(double s) {
+  KVClientOptions o;
+  o.timeout_s = s;
+  return o;
+}
+
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
@@ -119,10 +125,13 @@ class ParamServerTest : public ::testing::Test {
 
   void TearDown() override { StopServer(); }
 
-  std::unique_ptr<KVClient> Client(int worker, uint64_t fingerprint = kFingerprint) {
+  std::unique_ptr<KVClient> Client(int worker, uint64_t fingerprint = kFingerprint,
+                                   WireType wire = WireType::kF32) {
     ClusterMap map = map_;
     map.fingerprint = fingerprint;
-    return std::make_unique<KVClient>(ctx_, map, map_.workers[worker], kClientTimeoutS);
+    KVClientOptions o = Timeout(kClientTimeoutS);
+    o.wire = wire;
+    return std::make_unique<KVClient>(ctx_, map, map_.workers[worker], o);
   }
 
   zmq::context_t ctx_;
@@ -477,9 +486,7 @@ TEST_F(ParamServerTest, SparsePushAndPullMoveOnlyTheNamedKeys) {
 // here are exact in bf16 (few mantissa bits), so the step is exact too.
 TEST_F(ParamServerTest, Bf16PushesAndPullsStepAsFloat32) {
   StartServer(1.0);
-  auto w0 = Client(0), w1 = Client(1);
-  w0->set_wire(WireType::kBf16);
-  w1->set_wire(WireType::kBf16);
+  auto w0 = Client(0, kFingerprint, WireType::kBf16), w1 = Client(1, kFingerprint, WireType::kBf16);
   const std::vector<float> init = InitValues();
   w0->Init(init.data());
   const auto g0 = Grad(0), g1 = Grad(1);
@@ -571,7 +578,7 @@ TEST_F(ParamServerTest, RequestsOfAnEarlierEpochAreRefused) {
   w0->Init(InitValues().data());
   ClusterMap old = map_;
   old.epoch = 0;
-  KVClient stale(ctx_, old, map_.workers[1], kClientTimeoutS);
+  KVClient stale(ctx_, old, map_.workers[1], Timeout(kClientTimeoutS));
   std::vector<float> out(kN);
   try {
     stale.Pull(0, out.data());
@@ -592,7 +599,7 @@ TEST_F(ParamServerTest, ARequestOfALaterEpochIsAnsweredOnceTheServerServesIt) {
   w0->Init(InitValues().data());
   ClusterMap next = map_;
   next.epoch = 1;
-  KVClient early(ctx_, next, map_.workers[1], kClientTimeoutS);
+  KVClient early(ctx_, next, map_.workers[1], Timeout(kClientTimeoutS));
   std::vector<float> out(kN, -1.0f);
   std::thread pull([&] { EXPECT_EQ(early.Pull(0, out.data()).version, 0); });
   // The old epoch's server holds the pull (never answers it); restarted until it has it.
@@ -702,9 +709,11 @@ TEST(ReplicatedServers, PushesReachBothAndAPullWaitingOnALostServerIsAnsweredByI
     r.thread = std::thread([&r] { r.server->Run([&r] { return r.stop.load(); }); });
   }
   LostServers lost;
-  KVClient w0(ctx, map, map.workers[0], kClientTimeoutS), w1(ctx, map, map.workers[1], 5.0);
-  w0.set_lost_servers(&lost);
-  w1.set_lost_servers(&lost);
+  KVClientOptions o0, o1;
+  o0.timeout_s = kClientTimeoutS;
+  o1.timeout_s = 5.0;
+  o0.lost_servers = o1.lost_servers = &lost;
+  KVClient w0(ctx, map, map.workers[0], o0), w1(ctx, map, map.workers[1], o1);
   const std::vector<float> init = InitValues();
   w0.Init(init.data());
   std::vector<float> out0(kN), out1(kN);
@@ -948,8 +957,10 @@ TEST(OrderedReplicas, APushReachesThePrimaryOnceItsBackupHoldsIt) {
   worker.id = 0;
   map.workers.push_back(worker);
   LostServers lost;
-  KVClient client(ctx, map, worker, kClientTimeoutS);
-  client.set_lost_servers(&lost);
+  KVClientOptions o;
+  o.timeout_s = kClientTimeoutS;
+  o.lost_servers = &lost;
+  KVClient client(ctx, map, worker, o);
   const auto ack = [&](int s, const Message& m) {
     Header h;
     h.type = MsgType::kPushAck;
