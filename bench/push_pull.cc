@@ -116,13 +116,14 @@ Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
   options.timeout_s = 60;
   {
     KVClient kv(ctx, map, Node(Role::kWorker, 0), options);
-    kv.Init(init.data());
+    kv.Call(KVRequest::Init(init.data(), floats));
   }
   // Every worker runs the same number of rounds (sync needs all); the count is fixed by a
   // calibration round so that the run lasts about --seconds.
   auto round_trip = [&](KVClient& kv, std::shared_ptr<std::vector<float>>& grad,
                         std::vector<float>& params, int64_t version) {
-    kv.PushPull(grad, {}, {version, 1, -1}, version + 1, params.data());
+    kv.Call(std::move(
+        KVRequest::Push(grad, {}, {version, 1, -1}).ThenPull(version + 1, params.data(), {{}})));
   };
   int64_t version = 0;
   int rounds = FLAGS_min_rounds;

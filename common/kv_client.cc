@@ -36,6 +36,13 @@ struct KVClient::Inflight {
   // Ordered replicas: per server, the first request (a push) not sent to it yet, with every
   // later one, until the range's other replicas hold it (SIZE_MAX: none held back).
   std::vector<size_t> held_from;
+  // What the request asked: its ticket, where its pull goes, which request is the pull's first
+  // stage (after the push, if any), how many stages it has (0: no pull) and how many are read.
+  uint64_t ticket = 0;
+  float* out = nullptr;
+  size_t first_pull = 0, stages = 0, read = 0;
+  size_t interruptible_from = SIZE_MAX;
+  PullResult first;  // stage 0's
 };
 
 KVClient::KVClient(zmq::context_t& ctx, const ClusterMap& map, const NodeInfo& self,
@@ -71,7 +78,7 @@ void KVClient::SendHeld() {
     f.held_from[s] = SIZE_MAX;
     if (routes_.dead(s)) continue;
     for (size_t i = first; i < f.requests.size(); ++i) {
-      if (!f.done[i][s]) Send(f.requests[i], f.first_id + i, s);
+      if (!f.done[i][s]) SendTo(f.requests[i], f.first_id + i, s);
     }
   }
   if (!holding) ReleasePayloads(&f.requests);
@@ -113,7 +120,7 @@ void KVClient::LoseServer(size_t s) {
     f.done[i][s] = true;
     if (f.requests[i].type == MsgType::kPull) {
       // Behind this client's pushes on the same connection, so the replica's answer sees them.
-      Send(f.requests[i], f.first_id + i, reader);
+      SendTo(f.requests[i], f.first_id + i, reader);
       f.done[i][reader] = false;
     } else if (--f.missing_of[i] == 0) {  // a push or init: the replicas hold it too
       f.replies.seconds[i] = SecondsSince(f.start);
@@ -125,7 +132,7 @@ void KVClient::LoseServer(size_t s) {
   SendHeld();  // a primary waiting for this backup waits no more
 }
 
-void KVClient::Send(const Request& q, uint64_t id, size_t s) {
+void KVClient::SendTo(const Request& q, uint64_t id, size_t s) {
   Header h;
   h.type = q.type;
   h.sender_role = self_.role;
@@ -164,25 +171,16 @@ void KVClient::PushPart(std::shared_ptr<const std::vector<float>> grad_sum,
     if (q.ranges[s].empty() || routes_.dead(s)) continue;  // none of this server's keys, or lost
     const uint64_t id = next_request_++;
     parts_[id] = s;
-    Send(q, id, s);
+    SendTo(q, id, s);
   }
 }
 
 KVClient::~KVClient() = default;
 
-KVClient::Replies KVClient::Exchange(const std::vector<Request>& requests, const char* what,
-                                     size_t interruptible_from) {
-  Begin(requests, what);
-  Await(requests.size(), interruptible_from);
-  Replies out = std::move(inflight_->replies);
-  inflight_.reset();
-  return out;
-}
-
 void KVClient::Begin(std::vector<Request> requests, const char* what) {
-  if (staged_out_) AwaitStage(inflight_->requests.size() - 2);  // the stages not awaited yet
-  staged_out_ = nullptr;
-  inflight_.reset();
+  if (inflight_) {  // the request still in flight, with the stages of its pull not read yet
+    Wait({inflight_->ticket}, inflight_->stages > 0 ? inflight_->stages - 1 : 0);
+  }
   CheckLosses();
   const size_t n = sockets_.size(), k = requests.size();
   auto f = std::make_unique<Inflight>();
@@ -205,7 +203,7 @@ void KVClient::Begin(std::vector<Request> requests, const char* what) {
       // backups, so it gets the push (and the pulls behind it) once they hold it. A worker lost
       // between the two sends then leaves a push that only a backup holds (and never applies).
       if (f->held_from[s] == SIZE_MAX && WaitsForBackups(requests[i], s)) f->held_from[s] = i;
-      if (f->held_from[s] > i) Send(requests[i], f->first_id + i, s);
+      if (f->held_from[s] > i) SendTo(requests[i], f->first_id + i, s);
       holding = holding || f->held_from[s] <= i;
       f->done[i][s] = false;
       ++f->missing_of[i];
@@ -237,7 +235,6 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
     if (f.answered >= upto && parts_.empty()) break;
     if (f.answered >= interruptible_from && o_.interrupt && o_.interrupt()) {
       inflight_.reset();  // its late replies are ignored (ids below the next exchange's)
-      staged_out_ = nullptr;
       throw KVInterrupted(what + " interrupted");
     }
     Poll(items.data(), n, 50);
@@ -377,92 +374,139 @@ KVClient::Request KVClient::PullRequest(int64_t want, const std::vector<KeyRange
   return q;
 }
 
-void KVClient::Init(const float* values) {
+KVRequest KVRequest::Init(const float* values, int64_t count) {
+  KVRequest r;
   // Init happens once: a copy keeps the zero-copy send independent of the caller's buffer.
-  Exchange({DataRequest(MsgType::kInit,
-                        std::make_shared<std::vector<float>>(values, values + map_.param_count), {},
-                        WireType::kF32)},
-           "init");
-}
-
-void KVClient::Push(std::shared_ptr<const std::vector<float>> grad,
-                    const std::vector<KeyRange>& spans, const PushMeta& meta) {
-  Exchange({PushRequest(std::move(grad), spans, meta)}, "push");
-}
-
-PullResult KVClient::Pull(int64_t want, float* out, const std::vector<KeyRange>& spans,
-                          bool interruptible, bool exact) {
-  Request q = PullRequest(want, spans);
-  q.exact = exact;
-  return ReadPull(Exchange({q}, "pull", interruptible ? 0 : SIZE_MAX), 0, q, out);
-}
-
-PullResult KVClient::PushPull(std::shared_ptr<const std::vector<float>> grad,
-                              const std::vector<KeyRange>& push_spans, const PushMeta& meta,
-                              int64_t want, float* out, const std::vector<KeyRange>& pull_spans) {
-  std::vector<Request> qs;
-  qs.push_back(PushRequest(std::move(grad), push_spans, meta));
-  qs.push_back(PullRequest(want, pull_spans));
-  const Replies replies = Exchange(qs, "push and pull", /*interruptible_from=*/1);
-  PullResult r = ReadPull(replies, 1, qs[1], out);
-  r.push_s = replies.seconds[0];
+  r.values = std::make_shared<std::vector<float>>(values, values + count);
+  r.init = true;
   return r;
 }
 
-PullResult KVClient::PushPullStaged(std::shared_ptr<const std::vector<float>> grad,
-                                    const std::vector<KeyRange>& push_spans, const PushMeta& meta,
-                                    int64_t want, float* out,
-                                    const std::vector<std::vector<KeyRange>>& stages) {
-  if (stages.empty()) throw std::invalid_argument("staged pull without stages");
-  std::vector<Request> qs;
-  qs.push_back(PushRequest(std::move(grad), push_spans, meta));
-  for (const auto& keys : stages) {
-    // An empty span list would mean every key. A server holding none of a stage's keys still
-    // gets its (empty) request: its answer says the version is there, like the others'.
-    if (keys.empty()) throw std::invalid_argument("staged pull with an empty stage");
-    qs.push_back(PullRequest(want, keys));
-  }
-  Begin(std::move(qs), "push and pull");
-  Await(2, /*interruptible_from=*/1);  // the push (request 0) and stage 0
-  // The later stages are of the same version and follow at once: they get a deadline of their
-  // own from here, not what stage 0's wait for the other workers left of the exchange's.
-  inflight_->deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(o_.timeout_s + kReplyMarginS));
-  staged_out_ = out;
-  staged_read_ = 1;
-  PullResult r = ReadPull(inflight_->replies, 1, inflight_->requests[1], out);
-  staged_version_ = r.version;
-  r.push_s = inflight_->replies.seconds[0];
-  FinishStaged();
+KVRequest KVRequest::Push(std::shared_ptr<const std::vector<float>> grad,
+                          std::vector<KeyRange> spans, const PushMeta& meta) {
+  KVRequest r;
+  r.values = std::move(grad);
+  r.push_spans = std::move(spans);
+  r.meta = meta;
   return r;
 }
 
-void KVClient::FinishStaged() {
-  // Every stage read and every part acknowledged: nothing of the exchange is needed any more.
-  if (staged_read_ + 1 < inflight_->requests.size() || !parts_.empty()) return;
-  staged_out_ = nullptr;
-  inflight_.reset();
+KVRequest KVRequest::Pull(int64_t want, float* out, std::vector<KeyRange> spans) {
+  KVRequest r;
+  r.want = want;
+  r.out = out;
+  r.stages = {std::move(spans)};
+  return r;
 }
 
-void KVClient::AwaitStage(size_t stage) {
-  if (!staged_out_ || stage + 1 >= inflight_->requests.size()) {
-    throw std::logic_error("AwaitStage(" + std::to_string(stage) + ") without that stage");
+KVRequest& KVRequest::ThenPull(int64_t want_version, float* into,
+                               std::vector<std::vector<KeyRange>> pull_stages) {
+  want = want_version;
+  out = into;
+  stages = std::move(pull_stages);
+  return *this;
+}
+
+KVTicket KVClient::Send(KVRequest r) {
+  if (!r.values && !r.out) throw std::invalid_argument("a request with nothing to send");
+  if (r.init && r.out) throw std::invalid_argument("init goes alone");
+  if (!r.out && !r.stages.empty()) throw std::invalid_argument("a pull with nowhere to go");
+  if (r.out && r.stages.empty()) r.stages = {{}};
+  std::vector<Request> qs;
+  if (r.init) {
+    qs.push_back(DataRequest(MsgType::kInit, r.values, {}, WireType::kF32));
+  } else if (r.values) {
+    qs.push_back(PushRequest(r.values, r.push_spans, r.meta));
   }
-  if (stage < staged_read_) return;
-  Await(stage + 2);
-  for (; staged_read_ <= stage; ++staged_read_) {
-    const PullResult r = ReadPull(inflight_->replies, staged_read_ + 1,
-                                  inflight_->requests[staged_read_ + 1], staged_out_);
-    // Sync: the servers answer a worker's pulls for one version together (the next version
-    // needs this worker's next push).
-    if (r.version != staged_version_) {
-      throw std::runtime_error("staged pull: stage " + std::to_string(staged_read_) +
-                               " came at version " + std::to_string(r.version) + ", stage 0 at " +
-                               std::to_string(staged_version_));
+  const size_t first_pull = qs.size();
+  if (r.out) {
+    for (const auto& keys : r.stages) {
+      // An empty span list would mean every key. A server holding none of a stage's keys still
+      // gets its (empty) request: its answer says the version is there, like the others'.
+      if (keys.empty() && r.stages.size() > 1) {
+        throw std::invalid_argument("staged pull with an empty stage");
+      }
+      qs.push_back(PullRequest(r.want, keys));
+      qs.back().exact = r.exact;
     }
   }
-  FinishStaged();
+  Begin(std::move(qs), r.init ? "init" : !r.out ? "push" : r.values ? "push and pull" : "pull");
+  Inflight& f = *inflight_;
+  f.ticket = next_ticket_++;
+  f.out = r.out;
+  f.first_pull = first_pull;
+  f.stages = r.out ? r.stages.size() : 0;
+  f.interruptible_from = r.interruptible ? first_pull : SIZE_MAX;
+  return {f.ticket};
+}
+
+PullResult KVClient::Wait(const KVTicket& ticket, size_t stage) {
+  const bool in_flight = inflight_ && inflight_->ticket == ticket.number;
+  if (!in_flight && ticket.number == completed_) return completed_result_;
+  if (!in_flight) {
+    throw std::logic_error("KVClient::Wait on request " + std::to_string(ticket.number) +
+                           ", neither in flight nor the last one completed (" +
+                           std::to_string(completed_) + ")");
+  }
+  if (inflight_->stages > 0 && stage >= inflight_->stages) {  // the caller's mistake: kept
+    throw std::logic_error("KVClient::Wait for stage " + std::to_string(stage) + " of a pull of " +
+                           std::to_string(inflight_->stages));
+  }
+  try {
+    return WaitInFlight(stage);
+  } catch (...) {
+    inflight_.reset();  // a request that failed is over: its late replies are ignored
+    throw;
+  }
+}
+
+PullResult KVClient::WaitInFlight(size_t stage) {
+  Inflight& f = *inflight_;
+  if (f.stages == 0) {  // an init or a push alone
+    Await(f.requests.size());
+    PullResult r;
+    r.push_s = f.replies.seconds[0];
+    Complete(r);
+    return r;
+  }
+  if (f.read == 0) {
+    Await(f.first_pull + 1, f.interruptible_from);  // the push and stage 0
+    f.first = ReadPull(f.replies, f.first_pull, f.requests[f.first_pull], f.out);
+    if (f.first_pull > 0) f.first.push_s = f.replies.seconds[0];
+    f.read = 1;
+    // The later stages are of the same version and follow at once: they get a deadline of their
+    // own from here, not what stage 0's wait for the other workers left of the exchange's.
+    f.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(o_.timeout_s + kReplyMarginS));
+  }
+  if (stage >= f.read) {
+    Await(f.first_pull + stage + 1);
+    for (; f.read <= stage; ++f.read) {
+      const size_t i = f.first_pull + f.read;
+      const PullResult r = ReadPull(f.replies, i, f.requests[i], f.out);
+      // Sync: the servers answer a worker's pulls for one version together (the next version
+      // needs this worker's next push).
+      if (r.version != f.first.version) {
+        throw std::runtime_error("staged pull: stage " + std::to_string(f.read) +
+                                 " came at version " + std::to_string(r.version) + ", stage 0 at " +
+                                 std::to_string(f.first.version));
+      }
+    }
+  }
+  const PullResult r = f.first;
+  if (f.read == f.stages) Complete(r);
+  return r;
+}
+
+PullResult KVClient::Call(KVRequest request) {
+  const size_t last = request.out && request.stages.size() > 1 ? request.stages.size() - 1 : 0;
+  return Wait(Send(std::move(request)), last);
+}
+
+void KVClient::Complete(const PullResult& result) {
+  completed_ = inflight_->ticket;
+  completed_result_ = result;
+  inflight_.reset();
 }
 
 }  // namespace tteps

@@ -1,6 +1,7 @@
 // The worker's (and evaluator's) view of the parameter servers, in the manner of ps-lite's
-// KVWorker: Init / Push / Pull of the flat parameter vector, each request sent to every shard
-// at once and awaited with a deadline. Knows float arrays and key ranges, not LibTorch.
+// KVWorker: every request (an init, a push, a pull, or a push with the pull behind it) has one
+// shape, KVRequest; Send gives it to every shard at once and returns a ticket, Wait awaits the
+// ticket with a deadline. Knows float arrays and key ranges, not LibTorch.
 #pragma once
 
 #include <cstdint>
@@ -45,8 +46,8 @@ struct KVClientOptions {
   double timeout_s = 30;  // every request's deadline (a server's answer, plus a margin)
   // Polled while waiting: true ends the wait with an exception (shutdown, rollback).
   std::function<bool()> abort;
-  // Polled while PushPull, PushPullStaged (once the push is acknowledged) and an interruptible
-  // Pull wait for their pull: true ends the wait with KVInterrupted. Sync mode: the scheduler
+  // Polled while an interruptible request (KVRequest::interruptible) waits for its pull, once
+  // its push is acknowledged: true ends the wait with KVInterrupted. Sync mode: the scheduler
   // gave this worker a lost worker's slice, which the pull may be waiting for.
   std::function<bool()> interrupt;
   // --replicas 2: pushes (and init) go to every server holding a range, pulls to the first live
@@ -61,8 +62,43 @@ struct KVClientOptions {
 struct PullResult {
   int64_t version = 0;  // lowest version served across shards
   double held_s = 0;    // longest time a server held the pull (waiting for other workers)
-  double push_s = 0;    // PushPull: until every server acknowledged the push
-  bool stop = false;    // a server says training ends with this version (see RequestStop)
+  double push_s = 0;    // a push with a pull: until every server acknowledged the push
+  bool stop = false;    // a server says training ends with this version (PushMeta::stop)
+};
+
+// One request to the servers: worker 0's init alone, or a push, a pull, or a push and the pull
+// behind it (sent without waiting: a server handles a connection's messages in order, so the
+// pull sees the push). Every field it needs is here; the client keeps nothing between requests.
+struct KVRequest {
+  // Worker 0: the initial values of the whole flat vector (copied: `values` may go).
+  static KVRequest Init(const float* values, int64_t count);
+  // Gradient sums (`meta` says over what). `spans` (sorted, disjoint keys; empty: every key)
+  // say which keys to send: the others' gradient is zero. A dense push is sent without
+  // copying, kept alive by the shared pointer until ZeroMQ is done with it.
+  static KVRequest Push(std::shared_ptr<const std::vector<float>> grad, std::vector<KeyRange> spans,
+                        const PushMeta& meta);
+  // The keys of `spans` (empty: every key) into `out`, the whole flat vector, once each
+  // server can serve `want` (a version in sync mode, the worker's clock in SSP, ignored in
+  // async). The other keys of `out` are left as they were.
+  static KVRequest Pull(int64_t want, float* out, std::vector<KeyRange> spans = {});
+  // This push's pull, behind it: stage i the keys of `stages[i]` (each non-empty, in the
+  // order the caller will need them; the servers send them in that order).
+  KVRequest& ThenPull(int64_t want, float* out, std::vector<std::vector<KeyRange>> stages);
+
+  std::shared_ptr<const std::vector<float>> values;  // init or push: what it sends
+  bool init = false;
+  std::vector<KeyRange> push_spans;
+  PushMeta meta;
+  float* out = nullptr;  // a pull: where it goes
+  int64_t want = 0;
+  std::vector<std::vector<KeyRange>> stages;  // a pull's stages ({{}}: one of every key)
+  bool exact = false;          // sync: the values of version `want` itself, not of a later one
+  bool interruptible = false;  // the wait for the pull may end with KVInterrupted
+};
+
+// A request sent; Wait awaits it.
+struct KVTicket {
+  uint64_t number = 0;
 };
 
 class KVClient {
@@ -71,41 +107,21 @@ class KVClient {
            KVClientOptions options);
   ~KVClient();
 
-  // Worker 0: the initial values of the whole flat vector.
-  void Init(const float* values);
-  // Gradient sums (`meta` says over what). `spans` (sorted, disjoint keys; empty: every key)
-  // say which keys to send: the others' gradient is zero. A dense push is sent without
-  // copying, kept alive by the shared pointer until ZeroMQ is done with it.
-  void Push(std::shared_ptr<const std::vector<float>> grad_sum, const std::vector<KeyRange>& spans,
-            const PushMeta& meta);
-  // sync: a part of the next push, sent at once while backward computes the rest (the keys of
-  // `spans`, which must not be sent again). Not awaited here: the next Push or PushPull waits
-  // for its acknowledgement too, and completes the push.
+  // Sends `request` to every server holding its keys, after awaiting the request still in flight
+  // (and reading what it pulls). Throws std::invalid_argument for keys or sizes that do not fit.
+  KVTicket Send(KVRequest request);
+  // Until `ticket`'s push (or init) is acknowledged and stage `stage` of its pull (with every
+  // stage before) is in its `out`: --timeout_s + 2 from the sending, a later stage's from stage
+  // 0's answer. The result (version, stop, time held, push time) is stage 0's. Waiting again on
+  // the last ticket completed returns its result; on another ticket: std::logic_error.
+  PullResult Wait(const KVTicket& ticket, size_t stage = 0);
+  // Send, then Wait for all of it.
+  PullResult Call(KVRequest request);
+  // Sync: a part of the next push (the keys of `spans`, which the push must not send again),
+  // sent at once while backward computes the rest. Nothing to wait on: the next request's
+  // Wait awaits its acknowledgement too.
   void PushPart(std::shared_ptr<const std::vector<float>> grad_sum,
                 const std::vector<KeyRange>& spans, int64_t version);
-  // Fills the keys of `spans` (empty: every key) of `out`, the whole flat vector, once each
-  // server can serve `want` (a version in sync mode, the worker's clock in SSP, ignored in
-  // async). The other keys of `out` are left as they were.
-  // `interruptible`: the wait may end with KVInterrupted (KVClientOptions::interrupt).
-  // `exact` (sync): the values of version `want` itself, not of a later one.
-  PullResult Pull(int64_t want, float* out, const std::vector<KeyRange>& spans = {},
-                  bool interruptible = false, bool exact = false);
-  // Push, then at once (without waiting for the acknowledgements) the pull of `want`: a
-  // server handles a connection's messages in order, so the pull sees the push.
-  PullResult PushPull(std::shared_ptr<const std::vector<float>> grad_sum,
-                      const std::vector<KeyRange>& push_spans, const PushMeta& meta, int64_t want,
-                      float* out, const std::vector<KeyRange>& pull_spans = {});
-  // PushPull whose pull comes in stages, stage i the keys of `stages[i]` (each non-empty, in
-  // the order the caller will need them): returns once every server acknowledged the push and
-  // answered stage 0; the servers send the later stages behind it, and AwaitStage(i) waits
-  // for them. Its result (version, stop, time held) is stage 0's. Any other request first
-  // awaits the stages not awaited yet.
-  PullResult PushPullStaged(std::shared_ptr<const std::vector<float>> grad_sum,
-                            const std::vector<KeyRange>& push_spans, const PushMeta& meta,
-                            int64_t want, float* out,
-                            const std::vector<std::vector<KeyRange>>& stages);
-  // Until stage `stage` (and every stage before it) of the last staged pull is in its `out`.
-  void AwaitStage(size_t stage);
 
   // Payload bytes sent in pushes and received in pull replies so far (headers not counted).
   int64_t bytes_pushed() const { return bytes_pushed_; }
@@ -137,7 +153,7 @@ class KVClient {
   Request PushRequest(std::shared_ptr<const std::vector<float>> grad,
                       const std::vector<KeyRange>& spans, const PushMeta& meta) const;
   Request PullRequest(int64_t want, const std::vector<KeyRange>& spans) const;
-  void Send(const Request& q, uint64_t id, size_t server);
+  void SendTo(const Request& q, uint64_t id, size_t server);
   // Takes in the servers declared lost since the last look (KVClientOptions::lost_servers).
   void CheckLosses();
   void LoseServer(size_t server);
@@ -147,17 +163,16 @@ class KVClient {
   // Sends what the primaries held back once their backups hold the push it waited for.
   void SendHeld();
   static void ReleasePayloads(std::vector<Request>* requests);
-  // Sends `requests` to every server, in order, and waits (deadline) for every answer (and for
-  // those of the parts sent before).
-  // `interruptible_from`: once requests [0, n) are answered, the interrupt hook may end the wait.
-  Replies Exchange(const std::vector<Request>& requests, const char* what,
-                   size_t interruptible_from = SIZE_MAX);
-  // Exchange in two halves: send (after finishing the exchange still in flight), then receive
-  // until requests [0, upto) are answered by every server and every part is acknowledged.
+  // Sends `requests` to every server, in order (after finishing the exchange still in flight).
   void Begin(std::vector<Request> requests, const char* what);
+  // Receives until requests [0, upto) are answered by every server and every part is
+  // acknowledged, within the deadline. `interruptible_from`: once requests [0, n) are answered,
+  // the interrupt hook may end the wait.
   void Await(size_t upto, size_t interruptible_from = SIZE_MAX);
-  // Ends the staged pull once every stage is read (and every part acknowledged).
-  void FinishStaged();
+  // Wait's part for the request in flight.
+  PullResult WaitInFlight(size_t stage);
+  // The exchange in flight is over: its result is kept for a second Wait on its ticket.
+  void Complete(const PullResult& result);
   PullResult ReadPull(const Replies& replies, size_t index, const Request& request, float* out);
 
   ClusterMap map_;
@@ -170,10 +185,9 @@ class KVClient {
   int64_t bytes_pushed_ = 0, bytes_pulled_ = 0;
   std::map<uint64_t, size_t> parts_;    // parts not acknowledged yet: request id -> server
   std::unique_ptr<Inflight> inflight_;  // the requests last sent, until every answer is in
-  // The staged pull: where its stages go, and how many are read into it.
-  float* staged_out_ = nullptr;
-  size_t staged_read_ = 0;
-  int64_t staged_version_ = 0;
+  uint64_t next_ticket_ = 1;
+  uint64_t completed_ = 0;  // the last ticket completed, and its result
+  PullResult completed_result_;
 };
 
 }  // namespace tteps

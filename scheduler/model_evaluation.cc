@@ -145,7 +145,7 @@ class ModelEvaluation : public Evaluation {
         // The final weights of a sync job are those of version `step`: with clipping, the
         // last step may still be waiting for its norm when the workers report done.
         const int64_t want = req.final && map_.config.exchange.mode == Mode::kSync ? req.step : 0;
-        out.version = kv->Pull(want, pulled->data()).version;
+        out.version = kv->Call(KVRequest::Pull(want, pulled->data())).version;
         CopyParamsIn(*model_, layout, pulled->data());
       }
       if (trips_->empty()) {

@@ -104,6 +104,7 @@ class PsExchange : public Exchange {
   // in flight (-1: nothing to pull), and how many hold the weights pulled last.
   std::vector<ModuleRun> blocks_;
   std::vector<int> stage_of_;
+  KVTicket staged_;  // the staged pull in flight (the forward waits for its stages)
   size_t blocks_in_ = 0;
   int64_t reported_pushed_ = 0, reported_pulled_ = 0;  // KVClient byte counts at the last report
   // The first pull is counted in the first step; later pulls in the exchange that ends a step.
@@ -147,7 +148,7 @@ void PsExchange::AwaitBlock(int b, bool in_forward) {
     const ModuleRun& run = blocks_[blocks_in_];
     if (stage_of_[blocks_in_] >= 0) {
       const auto t = Clock::now();
-      kv_->AwaitStage(static_cast<size_t>(stage_of_[blocks_in_]));
+      kv_->Wait(staged_, static_cast<size_t>(stage_of_[blocks_in_]));
       const double waited = SecondsSince(t);
       win_pull_ += waited;
       if (in_forward) {
@@ -185,11 +186,11 @@ void PsExchange::Start(int64_t first_step, const TableRows* rows) {
   // Worker 0 gives a fresh job its initial weights (the servers hold pulls until then).
   if (o_.worker == 0 && first_step == 0) {
     CopyParamsOut(model_, layout_, params_.data());
-    kv_->Init(params_.data());
+    kv_->Call(KVRequest::Init(params_.data(), layout_.total()));
   }
   pull_spans_ = SpansOf(rows);
   const auto t = Clock::now();
-  pulled_ = kv_->Pull(Want(first_step), params_.data(), pull_spans_);
+  pulled_ = kv_->Call(KVRequest::Pull(Want(first_step), params_.data(), pull_spans_));
   carry_wait_ = pulled_.held_s;
   carry_pull_ = std::max(0.0, SecondsSince(t) - pulled_.held_s);
   CopyAllIn();
@@ -218,7 +219,9 @@ void PsExchange::Settle(Weights which) {
     // server that completed the step already (the lost worker's push reached it, not the
     // others) sends the version before, which it keeps, so the slice is computed on one version.
     const auto t = Clock::now();
-    kv_->Pull(pulled_.version, params_.data(), {}, /*interruptible=*/false, /*exact=*/true);
+    KVRequest exact = KVRequest::Pull(pulled_.version, params_.data());
+    exact.exact = true;
+    kv_->Call(std::move(exact));
     CopyAllIn();
     win_pull_ += SecondsSince(t);
     return;
@@ -251,20 +254,24 @@ ExchangeResult PsExchange::PushPull(const StepEnd& e) {
   PullResult next;
   std::vector<std::vector<KeyRange>> stages;
   if (!planned_last && !blocks_.empty()) stages = PullStages();
+  KVRequest push = KVRequest::Push(grad_, push_spans, meta);
+  // The wait for the next weights ends when the view changes (a slice to adopt, a pause).
+  push.interruptible = true;
   try {
     if (planned_last && o_.last_step_waits) {
       // Sync, where a worker may be lost: the last step waits for its completion (one key),
       // which a lost worker's slice pushed from here may be needed for.
-      next = kv_->PushPull(grad_, push_spans, meta, step + 1, params_.data(), {{0, 1}});
+      next = kv_->Call(std::move(push.ThenPull(step + 1, params_.data(), {{{0, 1}}})));
     } else if (planned_last) {
-      kv_->Push(grad_, push_spans, meta);
+      kv_->Call(std::move(push));
       next.push_s = SecondsSince(t);
     } else if (!stages.empty()) {
       // Returns with the first module's weights; the forward awaits the others (AwaitBlock).
-      next = kv_->PushPullStaged(grad_, push_spans, meta, Want(step + 1), params_.data(), stages);
+      staged_ = kv_->Send(std::move(push.ThenPull(Want(step + 1), params_.data(), stages)));
+      next = kv_->Wait(staged_, 0);
       blocks_in_ = 0;
     } else {
-      next = kv_->PushPull(grad_, push_spans, meta, Want(step + 1), params_.data(), pull_spans_);
+      next = kv_->Call(std::move(push.ThenPull(Want(step + 1), params_.data(), {pull_spans_})));
     }
   } catch (const KVInterrupted& interrupted) {
     LOG(INFO) << "the wait for step " << step + 1 << " ends: " << interrupted.what();
@@ -324,7 +331,8 @@ void PsExchange::PushSlice(const SlicePush& p) {
   CopyGradsOut(model_, layout_, grad->data());
   const double norm = PushNorm(*grad, p.trips);
   const auto t = Clock::now();
-  kv_->Push(grad, {}, {pulled_.version, p.trips, norm, p.slice, p.pieces.sq, p.pieces.n2, stop_});
+  kv_->Call(KVRequest::Push(
+      grad, {}, {pulled_.version, p.trips, norm, p.slice, p.pieces.sq, p.pieces.n2, stop_}));
   win_push_ += SecondsSince(t);
   TraceSince(o_.tracer, "push (adopted slice)", t);
 }
@@ -335,10 +343,14 @@ ExchangeResult PsExchange::Repull(int64_t step, bool planned_last) {
   PullResult next;
   try {
     if (planned_last) {
-      kv_->Pull(step + 1, params_.data(), {{0, 1}}, /*interruptible=*/true);
+      KVRequest last = KVRequest::Pull(step + 1, params_.data(), {{0, 1}});
+      last.interruptible = true;
+      kv_->Call(std::move(last));
       return res;
     }
-    next = kv_->Pull(Want(step + 1), params_.data(), pull_spans_, /*interruptible=*/true);
+    KVRequest pull = KVRequest::Pull(Want(step + 1), params_.data(), pull_spans_);
+    pull.interruptible = true;
+    next = kv_->Call(std::move(pull));
   } catch (const KVInterrupted& interrupted) {
     LOG(INFO) << "the wait for step " << step + 1 << " ends again: " << interrupted.what();
     win_pull_ += SecondsSince(t);

@@ -38,6 +38,21 @@ KVClientOptions Timeout(double s) {
   return o;
 }
 
+// The requests these tests make, each sent and awaited (KVClient::Call).
+void Init(KVClient& c, const float* values) { c.Call(KVRequest::Init(values, c.total())); }
+void Push(KVClient& c, std::shared_ptr<const std::vector<float>> grad, std::vector<KeyRange> spans,
+          const PushMeta& meta) {
+  c.Call(KVRequest::Push(std::move(grad), std::move(spans), meta));
+}
+PullResult Pull(KVClient& c, int64_t want, float* out, std::vector<KeyRange> spans = {}) {
+  return c.Call(KVRequest::Pull(want, out, std::move(spans)));
+}
+PullResult PushPull(KVClient& c, std::shared_ptr<const std::vector<float>> grad,
+                    std::vector<KeyRange> spans, const PushMeta& meta, int64_t want, float* out) {
+  KVRequest r = KVRequest::Push(std::move(grad), std::move(spans), meta);
+  return c.Call(std::move(r.ThenPull(want, out, {{}})));
+}
+
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
@@ -153,18 +168,18 @@ TEST_F(ParamServerTest, InitThenPullReturnsTheInitialValues) {
   StartServer(1.0);
   auto w0 = Client(0), w1 = Client(1);
   const std::vector<float> init = InitValues();
-  w0->Init(init.data());
+  Init(*w0, init.data());
   for (auto* w : {w0.get(), w1.get()}) {
     std::vector<float> out(kN, -99.0f);
-    const PullResult r = w->Pull(0, out.data());
+    const PullResult r = Pull(*w, 0, out.data());
     EXPECT_EQ(r.version, 0);
     EXPECT_EQ(out, init);
   }
   // A second init (e.g. a restarted worker 0) does not overwrite the values.
   std::vector<float> other(kN, 42.0f);
-  w0->Init(other.data());
+  Init(*w0, other.data());
   std::vector<float> out(kN);
-  w1->Pull(0, out.data());
+  Pull(*w1, 0, out.data());
   EXPECT_EQ(out, init);
   StopServer();
   EXPECT_EQ(server_->errors(), 0);
@@ -174,10 +189,10 @@ TEST_F(ParamServerTest, SyncStepAveragesPushesWeightedBySamples) {
   StartServer(1.0);
   auto w0 = Client(0), w1 = Client(1);
   const std::vector<float> init = InitValues();
-  w0->Init(init.data());
+  Init(*w0, init.data());
   const auto g0 = Grad(0), g1 = Grad(1);
   const int64_t n0 = 1, n1 = 3;
-  w0->Push(g0, {}, {0, n0});
+  Push(*w0, g0, {}, {0, n0});
 
   // Worker 0's pull for version 1 is held until worker 1 has pushed.
   std::vector<float> out0(kN);
@@ -185,13 +200,13 @@ TEST_F(ParamServerTest, SyncStepAveragesPushesWeightedBySamples) {
   std::string pull_error;
   std::thread puller([&] {
     try {
-      r0 = w0->Pull(1, out0.data());
+      r0 = Pull(*w0, 1, out0.data());
     } catch (const std::exception& e) {
       pull_error = e.what();
     }
   });
   std::this_thread::sleep_for(milliseconds(200));
-  w1->Push(g1, {}, {0, n1});
+  Push(*w1, g1, {}, {0, n1});
   puller.join();
   ASSERT_EQ(pull_error, "");
 
@@ -206,7 +221,7 @@ TEST_F(ParamServerTest, SyncStepAveragesPushesWeightedBySamples) {
   EXPECT_EQ(out0, expected);
 
   std::vector<float> out1(kN);
-  const PullResult r1 = w1->Pull(1, out1.data());
+  const PullResult r1 = Pull(*w1, 1, out1.data());
   EXPECT_EQ(r1.version, 1);
   EXPECT_LT(r1.held_s, 0.05);  // ready at once
   EXPECT_EQ(out1, expected);
@@ -221,13 +236,13 @@ TEST_F(ParamServerTest, PushPullSendsThePullBehindThePushAndGetsTheNextVersion) 
   StartServer(1.0);
   auto w0 = Client(0), w1 = Client(1);
   const std::vector<float> init = InitValues();
-  w0->Init(init.data());
+  Init(*w0, init.data());
   const auto g0 = Grad(0), g1 = Grad(1);
   // Both workers push version 0 and pull version 1 in one exchange each.
   std::vector<float> out0(kN), out1(kN);
   PullResult r0;
-  std::thread other([&] { r0 = w0->PushPull(g0, {}, {0, 1, -1}, 1, out0.data()); });
-  const PullResult r1 = w1->PushPull(g1, {}, {0, 1, -1}, 1, out1.data());
+  std::thread other([&] { r0 = PushPull(*w0, g0, {}, {0, 1, -1}, 1, out0.data()); });
+  const PullResult r1 = PushPull(*w1, g1, {}, {0, 1, -1}, 1, out1.data());
   other.join();
   std::vector<float> expected(kN);
   for (int64_t i = 0; i < kN; ++i) {
@@ -247,11 +262,11 @@ TEST_F(ParamServerTest, PullForAFutureVersionTimesOutNamingTheMissingWorkers) {
   StartServer(1.0);
   auto w0 = Client(0);
   const std::vector<float> init = InitValues();
-  w0->Init(init.data());
+  Init(*w0, init.data());
   std::vector<float> out(kN);
   const auto start = Clock::now();
   try {
-    w0->Pull(2, out.data());
+    Pull(*w0, 2, out.data());
     ADD_FAILURE() << "the pull for version 2 was answered";
   } catch (const std::runtime_error& e) {
     const std::string text = e.what();
@@ -265,7 +280,7 @@ TEST_F(ParamServerTest, PullForAFutureVersionTimesOutNamingTheMissingWorkers) {
   EXPECT_GE(waited, 0.95);
   EXPECT_LT(waited, 2.5);
   // The server is still serving.
-  EXPECT_EQ(w0->Pull(0, out.data()).version, 0);
+  EXPECT_EQ(Pull(*w0, 0, out.data()).version, 0);
   EXPECT_EQ(out, init);
   StopServer();
   EXPECT_EQ(server_->errors(), 1);
@@ -276,7 +291,7 @@ TEST_F(ParamServerTest, PullBeforeInitTimesOutWaitingForTheInitialValues) {
   auto w1 = Client(1);
   std::vector<float> out(kN);
   try {
-    w1->Pull(0, out.data());
+    Pull(*w1, 0, out.data());
     ADD_FAILURE() << "a pull before init was answered";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("initial values from worker 0"), std::string::npos)
@@ -288,9 +303,9 @@ TEST_F(ParamServerTest, WrongFingerprintIsRefusedAndTheServerKeepsServing) {
   StartServer(1.0);
   auto w0 = Client(0), bad = Client(1, kFingerprint + 1);
   const std::vector<float> init = InitValues();
-  w0->Init(init.data());
+  Init(*w0, init.data());
   try {
-    bad->Push(Grad(1), {}, {0, 3});
+    Push(*bad, Grad(1), {}, {0, 3});
     ADD_FAILURE() << "a push with a wrong fingerprint was accepted";
   } catch (const std::runtime_error& e) {
     const std::string text = e.what();
@@ -299,8 +314,8 @@ TEST_F(ParamServerTest, WrongFingerprintIsRefusedAndTheServerKeepsServing) {
     EXPECT_NE(text.find(std::to_string(kFingerprint)), std::string::npos) << text;
   }
   std::vector<float> out(kN);
-  EXPECT_THROW(bad->Pull(0, out.data()), std::runtime_error);
-  EXPECT_EQ(w0->Pull(0, out.data()).version, 0);
+  EXPECT_THROW(Pull(*bad, 0, out.data()), std::runtime_error);
+  EXPECT_EQ(Pull(*w0, 0, out.data()).version, 0);
   EXPECT_EQ(out, init);
   StopServer();
   EXPECT_EQ(server_->errors(), 2);
@@ -312,7 +327,7 @@ TEST_F(ParamServerTest, MalformedAndMisdirectedMessagesGetErrorRepliesAndServing
   StartServer(1.0);
   auto w0 = Client(0);
   const std::vector<float> init = InitValues();
-  w0->Init(init.data());
+  Init(*w0, init.data());
 
   auto raw = MakeSocket(ctx_, zmq::socket_type::dealer);
   raw.connect(map_.servers[0].endpoint);
@@ -371,7 +386,7 @@ TEST_F(ParamServerTest, MalformedAndMisdirectedMessagesGetErrorRepliesAndServing
   expect_error("unknown worker 5");
 
   std::vector<float> out(kN);
-  EXPECT_EQ(w0->Pull(0, out.data()).version, 0);
+  EXPECT_EQ(Pull(*w0, 0, out.data()).version, 0);
   EXPECT_EQ(out, init);
   StopServer();
   EXPECT_EQ(server_->errors(), 5);
@@ -384,21 +399,21 @@ TEST_F(ParamServerTest, PoisonedPushesAreRefusedCountedAndTheStepStillCompletes)
   const std::vector<float> init = InitValues();
   auto inf_init = std::make_shared<std::vector<float>>(init);
   (*inf_init)[kN - 1] = INFINITY;
-  EXPECT_THROW(w0->Init(inf_init->data()), std::runtime_error);
-  w0->Init(init.data());
+  EXPECT_THROW(Init(*w0, inf_init->data()), std::runtime_error);
+  Init(*w0, init.data());
 
   // A well-formed push claiming worker 1's place, with NaN in it: refused, naming the key.
   auto nan_grad = std::make_shared<std::vector<float>>(*Grad(1));
   (*nan_grad)[500] = std::nanf("");
   try {
-    w1->Push(nan_grad, {}, {0, 3});
+    Push(*w1, nan_grad, {}, {0, 3});
     ADD_FAILURE() << "a NaN push was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("at key 500"), std::string::npos) << e.what();
   }
   // More trips than one step can hold (the default global batch of 64, accumulation 1).
   try {
-    w1->Push(Grad(1), {}, {0, 65});
+    Push(*w1, Grad(1), {}, {0, 65});
     ADD_FAILURE() << "a push of 65 trips was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("more than a step can hold (64)"), std::string::npos)
@@ -406,10 +421,10 @@ TEST_F(ParamServerTest, PoisonedPushesAreRefusedCountedAndTheStepStillCompletes)
   }
   // The refusals left worker 1's place free: the real pushes make the step.
   const auto g0 = Grad(0), g1 = Grad(1);
-  w0->Push(g0, {}, {0, 1});
-  w1->Push(g1, {}, {0, 3});
+  Push(*w0, g0, {}, {0, 1});
+  Push(*w1, g1, {}, {0, 3});
   std::vector<float> out(kN);
-  EXPECT_EQ(w0->Pull(1, out.data()).version, 1);
+  EXPECT_EQ(Pull(*w0, 1, out.data()).version, 1);
   for (int64_t i = 0; i < kN; ++i) {
     const double mean = (static_cast<double>((*g0)[i]) + (*g1)[i]) / 4.0;
     ASSERT_EQ(out[i], static_cast<float>(init[i] - kLr * mean)) << i;
@@ -427,14 +442,14 @@ TEST_F(ParamServerTest, QueuedCommandsDropALostWorkerAndARollbackEndsTheEpoch) {
   StartServer(1.0);
   auto w0 = Client(0), w1 = Client(1);
   const std::vector<float> init = InitValues();
-  w0->Init(init.data());
+  Init(*w0, init.data());
   ServerCommand lost;
   lost.kind = ServerCommand::kWorkerLost;
   lost.worker = 1;
   commands_.Push(lost);
-  w0->Push(Grad(0), {}, {0, 1});
+  Push(*w0, Grad(0), {}, {0, 1});
   try {
-    w1->Push(Grad(1), {}, {0, 3});
+    Push(*w1, Grad(1), {}, {0, 3});
     ADD_FAILURE() << "a lost worker's push was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("declared lost"), std::string::npos) << e.what();
@@ -457,14 +472,14 @@ TEST_F(ParamServerTest, SparsePushAndPullMoveOnlyTheNamedKeys) {
   StartServer(1.0);
   auto w0 = Client(0), w1 = Client(1);
   const std::vector<float> init = InitValues();
-  w0->Init(init.data());
+  Init(*w0, init.data());
   const std::vector<KeyRange> spans0 = {{0, 10}, {500, 516}}, spans1 = {{5, 20}, {1030, kN}};
   const auto g0 = Grad(0), g1 = Grad(1);
-  w0->Push(g0, spans0, {0, 2});
-  w1->Push(g1, spans1, {0, 2});
+  Push(*w0, g0, spans0, {0, 2});
+  Push(*w1, g1, spans1, {0, 2});
   std::vector<float> out(kN, -99.f);
   const std::vector<KeyRange> wanted = {{3, 8}, {1000, 1010}};
-  const PullResult r = w0->Pull(1, out.data(), wanted);
+  const PullResult r = Pull(*w0, 1, out.data(), wanted);
   EXPECT_EQ(r.version, 1);
   const auto in = [](const std::vector<KeyRange>& spans, int64_t k) {
     for (const auto& s : spans) {
@@ -488,12 +503,12 @@ TEST_F(ParamServerTest, Bf16PushesAndPullsStepAsFloat32) {
   StartServer(1.0);
   auto w0 = Client(0, kFingerprint, WireType::kBf16), w1 = Client(1, kFingerprint, WireType::kBf16);
   const std::vector<float> init = InitValues();
-  w0->Init(init.data());
+  Init(*w0, init.data());
   const auto g0 = Grad(0), g1 = Grad(1);
-  w0->Push(g0, {}, {0, 1});
-  w1->Push(g1, {{0, 100}}, {0, 1});
+  Push(*w0, g0, {}, {0, 1});
+  Push(*w1, g1, {{0, 100}}, {0, 1});
   std::vector<float> out(kN, -99.f);
-  w0->Pull(1, out.data());
+  Pull(*w0, 1, out.data());
   for (int64_t k = 0; k < kN; ++k) {
     const double sum = (*g0)[k] + (k < 100 ? (*g1)[k] : 0.0);
     EXPECT_EQ(out[k], static_cast<float>(init[k] - kLr * sum / 2)) << "key " << k;
@@ -503,22 +518,31 @@ TEST_F(ParamServerTest, Bf16PushesAndPullsStepAsFloat32) {
   EXPECT_EQ(server_->errors(), 0);
 }
 
-// A staged pull: the call returns with stage 0 in place, each later stage lands when awaited
+// A staged pull: the wait returns with stage 0 in place, each later stage lands when awaited
 // (or when the client next sends anything), and keys outside the stages are left alone.
 TEST_F(ParamServerTest, StagedPullFillsEachStageWhenAwaited) {
   StartServer(1.0);
   auto w0 = Client(0), w1 = Client(1);
   const std::vector<float> init = InitValues();
-  w0->Init(init.data());
+  Init(*w0, init.data());
   const auto g0 = Grad(0), g1 = Grad(1);
   const std::vector<std::vector<KeyRange>> stages = {
       {{0, 10}}, {{10, 500}, {600, 700}}, {{1000, kN}}};
-  EXPECT_THROW(w0->PushPullStaged(g0, {}, {0, 1, -1}, 1, nullptr, {{{0, 1}}, {}}),
-               std::invalid_argument);
   std::vector<float> out0(kN, -99.f), out1(kN);
+  KVRequest empty_stage = KVRequest::Push(g0, {}, {0, 1, -1});
+  empty_stage.ThenPull(1, out0.data(), {{{0, 1}}, {}});
+  EXPECT_THROW(w0->Send(empty_stage), std::invalid_argument);
+  KVRequest nowhere = KVRequest::Push(g0, {}, {0, 1, -1});
+  nowhere.stages = stages;  // a pull without its `out`
+  EXPECT_THROW(w0->Send(nowhere), std::invalid_argument);
   PullResult r0;
-  std::thread other([&] { r0 = w0->PushPullStaged(g0, {}, {0, 1, -1}, 1, out0.data(), stages); });
-  w1->PushPull(g1, {}, {0, 1, -1}, 1, out1.data());
+  KVTicket t0;
+  std::thread other([&] {
+    KVRequest staged = KVRequest::Push(g0, {}, {0, 1, -1});
+    t0 = w0->Send(std::move(staged.ThenPull(1, out0.data(), stages)));
+    r0 = w0->Wait(t0);
+  });
+  PushPull(*w1, g1, {}, {0, 1, -1}, 1, out1.data());
   other.join();
   EXPECT_EQ(r0.version, 1);
   const auto in = [](const std::vector<KeyRange>& spans, int64_t k) {
@@ -535,16 +559,18 @@ TEST_F(ParamServerTest, StagedPullFillsEachStageWhenAwaited) {
     }
   };
   check(1);
-  w0->AwaitStage(1);
+  w0->Wait(t0, 1);
   check(2);
-  w0->AwaitStage(0);  // already in: nothing happens
-  EXPECT_THROW(w0->AwaitStage(3), std::logic_error);
+  EXPECT_EQ(w0->Wait(t0, 0).version, 1);  // already in: nothing happens
+  EXPECT_THROW(w0->Wait(t0, 3), std::logic_error);
   // The next request first takes in the stage not awaited.
   std::vector<float> again(kN);
-  EXPECT_EQ(w0->Pull(1, again.data()).version, 1);
+  const KVTicket t1 = w0->Send(KVRequest::Pull(1, again.data()));
   check(3);
+  EXPECT_EQ(w0->Wait(t1).version, 1);
   EXPECT_EQ(again, out1);
-  EXPECT_THROW(w0->AwaitStage(2), std::logic_error);  // that pull is over
+  EXPECT_EQ(w0->Wait(t1).version, 1);               // the last one completed: its result again
+  EXPECT_THROW(w0->Wait(t0, 2), std::logic_error);  // that pull is over
   StopServer();
   EXPECT_EQ(server_->errors(), 0);
 }
@@ -554,14 +580,14 @@ TEST_F(ParamServerTest, PushPartsAndTheirCompletingPushStepOnce) {
   StartServer(1.0);
   auto w0 = Client(0), w1 = Client(1);
   const std::vector<float> init = InitValues();
-  w0->Init(init.data());
+  Init(*w0, init.data());
   const auto g0 = Grad(0), g1 = Grad(1);
   w0->PushPart(g0, {{500, kN}}, 0);
   w0->PushPart(g0, {{100, 500}}, 0);
-  w0->Push(g0, {{0, 100}}, {0, 1});
-  w1->Push(g1, {}, {0, 1});
+  Push(*w0, g0, {{0, 100}}, {0, 1});
+  Push(*w1, g1, {}, {0, 1});
   std::vector<float> out(kN);
-  EXPECT_EQ(w1->Pull(1, out.data()).version, 1);
+  EXPECT_EQ(Pull(*w1, 1, out.data()).version, 1);
   for (int64_t k = 0; k < kN; ++k) {
     EXPECT_EQ(out[k], static_cast<float>(init[k] - kLr * ((*g0)[k] + (*g1)[k]) / 2)) << k;
   }
@@ -575,18 +601,18 @@ TEST_F(ParamServerTest, PushPartsAndTheirCompletingPushStepOnce) {
 TEST_F(ParamServerTest, RequestsOfAnEarlierEpochAreRefused) {
   StartServer(1.0, /*epoch=*/1);
   auto w0 = Client(0);
-  w0->Init(InitValues().data());
+  Init(*w0, InitValues().data());
   ClusterMap old = map_;
   old.epoch = 0;
   KVClient stale(ctx_, old, map_.workers[1], Timeout(kClientTimeoutS));
   std::vector<float> out(kN);
   try {
-    stale.Pull(0, out.data());
+    Pull(stale, 0, out.data());
     ADD_FAILURE() << "a pull of epoch 0 was answered";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("a request of epoch 0"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(w0->Pull(0, out.data()).version, 0);
+  EXPECT_EQ(Pull(*w0, 0, out.data()).version, 0);
   StopServer();
   EXPECT_EQ(server_->errors(), 1);
 }
@@ -596,12 +622,12 @@ TEST_F(ParamServerTest, RequestsOfAnEarlierEpochAreRefused) {
 TEST_F(ParamServerTest, ARequestOfALaterEpochIsAnsweredOnceTheServerServesIt) {
   StartServer(1.0);
   auto w0 = Client(0);
-  w0->Init(InitValues().data());
+  Init(*w0, InitValues().data());
   ClusterMap next = map_;
   next.epoch = 1;
   KVClient early(ctx_, next, map_.workers[1], Timeout(kClientTimeoutS));
   std::vector<float> out(kN, -1.0f);
-  std::thread pull([&] { EXPECT_EQ(early.Pull(0, out.data()).version, 0); });
+  std::thread pull([&] { EXPECT_EQ(Pull(early, 0, out.data()).version, 0); });
   // The old epoch's server holds the pull (never answers it); restarted until it has it.
   std::vector<Message> held;
   for (int tries = 0; held.empty() && tries < 500; ++tries) {
@@ -629,13 +655,13 @@ TEST_F(ParamServerTest, APushOfTheNextVersionWaitsForThisVersionsNorm) {
   clip_norm_ = 100.0;  // above the gradients' norm: no scaling
   StartServer(1.0);
   auto w0 = Client(0), w1 = Client(1);
-  w0->Init(InitValues().data());
+  Init(*w0, InitValues().data());
   auto g = std::make_shared<const std::vector<float>>(std::vector<float>(kN, 1.0f));
-  w0->Push(g, {}, {0, 1, 1.0});
-  w1->Push(g, {}, {0, 1, 1.0});
+  Push(*w0, g, {}, {0, 1, 1.0});
+  Push(*w1, g, {}, {0, 1, 1.0});
   std::atomic<bool> acked{false};
   std::thread next([&] {
-    w0->Push(g, {}, {1, 1, 1.0});
+    Push(*w0, g, {}, {1, 1, 1.0});
     acked = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -645,13 +671,13 @@ TEST_F(ParamServerTest, APushOfTheNextVersionWaitsForThisVersionsNorm) {
     norms_[0] = 1.0;
   }
   next.join();
-  w1->Push(g, {}, {1, 1, 1.0});
+  Push(*w1, g, {}, {1, 1, 1.0});
   {
     std::lock_guard<std::mutex> lock(norms_mu_);
     norms_[1] = 1.0;
   }
   std::vector<float> out(kN);
-  EXPECT_EQ(w1->Pull(2, out.data()).version, 2);
+  EXPECT_EQ(Pull(*w1, 2, out.data()).version, 2);
   const std::vector<float> init = InitValues();
   for (int64_t k = 0; k < kN; ++k) {
     EXPECT_EQ(out[k], static_cast<float>(static_cast<float>(init[k] - kLr * 1.0f) - kLr * 1.0f))
@@ -715,21 +741,21 @@ TEST(ReplicatedServers, PushesReachBothAndAPullWaitingOnALostServerIsAnsweredByI
   o0.lost_servers = o1.lost_servers = &lost;
   KVClient w0(ctx, map, map.workers[0], o0), w1(ctx, map, map.workers[1], o1);
   const std::vector<float> init = InitValues();
-  w0.Init(init.data());
+  Init(w0, init.data());
   std::vector<float> out0(kN), out1(kN);
-  std::thread other([&] { w0.PushPull(Grad(0), {}, {0, 1, -1}, 1, out0.data()); });
-  w1.PushPull(Grad(1), {}, {0, 1, -1}, 1, out1.data());
+  std::thread other([&] { PushPull(w0, Grad(0), {}, {0, 1, -1}, 1, out0.data()); });
+  PushPull(w1, Grad(1), {}, {0, 1, -1}, 1, out1.data());
   other.join();
   EXPECT_EQ(out0, out1);
   // Step 2: worker 1 pushes; worker 0's pull waits at server 0, which then stops serving.
-  w1.Push(Grad(2), {}, {1, 1});
+  Push(w1, Grad(2), {}, {1, 1});
   replicas[0]->stop = true;
   replicas[0]->thread.join();
   PullResult r0;
   std::string error;
   std::thread puller([&] {
     try {
-      r0 = w0.PushPull(Grad(3), {}, {1, 1, -1}, 2, out0.data());
+      r0 = PushPull(w0, Grad(3), {}, {1, 1, -1}, 2, out0.data());
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -740,7 +766,7 @@ TEST(ReplicatedServers, PushesReachBothAndAPullWaitingOnALostServerIsAnsweredByI
   EXPECT_EQ(error, "");
   EXPECT_EQ(r0.version, 2);
   // Worker 1 now reads from server 1 alone, and gets the same version 2.
-  EXPECT_EQ(w1.Pull(2, out1.data()).version, 2);
+  EXPECT_EQ(Pull(w1, 2, out1.data()).version, 2);
   EXPECT_EQ(out0, out1);
   std::vector<float> expected = init;
   for (int step = 0; step < 2; ++step) {
@@ -974,7 +1000,7 @@ TEST(OrderedReplicas, APushReachesThePrimaryOnceItsBackupHoldsIt) {
     std::string error;
     std::thread pusher([&] {
       try {
-        client.Push(Grad(backup_lost), {}, {0, 3});
+        Push(client, Grad(backup_lost), {}, {0, 3});
       } catch (const std::exception& e) {
         error = e.what();
       }
