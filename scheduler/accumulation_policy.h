@@ -44,6 +44,9 @@ class AccumulationPolicy {
   // Training is over: stops the agent (saving its policy if asked). Returns an error text, or
   // "" if the agent ran without failure.
   virtual std::string Finish() = 0;
+  // What the policy was and did, for summary.json's "policy" (a JSON object's text; after
+  // Finish). Empty: nothing beyond its name and decisions.
+  virtual std::string Record() const { return ""; }
 };
 
 }  // namespace tteps::scheduler

@@ -481,6 +481,7 @@ void Coordinator::WriteSummary() {
   f.refused = job_.refused;
   f.decisions = job_.policy.on() ? job_.policy.decisions() : -1;
   f.policy_error = job_.policy.error();
+  f.policy_record = job_.policy.record();
   f.final_eval = evals_.final_json();
   f.best_eval = evals_.best_json();
   f.early_stop = evals_.early_stop_json();

@@ -94,6 +94,11 @@ JsonObject SummaryJson(const JobFacts& f) {
   if (UsesServers(opts.config.exchange.mode) && opts.config.output.checkpoint_every > 0) {
     s.Add("checkpoint_dir", opts.config.output.checkpoint_dir);
   }
+  if (opts.resume_version >= 0) {  // --resume: the checkpoint it started from
+    s.Add("resumed_from", JsonObject()
+                              .Add("checkpoint_dir", opts.config.output.resume)
+                              .Add("version", opts.resume_version));
+  }
   AddWork(f, s);
   // Private memory (RssAnon) and shared pages (mapped files: a trip store's shards) apart.
   s.Add("peak_rss_mb", PeakMemoryJson(f, &WorkerProgress::peak_rss_mb,
@@ -105,6 +110,7 @@ JsonObject SummaryJson(const JobFacts& f) {
   AddServersAndRefusals(f, s);
   s.Add("accumulation_policy", opts.config.policy.name);
   if (f.decisions >= 0) s.Add("accumulation_decisions", f.decisions);
+  if (!f.policy_record.empty()) s.AddRaw("policy", f.policy_record);
   if (!f.policy_error.empty()) s.Add("policy_error", f.policy_error);
   if (!f.final_eval.empty()) s.AddRaw("final_eval", f.final_eval);
   if (f.final_eval == "null") {

@@ -31,6 +31,7 @@ struct JobFacts {
   int64_t refused = 0;     // by the scheduler: malformed or unregistered messages
   int64_t decisions = -1;  // the accumulation policy's (-1: no policy)
   std::string policy_error;
+  std::string policy_record;                      // AccumulationPolicy::Record (empty: none)
   std::string final_eval, best_eval, early_stop;  // JSON; empty: none
   std::string membership = "[]";                  // JSON array of the events
   std::string model, model_last;                  // paths; empty: no model written

@@ -78,6 +78,7 @@ void PolicyLink::Finish(const Membership& members, double wall_s, const Send& se
   if (!policy_ || finished_) return;
   finished_ = true;
   error_ = policy_->Finish();
+  record_ = policy_->Record();
   SendDecisions(members, wall_s, send);  // record the last ones (done workers get nothing)
   if (!error_.empty()) LOG(ERROR) << error_;
 }

@@ -30,13 +30,15 @@ class PolicyLink {
   void Finish(const Membership& members, double wall_s, const Send& send);
   int64_t decisions() const { return decisions_; }
   const std::string& error() const { return error_; }
+  // AccumulationPolicy::Record, taken when it finished.
+  const std::string& record() const { return record_; }
 
  private:
   AccumulationPolicy* policy_;
   RunOutput* out_;
   int64_t decisions_ = 0;
   bool finished_ = false;
-  std::string error_;
+  std::string error_, record_;
 };
 
 }  // namespace tteps::scheduler

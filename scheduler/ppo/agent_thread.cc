@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "common/json_writer.h"
 #include "scheduler/ppo/runner.h"
 
 namespace tteps::ppo {
@@ -20,12 +21,21 @@ AgentThread::AgentThread(const LivePolicyOptions& options, LiveEnvironment* env)
       // the most likely action, as the simulation's evaluations do.
       Runner runner(&agent_, {options_.learn, /*greedy=*/!options_.learn, options_.rollout});
       runner.RunEpisode(*env_);
-      LOG(INFO) << "PPO agent done: " << runner.updates() << " updates";
+      updates_ = runner.updates();
+      LOG(INFO) << "PPO agent done: " << updates_ << " updates";
     } catch (const std::exception& e) {
       error_ = std::string("the PPO agent failed: ") + e.what();
       LOG(ERROR) << error_ << " (alphas stay as they are)";
     }
   });
+}
+
+std::string AgentThread::Record() const {
+  JsonObject r;
+  r.Add("policy_in", options_.policy_in).Add("learns", options_.learn);
+  if (!thread_.joinable()) r.Add("updates", updates_);
+  if (!options_.policy_out.empty()) r.Add("policy_out", options_.policy_out);
+  return r.str();
 }
 
 std::string AgentThread::Finish() {

@@ -2,6 +2,7 @@
 // thread both accumulation scopes (live_policy.h) run beside the coordination loop.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -22,6 +23,9 @@ class AgentThread {
   // Ends the episode, joins the thread and saves the policy if asked. Returns an error text, or
   // "" if the agent ran without failure. Idempotent.
   std::string Finish();
+  // Where its policy came from and went, whether it learned and how many updates it made (after
+  // Finish), as a JSON object's text.
+  std::string Record() const;
 
  private:
   LivePolicyOptions options_;
@@ -29,6 +33,7 @@ class AgentThread {
   PpoAgent agent_;
   std::thread thread_;
   std::string error_;
+  int64_t updates_ = 0;  // written by the thread, read after it is joined
 };
 
 }  // namespace tteps::ppo

@@ -78,6 +78,7 @@ class JobPolicy : public scheduler::SplitPolicy {
   }
 
   std::string Finish() override { return agent_.Finish(); }
+  std::string Record() const override { return agent_.Record(); }
 
  private:
   void Forget(size_t slice) override { windows_[slice].reset(); }

@@ -17,6 +17,7 @@ class WorkerPolicy : public scheduler::AccumulationPolicy {
   void Observe(const WindowReport& report) override { env_.Push(report); }
   std::optional<scheduler::AlphaDecision> Poll() override { return env_.PollDecision(); }
   std::string Finish() override { return agent_.Finish(); }
+  std::string Record() const override { return agent_.Record(); }
 
  private:
   LiveEnvironment env_;

@@ -543,8 +543,10 @@ TEST(PsCluster, CheckpointAndResumeContinueFromTheSavedStep) {
                        dir + "/c.log"),
             0)
       << ReadFile(dir + "/c.log");
-  const std::string log = JobLogs(dir + "/resumed");
-  EXPECT_NE(log.find("resuming from " + ckpt + " at version 20"), std::string::npos) << log;
+  const std::string summary = ReadFile(dir + "/resumed/summary.json");
+  EXPECT_NE(summary.find("\"resumed_from\":{\"checkpoint_dir\":\"" + ckpt + "\",\"version\":20}"),
+            std::string::npos)
+      << summary;
   // The resumed run's first metrics are past step 20, and it ends at step 30.
   const std::string metrics = ReadFile(dir + "/resumed/metrics.jsonl");
   EXPECT_EQ(metrics.find("\"step\":5,"), std::string::npos) << metrics;

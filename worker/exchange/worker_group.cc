@@ -97,7 +97,13 @@ void WorkerGroup::SumNow(float* data, size_t n) {
 
 void WorkerGroup::Report(TrainReport* report, int64_t steps) {
   const double busy = comm_->TakeBusySeconds();
-  report->exchange = {{"allreduce_s", steps > 0 ? busy / steps : 0.0}};
+  // The ring's size (after a rebuild: the live workers), and the last step after which every
+  // worker's parameters were found bitwise identical (--check_every).
+  report->exchange = {{"allreduce_s", steps > 0 ? busy / steps : 0.0},
+                      {"ring_size", static_cast<double>(ids_.size())}};
+  if (identical_at_ >= 0) {
+    report->exchange.emplace_back("identical_at", static_cast<double>(identical_at_));
+  }
 }
 
 void WorkerGroup::StartFromWorker0() {
@@ -126,6 +132,7 @@ void WorkerGroup::CheckIdentical(int64_t steps) {
   Drain(o_.timeout_s + 5);
   const auto bad = collectives::Disagreeing(hashes);
   if (bad.empty()) {
+    identical_at_ = steps;
     VLOG(position_ == 0 ? 0 : 1) << "step " << steps << ": parameters bitwise identical on all "
                                  << ids_.size() << " workers (hash " << Hex(mine) << ")";
     return;

@@ -98,6 +98,7 @@ class WorkerGroup {
   bool check_due_ = false;
   std::function<bool()> shutdown_;
   std::atomic<bool> stopping_{false};
+  int64_t identical_at_ = -1;  // the last step checked with identical parameters (-1: none)
   std::unique_ptr<collectives::CommThread> comm_;
   int position_ = 0;
   std::vector<int> ids_;  // worker ids in ring order

@@ -110,6 +110,19 @@ TEST(JobSummary, AJobThatNeverTrainedReportsNoWorkAndItsError) {
   EXPECT_NE(s.find("\"push\":0"), std::string::npos) << s;  // a PS mode: push and pull times
   EXPECT_EQ(s.find("\"model\""), std::string::npos) << s;   // no model without a final eval
   EXPECT_EQ(s.find("accumulation_decisions"), std::string::npos) << s;
+  EXPECT_EQ(s.find("resumed_from"), std::string::npos) << s;
+}
+
+TEST(JobSummary, AResumedJobNamesTheCheckpointItStartedFrom) {
+  CoordinatorOptions opts;
+  opts.config.output.resume = "/ckpt";
+  opts.resume_version = 20;
+  WorkerBook book;
+  std::map<int, server::ServerStats> stats;
+  const std::string s = SummaryJson(Facts(opts, book, stats)).str();
+  EXPECT_NE(s.find("\"resumed_from\":{\"checkpoint_dir\":\"/ckpt\",\"version\":20}"),
+            std::string::npos)
+      << s;
 }
 
 TEST(JobSummary, RingModesReportAllreduceTimeAndSumRefusalsOverServers) {
@@ -131,6 +144,12 @@ TEST(JobSummary, RingModesReportAllreduceTimeAndSumRefusalsOverServers) {
   EXPECT_NE(s.find("\"non_finite\":1"), std::string::npos) << s;
   EXPECT_NE(s.find("\"accumulation_decisions\":0"), std::string::npos) << s;
   EXPECT_NE(s.find("\"evaluation\":\"none"), std::string::npos) << s;
+  EXPECT_EQ(s.find("\"policy\""), std::string::npos) << s;  // a policy without a record
+  f.policy_record = "{\"policy_in\":\"p.pt\",\"learns\":false,\"updates\":0}";
+  const std::string with = SummaryJson(f).str();
+  EXPECT_NE(with.find("\"policy\":{\"policy_in\":\"p.pt\",\"learns\":false,\"updates\":0}"),
+            std::string::npos)
+      << with;
 }
 
 EvalOutcome Outcome(int64_t step, double mape, bool best, bool final = false) {
