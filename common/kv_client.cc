@@ -239,51 +239,59 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
     }
     Poll(items.data(), n, 50);
     for (size_t s = 0; s < n; ++s) {
-      if (!(items[s].revents & ZMQ_POLLIN)) continue;
-      Message m;
-      try {
-        while (ReceiveMessage(sockets_[s], false, 0, &m)) {
-          if (routes_.dead(s)) continue;  // declared lost: whatever it still says is not counted
-          const uint64_t id = m.header.request_id;
-          if (parts_.erase(id) > 0) {  // the acknowledgement of a part sent during backward
-            if (m.header.type == MsgType::kError) {
-              throw std::runtime_error(map_.servers[s].Name() + " refused a push part of " +
-                                       self_.Name() + ": " + m.header.text);
-            }
-            continue;
-          }
-          if (id < f.first_id || id >= f.first_id + k) continue;  // late reply, abandoned
-          const size_t i = id - f.first_id;
-          if (m.header.type == MsgType::kError) {
-            throw std::runtime_error(map_.servers[s].Name() + " refused the " + what + " of " +
-                                     self_.Name() + ": " + m.header.text);
-          }
-          if (f.done[i][s]) continue;  // a lost server's, or a second copy
-          f.done[i][s] = true;
-          f.replies.got[i][s] = true;
-          f.replies.answers[i][s] = std::move(m);
-          if (--f.missing_of[i] == 0) f.replies.seconds[i] = SecondsSince(f.start);
-        }
-      } catch (const CodecError& e) {
-        throw std::runtime_error(what + ": malformed reply from " + map_.servers[s].Name() + ": " +
-                                 e.what());
-      }
+      if (items[s].revents & ZMQ_POLLIN) Receive(s);
     }
     SendHeld();
     advance();
     // Checked after reading what has come: answers already here never time out.
-    if ((f.answered < upto || !parts_.empty()) && Clock::now() > f.deadline) {
-      std::string missing;
-      for (size_t s = 0; s < n; ++s) {
-        bool all = true;
-        for (size_t i = 0; i < upto; ++i) all = all && f.done[i][s];
-        if (!all) missing += (missing.empty() ? "" : ", ") + map_.servers[s].Name();
-      }
-      throw std::runtime_error(what + " by " + self_.Name() + ": no answer within " +
-                               std::to_string(o_.timeout_s + kReplyMarginS) +
-                               " s (--timeout_s + 2) from " + missing);
-    }
+    if ((f.answered < upto || !parts_.empty()) && Clock::now() > f.deadline) TimedOut(upto);
   }
+}
+
+void KVClient::Receive(size_t s) {
+  Inflight& f = *inflight_;
+  const size_t k = f.requests.size();
+  Message m;
+  try {
+    while (ReceiveMessage(sockets_[s], false, 0, &m)) {
+      if (routes_.dead(s)) continue;  // declared lost: whatever it still says is not counted
+      const uint64_t id = m.header.request_id;
+      if (parts_.erase(id) > 0) {  // the acknowledgement of a part sent during backward
+        if (m.header.type == MsgType::kError) {
+          throw std::runtime_error(map_.servers[s].Name() + " refused a push part of " +
+                                   self_.Name() + ": " + m.header.text);
+        }
+        continue;
+      }
+      if (id < f.first_id || id >= f.first_id + k) continue;  // late reply, abandoned
+      const size_t i = id - f.first_id;
+      if (m.header.type == MsgType::kError) {
+        throw std::runtime_error(map_.servers[s].Name() + " refused the " + f.what + " of " +
+                                 self_.Name() + ": " + m.header.text);
+      }
+      if (f.done[i][s]) continue;  // a lost server's, or a second copy
+      f.done[i][s] = true;
+      f.replies.got[i][s] = true;
+      f.replies.answers[i][s] = std::move(m);
+      if (--f.missing_of[i] == 0) f.replies.seconds[i] = SecondsSince(f.start);
+    }
+  } catch (const CodecError& e) {
+    throw std::runtime_error(std::string(f.what) + ": malformed reply from " +
+                             map_.servers[s].Name() + ": " + e.what());
+  }
+}
+
+void KVClient::TimedOut(size_t upto) const {
+  const Inflight& f = *inflight_;
+  std::string missing;
+  for (size_t s = 0; s < sockets_.size(); ++s) {
+    bool all = true;
+    for (size_t i = 0; i < upto; ++i) all = all && f.done[i][s];
+    if (!all) missing += (missing.empty() ? "" : ", ") + map_.servers[s].Name();
+  }
+  throw std::runtime_error(std::string(f.what) + " by " + self_.Name() + ": no answer within " +
+                           std::to_string(o_.timeout_s + kReplyMarginS) +
+                           " s (--timeout_s + 2) from " + missing);
 }
 
 PullResult KVClient::ReadPull(const Replies& replies, size_t index, const Request& request,

@@ -169,6 +169,10 @@ class KVClient {
   // acknowledged, within the deadline. `interruptible_from`: once requests [0, n) are answered,
   // the interrupt hook may end the wait.
   void Await(size_t upto, size_t interruptible_from = SIZE_MAX);
+  // Takes in what server `s` answered to the exchange in flight (throws on a refusal).
+  void Receive(size_t s);
+  // The exchange's deadline passed: throws, naming the servers that did not answer.
+  [[noreturn]] void TimedOut(size_t upto) const;
   // Wait's part for the request in flight.
   PullResult WaitInFlight(size_t stage);
   // The exchange in flight is over: its result is kept for a second Wait on its ticket.
