@@ -194,7 +194,7 @@ void Coordinator::OnWorkerReport(Node& node, const Message& m) {
   } else if (topics::kReleased.is(h.topic)) {
     joins_.OnReleased(node, topics::kReleased.Decode(h));
   } else if (topics::kAccumulationChanged.is(h.topic)) {
-    OnAccumulationChanged(node, topics::kAccumulationChanged.Decode(h));
+    job_.AccumulationChanged(node.info, topics::kAccumulationChanged.Decode(h));
   } else if (topics::kDone.is(h.topic)) {
     OnDone(node, topics::kDone.Decode(h));
   } else {
@@ -257,24 +257,6 @@ void Coordinator::OnSnapshot(const Node& node, const topics::Snapshot& snapshot,
   if (snapshot.final) final_offered_ = true;
   eval_->Offer(snapshot.steps, snapshot.final,
                std::vector<float>(m.floats(0), m.floats(0) + params), TrainSeconds());
-}
-
-void Coordinator::OnAccumulationChanged(const Node& node, const AccumulationChange& c) {
-  const int slice = job_.members.OwnSliceOf(node.info.id);
-  if (slice < 0 || slice >= job_.opts.num_workers || job_.members.OwnerOf(slice) != node.info.id ||
-      c.accumulation < 1 || c.accumulation > 1000000000) {
-    LOG(ERROR) << "accumulation change " << c.accumulation << " from " << node.info.Name()
-               << " ignored";
-    return;
-  }
-  try {
-    job_.schedules.Add(slice, c);
-    LOG(INFO) << node.info.Name() << " draws " << c.accumulation
-              << " micro-batches a step from step " << c.step + 1 << " (its slice's stream at "
-              << c.position << ")";
-  } catch (const std::invalid_argument& e) {
-    LOG(ERROR) << "accumulation change from " << node.info.Name() << " ignored: " << e.what();
-  }
 }
 
 void Coordinator::OnServerReport(const Node& node, const Header& h) {

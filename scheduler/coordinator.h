@@ -55,7 +55,6 @@ class Coordinator {
   // The reports' handlers (a garbled body throws CodecError: the message is refused).
   void OnDone(Node& node, const topics::Done& done);
   // An accumulation policy's change as the worker applied it: its slice's schedule grows.
-  void OnAccumulationChanged(const Node& node, const AccumulationChange& c);
   void OnServerReport(const Node& node, const Header& h);
   // Clipping in sync mode: a range's share of a version's squared gradient norm.
   void OnNormPart(const Node& node, const server::topics::NormPartial& part);

@@ -1,5 +1,8 @@
 #include "scheduler/job_state.h"
 
+#include <glog/logging.h>
+
+#include <stdexcept>
 #include <utility>
 
 #include "worker/topics.h"
@@ -37,6 +40,31 @@ View JobState::WireView() const {
     if (members.OwnSliceOf(v.slice_owner[s]) != slice) v.schedules[slice] = schedules.Text(slice);
   }
   return v;
+}
+
+void JobState::AccumulationChanged(const NodeInfo& worker, const AccumulationChange& c) {
+  const int slice = members.OwnSliceOf(worker.id);
+  if (slice < 0 || slice >= opts.num_workers || members.OwnerOf(slice) != worker.id ||
+      c.accumulation < 1 || c.accumulation > 1000000000) {
+    LOG(ERROR) << "accumulation change " << c.accumulation << " from " << worker.Name()
+               << " ignored";
+    return;
+  }
+  try {
+    schedules.Add(slice, c);
+  } catch (const std::invalid_argument& e) {
+    LOG(ERROR) << "accumulation change from " << worker.Name() << " ignored: " << e.what();
+    return;
+  }
+  LOG(INFO) << worker.Name() << " draws " << c.accumulation << " micro-batches a step from step "
+            << c.step + 1 << " (its slice's stream at " << c.position << ")";
+  out->AppendMetrics(JsonObject()
+                         .Add("type", "accumulation")
+                         .Add("worker", worker.id)
+                         .Add("slice", slice)
+                         .Add("from_step", c.step + 1)
+                         .Add("position", c.position)
+                         .Add("accumulation", c.accumulation));
 }
 
 void JobState::SendView() {

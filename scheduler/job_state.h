@@ -42,6 +42,10 @@ struct JobState {
   // The membership's view as the nodes get it: with the pause's reason and the schedules of
   // adopted slices.
   View WireView() const;
+  // A worker's accumulation policy change took effect from step c.step (+ 1: the first drawn
+  // with it): its slice's schedule records it (a metrics line says so); an implausible one is
+  // ignored with an error.
+  void AccumulationChanged(const NodeInfo& worker, const AccumulationChange& c);
   // The present view to every live worker and server (finished ones too: a lost server must
   // not hold them in MPI's finalize).
   void SendView();
