@@ -327,21 +327,11 @@ TEST(PpoJob, AResumedPolicyJobStartsEachSliceWhereItsScheduleStood) {
   ASSERT_NE(resumed_from, std::string::npos) << summary;
   const auto version = static_cast<int64_t>(JsonNumber(summary.substr(resumed_from), "version"));
   const std::string resumed_metrics = ReadFile(dir + "/resumed/metrics.jsonl");
-  std::string worker_logs;
-  for (const auto& f : std::filesystem::directory_iterator(dir + "/resumed/logs")) {
-    if (f.path().filename().string().rfind("worker", 0) == 0) {
-      worker_logs += ReadFile(f.path().string());
-    }
-  }
   for (int w = 0; w < 2; ++w) {
     const auto [position, accumulation] = KeptScheduleAt(kept, w, version);
     ASSERT_GE(position, 0) << kept;
-    const std::string line = "worker " + std::to_string(w) + " starts again at step " +
-                             std::to_string(version + 1) + ": its slice's stream at micro-batch " +
-                             std::to_string(position) + ", " + std::to_string(accumulation) +
-                             " micro-batches a step";
-    EXPECT_NE(worker_logs.find(line), std::string::npos) << line << "\n" << worker_logs;
-    // The driver's own word, in its restart report: where it drew from.
+    // The driver's own word, in its restart report: each worker starts again at the checkpoint's
+    // step with its slice's stream where the kept schedule says, drawing what that step drew.
     const std::string restart = "{\"type\":\"accumulation\",\"worker\":" + std::to_string(w) +
                                 ",\"slice\":" + std::to_string(w) +
                                 ",\"from_step\":" + std::to_string(version + 1) +
