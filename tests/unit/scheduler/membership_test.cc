@@ -154,15 +154,22 @@ TEST(Membership, AJoinerLostBeforeItWasReadyLeavesTheSliceFree) {
   EXPECT_EQ(m.Join(slice), first + 1);  // ids are never reused
 }
 
-TEST(Membership, AJoinerLostAfterItsHandoverGetsTheSliceBackToItsAdopter) {
-  Membership m(Mode::kSync, 2);
-  Followers f;
+// Two workers, worker 1 lost (worker 0 adopts its slice, as its follower hears), and a joiner
+// for slice 1 ready at step 5 (the handover view). Returns the joiner.
+int HandOverToAJoiner(Membership& m, Followers& f) {
   m.Lose(1, 3);
   f.Of(0, m.view());
   int slice = -1;
-  ASSERT_EQ(m.JoinRefusal(&slice), "");
+  EXPECT_EQ(m.JoinRefusal(&slice), "");
   const int joiner = m.Join(slice);
   m.JoinerReady(joiner, 5);
+  return joiner;
+}
+
+TEST(Membership, AJoinerLostAfterItsHandoverGetsTheSliceBackToItsAdopter) {
+  Membership m(Mode::kSync, 2);
+  Followers f;
+  const int joiner = HandOverToAJoiner(m, f);
   EXPECT_EQ(f.Of(0, m.view()).release, (Ints{1}));
   m.Lose(joiner, 6);
   EXPECT_TRUE(m.view().handover.empty());  // a lost joiner waits for nothing
@@ -177,6 +184,7 @@ TEST(Membership, AJoinerLostAfterItsHandoverGetsTheSliceBackToItsAdopter) {
   EXPECT_EQ(m.view().from_step, 8);
   EXPECT_TRUE(f.Of(0, m.view()).empty());  // nothing more to do
   // The slice can be joined for again.
+  int slice = -1;
   ASSERT_EQ(m.JoinRefusal(&slice), "");
   EXPECT_EQ(slice, 1);
 }
@@ -184,12 +192,7 @@ TEST(Membership, AJoinerLostAfterItsHandoverGetsTheSliceBackToItsAdopter) {
 TEST(Membership, AJoinerLostWhileItsAdopterStillComputesTheSliceChangesNothingForIt) {
   Membership m(Mode::kSync, 2);
   Followers f;
-  m.Lose(1, 3);
-  f.Of(0, m.view());
-  int slice = -1;
-  ASSERT_EQ(m.JoinRefusal(&slice), "");
-  const int joiner = m.Join(slice);
-  m.JoinerReady(joiner, 5);
+  const int joiner = HandOverToAJoiner(m, f);
   const View handover = m.view();
   m.Lose(joiner, 6);
   // The adopter heard of the loss before the handover (views in order, one skipped): it keeps
