@@ -4,7 +4,7 @@
 // The scheduler sends every view to every live node (topic "view"), and each node reacts to
 // every change through one path: ViewFollower says what changed for it since the last view it
 // followed (scheduler/membership.h decides the views; worker/scheduler_commands.cc and
-// server/server_main.cc follow them).
+// server/server_commands.cc follow them).
 #pragma once
 
 #include <cereal/types/map.hpp>
@@ -36,11 +36,13 @@ struct View {
   int64_t from_step = 0;
   // start, lost, join, handover, handback, pause, resume, server lost, rollback
   std::string reason = "start";
-  int32_t map_epoch = 0;                     // the cluster map's (a rollback renumbers servers)
-  std::vector<int32_t> live;                 // workers in the job, in the order they registered
-  std::vector<int32_t> lost_workers;         // in the order they were declared lost
-  std::vector<int32_t> slice_owner;          // sync, ring: who computes each slice
-  std::map<int32_t, int32_t> handover;       // sync: slice -> the ready joiner waiting for it
+  int32_t map_epoch = 0;              // the cluster map's (a rollback renumbers servers)
+  std::vector<int32_t> live;          // workers in the job, in the order they registered
+  std::vector<int32_t> lost_workers;  // in the order they were declared lost
+  std::vector<int32_t> slice_owner;   // sync, ring: who computes each slice
+  // Sync: slice -> the ready joiner it goes to; its adopter leaves it at its next step boundary
+  // and says so (a joiner lost meanwhile: the slice comes back to the adopter after that).
+  std::map<int32_t, int32_t> handover;
   std::map<int32_t, Place> places;           // async, SSP: lost worker's place -> its joiner
   std::vector<int32_t> lost_servers;         // of map_epoch's map, in the order declared
   bool paused = false;                       // --min_workers: too few workers live

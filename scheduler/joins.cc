@@ -91,8 +91,8 @@ void Joins::OnJoinerReady(const Node& node) {
     return;
   }
   // Async / SSP: it starts where the lost worker last reported, and the servers count its
-  // pushes for that place (SSP: its clock holds the others' pulls again) from the view on,
-  // which reaches them before its go reaches it.
+  // pushes for that place (SSP: its clock holds the others' pulls again) from the view on (a
+  // push of it that reaches a server first is held until then).
   const int64_t start = PlaceStep(slice);
   job_.Apply(job_.members.JoinerReady(node.info.id, start));
   RecordJoin(node.info.id, slice, -1, start,

@@ -20,10 +20,12 @@ void Membership::NextView(const std::string& reason, int64_t step) {
   for (int w : workers_) {
     if (!lost_.count(w)) view_.live.push_back(w);
   }
-  // A slice is handed over once its joiner is ready, until it takes the slice (or is lost).
+  // A slice is handed over once its joiner is ready, until its adopter says it left it (or is
+  // lost itself): a joiner lost meanwhile changes nothing before that, so the adopter computes
+  // the slice again only after its release (the handback), never both at one boundary.
   view_.handover.clear();
   for (const auto& [slice, joiner] : pending_release_) {
-    if (ready_joiners_.count(joiner) && !lost_.count(joiner)) view_.handover[slice] = joiner;
+    if (ready_joiners_.count(joiner)) view_.handover[slice] = joiner;
   }
   view_.paused = paused();
 }

@@ -69,7 +69,8 @@ void SchedulerCommands::Follow(const View& view) {
       if (paused_) LOG(WARNING) << "training pauses: " << view.pause_reason;
       Queue({Command(paused_ ? StepCommand::kPause : StepCommand::kResume), ""});
     }
-    // Adoptions first: a slice adopted and handed over in one view is computed for no step.
+    // Adoptions first: a slice adopted and handed over in one view is computed at most for the
+    // step it arrives in (the release takes effect at the next boundary, and says so).
     for (const auto& [slice, schedule] : changes.adopt) {
       held_[slice] = schedule;
       Queue({Command(StepCommand::kAdopt, slice), schedule});

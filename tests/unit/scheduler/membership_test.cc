@@ -172,35 +172,39 @@ TEST(Membership, AJoinerLostAfterItsHandoverGetsTheSliceBackToItsAdopter) {
   const int joiner = HandOverToAJoiner(m, f);
   EXPECT_EQ(f.Of(0, m.view()).release, (Ints{1}));
   m.Lose(joiner, 6);
-  EXPECT_TRUE(m.view().handover.empty());  // a lost joiner waits for nothing
-  // The adopter computes the slice again from the step it is in (it left it, or is about to:
-  // the release and this adoption apply in order at the same boundary).
-  EXPECT_EQ(f.Of(0, m.view()).adopt, (Adopt{{1, ""}}));
+  // The handover stands until the adopter says it left the slice: it must not compute the
+  // slice again before its release took effect (both at one boundary would leave it to nobody).
+  EXPECT_EQ(m.view().handover, (std::map<int32_t, int32_t>{{1, joiner}}));
+  const ViewChanges lost = f.Of(0, m.view());
+  EXPECT_TRUE(lost.adopt.empty());
+  EXPECT_TRUE(lost.release.empty());
   const auto back = m.Released(0, 1, 8);
   EXPECT_TRUE(back.goes.empty());
   EXPECT_TRUE(back.owned.empty());
   EXPECT_EQ(m.OwnerOf(1), 0);
   EXPECT_EQ(m.view().reason, "handback");
   EXPECT_EQ(m.view().from_step, 8);
-  EXPECT_TRUE(f.Of(0, m.view()).empty());  // nothing more to do
+  EXPECT_TRUE(m.view().handover.empty());
+  // It computes the slice again from the step after its release.
+  EXPECT_EQ(f.Of(0, m.view()).adopt, (Adopt{{1, ""}}));
   // The slice can be joined for again.
   int slice = -1;
   ASSERT_EQ(m.JoinRefusal(&slice), "");
   EXPECT_EQ(slice, 1);
 }
 
-TEST(Membership, AJoinerLostWhileItsAdopterStillComputesTheSliceChangesNothingForIt) {
+TEST(Membership, AnAdopterThatMissedTheHandoverViewStillLeavesTheSlice) {
   Membership m(Mode::kSync, 2);
   Followers f;
   const int joiner = HandOverToAJoiner(m, f);
   const View handover = m.view();
   m.Lose(joiner, 6);
-  // The adopter heard of the loss before the handover (views in order, one skipped): it keeps
-  // the slice and never leaves it.
-  const ViewChanges later = f.Of(0, m.view());
-  EXPECT_TRUE(later.release.empty());
-  EXPECT_TRUE(later.adopt.empty());
-  EXPECT_TRUE(f.Of(0, handover).empty());  // an older view changes nothing
+  // Views are whole, not deltas: a follower that never saw the handover view leaves the slice
+  // on the next one, and an older view changes nothing afterwards.
+  EXPECT_EQ(f.Of(0, m.view()).release, (Ints{1}));
+  EXPECT_TRUE(f.Of(0, handover).empty());
+  m.Released(0, 1, 7);
+  EXPECT_EQ(f.Of(0, m.view()).adopt, (Adopt{{1, ""}}));
   EXPECT_EQ(m.OwnerOf(1), 0);
 }
 
