@@ -81,8 +81,9 @@ Result RawRoundTrip(zmq::context_t& ctx, size_t bytes) {
   return r;
 }
 
-// S parameter servers (sync, Adam) and W workers doing push(gradient) + pull(next version).
-Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
+// A sync job's map of `floats` keys over S servers, each bound to one of `sockets` on loopback.
+ClusterMap SyncMap(zmq::context_t& ctx, int64_t floats, int servers, int workers,
+                   std::vector<zmq::socket_t>* sockets) {
   ClusterMap map;
   map.config.exchange.mode = Mode::kSync;
   map.param_count = floats;
@@ -90,15 +91,21 @@ Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
   map.ranges = PartitionKeys(floats, servers);
   map.workers.resize(workers);
   for (int w = 0; w < workers; ++w) map.workers[w] = Node(Role::kWorker, w);
-  std::vector<zmq::socket_t> sockets;
-  std::vector<std::unique_ptr<server::Shard>> shards;
-  std::vector<std::unique_ptr<server::ParamServer>> ps;
   for (int s = 0; s < servers; ++s) {
-    sockets.push_back(MakeSocket(ctx, zmq::socket_type::router));
+    sockets->push_back(MakeSocket(ctx, zmq::socket_type::router));
     NodeInfo info = Node(Role::kServer, s);
-    info.endpoint = BindTcp(sockets.back(), "127.0.0.1");
+    info.endpoint = BindTcp(sockets->back(), "127.0.0.1");
     map.servers.push_back(info);
   }
+  return map;
+}
+
+// S parameter servers (sync, Adam) and W workers doing push(gradient) + pull(next version).
+Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
+  std::vector<zmq::socket_t> sockets;
+  const ClusterMap map = SyncMap(ctx, floats, servers, workers, &sockets);
+  std::vector<std::unique_ptr<server::Shard>> shards;
+  std::vector<std::unique_ptr<server::ParamServer>> ps;
   for (int s = 0; s < servers; ++s) {
     OptimizerConfig adam;
     shards.push_back(

@@ -56,6 +56,10 @@ class PsExchange : public Exchange {
   }
   // The step's push and the next step's pull; after a view change, the pull again.
   ExchangeResult PushPull(const StepEnd& e);
+  // This step's push with the next step's pull behind it (after the planned last step: only the
+  // last-step wait, if any); KVInterrupted when the view changes while it waits.
+  PullResult PushAndPull(KVRequest push, int64_t step, bool planned_last,
+                         const std::vector<std::vector<KeyRange>>& stages);
   // What the own slice's push of `step` says besides its values.
   PushMeta OwnPush(const StepEnd& e, double norm) const {
     return {pulled_.version, e.trips, norm, o_.own_slice, e.pieces.sq, e.pieces.n2, stop_};
@@ -254,25 +258,8 @@ ExchangeResult PsExchange::PushPull(const StepEnd& e) {
   PullResult next;
   std::vector<std::vector<KeyRange>> stages;
   if (!planned_last && !blocks_.empty()) stages = PullStages();
-  KVRequest push = KVRequest::Push(grad_, push_spans, meta);
-  // The wait for the next weights ends when the view changes (a slice to adopt, a pause).
-  push.interruptible = true;
   try {
-    if (planned_last && o_.last_step_waits) {
-      // Sync, where a worker may be lost: the last step waits for its completion (one key),
-      // which a lost worker's slice pushed from here may be needed for.
-      next = kv_->Call(std::move(push.ThenPull(step + 1, params_.data(), {{{0, 1}}})));
-    } else if (planned_last) {
-      kv_->Call(std::move(push));
-      next.push_s = SecondsSince(t);
-    } else if (!stages.empty()) {
-      // Returns with the first module's weights; the forward awaits the others (AwaitBlock).
-      staged_ = kv_->Send(std::move(push.ThenPull(Want(step + 1), params_.data(), stages)));
-      next = kv_->Wait(staged_, 0);
-      blocks_in_ = 0;
-    } else {
-      next = kv_->Call(std::move(push.ThenPull(Want(step + 1), params_.data(), {pull_spans_})));
-    }
+    next = PushAndPull(KVRequest::Push(grad_, push_spans, meta), step, planned_last, stages);
   } catch (const KVInterrupted& interrupted) {
     LOG(INFO) << "the wait for step " << step + 1 << " ends: " << interrupted.what();
     win_push_ += SecondsSince(t);
@@ -299,6 +286,32 @@ ExchangeResult PsExchange::PushPull(const StepEnd& e) {
     res.compute_s += SecondsSince(t);
   }
   return res;
+}
+
+PullResult PsExchange::PushAndPull(KVRequest push, int64_t step, bool planned_last,
+                                   const std::vector<std::vector<KeyRange>>& stages) {
+  const auto t = Clock::now();
+  // The wait for the next weights ends when the view changes (a slice to adopt, a pause).
+  push.interruptible = true;
+  if (planned_last && o_.last_step_waits) {
+    // Sync, where a worker may be lost: the last step waits for its completion (one key),
+    // which a lost worker's slice pushed from here may be needed for.
+    return kv_->Call(std::move(push.ThenPull(step + 1, params_.data(), {{{0, 1}}})));
+  }
+  if (planned_last) {
+    kv_->Call(std::move(push));
+    PullResult pushed;
+    pushed.push_s = SecondsSince(t);
+    return pushed;
+  }
+  if (!stages.empty()) {
+    // Returns with the first module's weights; the forward awaits the others (AwaitBlock).
+    staged_ = kv_->Send(std::move(push.ThenPull(Want(step + 1), params_.data(), stages)));
+    const PullResult first = kv_->Wait(staged_, 0);
+    blocks_in_ = 0;
+    return first;
+  }
+  return kv_->Call(std::move(push.ThenPull(Want(step + 1), params_.data(), {pull_spans_})));
 }
 
 void PsExchange::FreshGradBuffer() {
