@@ -57,28 +57,22 @@ void SchedulerCommands::Follow(const View& view) {
     std::lock_guard<std::mutex> lock(mu_);
     const ViewChanges changes = follower_.Follow(view);
     if (changes.empty()) return;
-    for (int w : changes.lost_workers) lost_workers_.push_back(w);
-    lost_worker_count_ = lost_workers_.size();
+    lost_worker_count_ = follower_.last().lost_workers.size();
     for (int s : changes.lost_servers) {
       LOG(WARNING) << "server " << s << " was declared lost; its range is read from a replica";
       lost_servers_.Add(s);
     }
     lost_peer = !changes.lost_workers.empty() || !changes.lost_servers.empty();
     if (changes.pause != ViewChanges::Pause::kUnchanged) {
-      paused_ = changes.pause == ViewChanges::Pause::kPause;
-      if (paused_) LOG(WARNING) << "training pauses: " << view.pause_reason;
-      Queue({Command(paused_ ? StepCommand::kPause : StepCommand::kResume), ""});
+      if (view.paused) LOG(WARNING) << "training pauses: " << view.pause_reason;
+      Queue({Command(view.paused ? StepCommand::kPause : StepCommand::kResume), ""});
     }
     // Adoptions first: a slice adopted and handed over in one view is computed at most for the
     // step it arrives in (the release takes effect at the next boundary, and says so).
     for (const auto& [slice, schedule] : changes.adopt) {
-      held_[slice] = schedule;
       Queue({Command(StepCommand::kAdopt, slice), schedule});
     }
-    for (int slice : changes.release) {
-      held_.erase(slice);
-      Queue({Command(StepCommand::kRelease, slice), ""});
-    }
+    for (int slice : changes.release) Queue({Command(StepCommand::kRelease, slice), ""});
   }
   if (lost_peer) NoteLostPeer();
 }
@@ -118,15 +112,19 @@ void SchedulerCommands::RestartQueue() {
   queue_.clear();
   if (stop_) Queue({Command(StepCommand::kStop), ""});
   if (accumulation_ > 0) Queue({Command(StepCommand::kSetAccumulation, -1, accumulation_), ""});
-  if (paused_) Queue({Command(StepCommand::kPause), ""});
-  for (const auto& [slice, schedule] : held_) {
-    Queue({Command(StepCommand::kAdopt, slice), schedule});
+  const View& view = follower_.last();
+  if (view.paused) Queue({Command(StepCommand::kPause), ""});
+  for (int slice : follower_.held()) {
+    const auto schedule = view.schedules.find(slice);
+    Queue({Command(StepCommand::kAdopt, slice),
+           schedule == view.schedules.end() ? std::string() : schedule->second});
   }
 }
 
 std::vector<int> SchedulerCommands::LostWorkers() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return lost_workers_;
+  const auto& lost = follower_.last().lost_workers;
+  return std::vector<int>(lost.begin(), lost.end());
 }
 
 bool SchedulerCommands::TakeRollback(ClusterMap* map) {

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -77,14 +76,12 @@ class SchedulerCommands {
   mutable std::mutex mu_;
   std::string go_schedule_;
   std::deque<Queued> queue_;
-  // What a restarted loop is told again: the stop, the last accumulation, a pause in force, and
-  // every slice held (adopted, not released since) with its schedule.
-  bool stop_ = false, paused_ = false;
+  // What a restarted loop is told again: the stop, the last accumulation, and from the last
+  // view followed, a pause in force and every slice held (adopted, not released since).
+  bool stop_ = false;
   int64_t accumulation_ = 0;
-  ViewFollower follower_;
-  std::map<int, std::string> held_;  // slice -> its schedule, encoded
-  LostServers lost_servers_;         // --replicas: servers declared lost
-  std::vector<int> lost_workers_;
+  ViewFollower follower_;     // the last view: lost workers, pause, held slices and their schedules
+  LostServers lost_servers_;  // --replicas: servers declared lost (read by the KV clients)
   std::atomic<size_t> lost_worker_count_{0};
   std::atomic<bool> rollback_pending_{false};
   ClusterMap rollback_;
