@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "common/cereal_body.h"
 #include "common/clock.h"
 #include "common/codec.h"
 #include "common/transport.h"
@@ -166,6 +167,34 @@ void ControlChannel::Shutdown(const std::string& reason, bool failed) {
   changed_.notify_all();
 }
 
+void ControlChannel::SendHeartbeat() {
+  Header h;
+  h.type = MsgType::kHeartbeat;
+  h.sender_role = self_.role;
+  h.sender_id = self_.id;
+  h.text = EncodeCereal(HeartbeatBody{computing_.load()});
+  SendMessage(socket_, h);
+}
+
+void ControlChannel::OnHeartbeatAck(const Header& h) {
+  if (h.text.empty()) return;  // an answer that names nobody
+  const auto now = Clock::now();
+  for (int32_t w : DecodeCereal<HeartbeatAck>(h.text).computing) computing_seen_[w] = now;
+}
+
+Clock::time_point ControlChannel::ComputingSeen(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (worker >= 0) {
+    const auto it = computing_seen_.find(worker);
+    return it == computing_seen_.end() ? Clock::time_point{} : it->second;
+  }
+  Clock::time_point latest{};
+  for (const auto& [w, at] : computing_seen_) {
+    if (!(self_.role == Role::kWorker && w == self_.id)) latest = std::max(latest, at);
+  }
+  return latest;
+}
+
 void ControlChannel::Loop() {
   auto last_heartbeat = Clock::now() - std::chrono::hours(1);
   auto last_heard = Clock::now();
@@ -184,11 +213,7 @@ void ControlChannel::Loop() {
       changed_.notify_all();
     }
     if (SecondsSince(last_heartbeat) >= heartbeat_s_) {
-      Header h;
-      h.type = MsgType::kHeartbeat;
-      h.sender_role = self_.role;
-      h.sender_id = self_.id;
-      SendMessage(socket_, h);
+      SendHeartbeat();
       last_heartbeat = Clock::now();
     }
     Message m;
@@ -222,7 +247,10 @@ void ControlChannel::Loop() {
           Shutdown(m.header.text, !m.header.text.empty());
         } else if (m.header.type == MsgType::kError) {
           LOG(ERROR) << "scheduler: " << m.header.text;
-        }  // heartbeat acknowledgements only refresh last_heard
+        } else if (m.header.type == MsgType::kHeartbeat) {
+          std::lock_guard<std::mutex> lock(mu_);
+          OnHeartbeatAck(m.header);
+        }
       }
     } catch (const CodecError& e) {
       LOG(ERROR) << "malformed message from the scheduler ignored: " << e.what();

@@ -16,6 +16,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "common/busy_peers.h"
 #include "common/cluster_map.h"
 #include "common/message.h"
 #include "common/topic.h"
@@ -80,12 +81,21 @@ class ControlChannel {
   bool ShutdownRequested(std::string* reason = nullptr, bool* failed = nullptr) const;
   const NodeInfo& self() const { return self_; }
 
+  // Thread-safe. A worker says which step it is computing (-1: none); its heartbeats carry it
+  // (common/busy_peers.h).
+  void SetComputing(int64_t step) { computing_ = step; }
+  // Thread-safe: when the scheduler last named `worker` as computing (-1: any worker but this
+  // node); the clock's epoch if never.
+  Clock::time_point ComputingSeen(int worker) const;
+
  private:
   void OnCommandText(const std::string& topic, Handler handler);
   void ReportText(const std::string& topic, std::string body, std::vector<Payload> payloads);
   void Loop();
   void Queue(Header h, std::vector<Payload> payloads);
   void Shutdown(const std::string& reason, bool failed);
+  void SendHeartbeat();
+  void OnHeartbeatAck(const Header& h);  // under mu_
 
   zmq::socket_t socket_;
   // Queue wakes the channel's thread through this inproc pair, so that a report (a norm the
@@ -98,6 +108,7 @@ class ControlChannel {
   std::map<std::string, Handler> handlers_;
   std::thread thread_;
   std::atomic<bool> running_{false};
+  std::atomic<int64_t> computing_{-1};
 
   mutable std::mutex mu_;
   std::condition_variable changed_;  // a command arrived, the outbox drained, or a shutdown
@@ -108,6 +119,7 @@ class ControlChannel {
   std::deque<Outgoing> outbox_;
   size_t unsent_ = 0;  // queued and not yet handed to the socket
   bool shutdown_ = false, failed_ = false;
+  std::map<int, Clock::time_point> computing_seen_;  // by worker, from the heartbeats' answers
   std::string reason_;
 };
 

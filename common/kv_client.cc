@@ -244,7 +244,7 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
     SendHeld();
     advance();
     // Checked after reading what has come: answers already here never time out.
-    if ((f.answered < upto || !parts_.empty()) && Clock::now() > f.deadline) TimedOut(upto);
+    if ((f.answered < upto || !parts_.empty()) && Clock::now() > Deadline(f)) TimedOut(upto);
   }
 }
 
@@ -281,6 +281,13 @@ void KVClient::Receive(size_t s) {
   }
 }
 
+Clock::time_point KVClient::Deadline(const Inflight& f) const {
+  if (!o_.busy_seen) return f.deadline;
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(o_.timeout_s + kReplyMarginS));
+  return std::max(f.deadline, BusyDeadline(f.start, timeout, o_.busy_seen(-1)));
+}
+
 void KVClient::TimedOut(size_t upto) const {
   const Inflight& f = *inflight_;
   std::string missing;
@@ -291,7 +298,7 @@ void KVClient::TimedOut(size_t upto) const {
   }
   throw std::runtime_error(std::string(f.what) + " by " + self_.Name() + ": no answer within " +
                            std::to_string(o_.timeout_s + kReplyMarginS) +
-                           " s (--timeout_s + 2) from " + missing);
+                           " s (--timeout_s + 2, no other worker computing) from " + missing);
 }
 
 PullResult KVClient::ReadPull(const Replies& replies, size_t index, const Request& request,

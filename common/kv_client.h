@@ -13,6 +13,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/busy_peers.h"
 #include "common/cluster_map.h"
 #include "common/key_routing.h"
 #include "common/lost_servers.h"
@@ -57,6 +58,9 @@ struct KVClientOptions {
   const LostServers* lost_servers = nullptr;
   // --wire_dtype bf16: pushes and pull replies carry bfloat16 (init stays float32).
   WireType wire = WireType::kF32;
+  // When another worker was last seen computing (called with -1): while one computes, a
+  // request's deadline counts from then (common/busy_peers.h). Unset: from the send.
+  BusySeen busy_seen;
 };
 
 struct PullResult {
@@ -171,6 +175,8 @@ class KVClient {
   void Await(size_t upto, size_t interruptible_from = SIZE_MAX);
   // Takes in what server `s` answered to the exchange in flight (throws on a refusal).
   void Receive(size_t s);
+  // The request's deadline, later while another worker computes (KVClientOptions::busy_seen).
+  Clock::time_point Deadline(const Inflight& f) const;
   // The exchange's deadline passed: throws, naming the servers that did not answer.
   [[noreturn]] void TimedOut(size_t upto) const;
   // Wait's part for the request in flight.

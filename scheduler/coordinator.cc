@@ -28,6 +28,7 @@ Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluat
       eval_(eval),
       failover_(job_, eval),
       joins_(job_),
+      heartbeats_(job_),
       evals_(job_.opts.config.train.patience, out),
       progress_line_(ModeName(job_.mode), job_.opts.total_steps, job_.opts.config.train.progress_s),
       eval_schedule_(job_.opts.config.train.eval) {}
@@ -158,12 +159,9 @@ void Coordinator::HandleMessage(const Message& m) {
   }
   node->last_seen = Clock::now();
   switch (m.header.type) {
-    case MsgType::kHeartbeat: {
-      Header ack;
-      ack.type = MsgType::kHeartbeat;
-      job_.nodes.Send(m.peer, ack);
+    case MsgType::kHeartbeat:
+      heartbeats_.OnHeartbeat(*node, m);
       break;
-    }
     case MsgType::kReport:
       if (node->info.role == Role::kWorker) {
         OnWorkerReport(*node, m);
@@ -420,6 +418,7 @@ int Coordinator::Run() {
     }
     if (std::string why = failover_.CheckSilence(); !why.empty()) Fail(why);
     if (std::string why = joins_.CheckMinWorkers(); !why.empty()) Fail(why);
+    if (std::string why = heartbeats_.CheckLongSteps(); !why.empty()) Fail(why);
     AdvancePhase();
   }
   FinishPolicy();  // a failed job: stop the agent too

@@ -21,6 +21,7 @@
 #include "scheduler/eval_record.h"
 #include "scheduler/evaluation.h"
 #include "scheduler/failover.h"
+#include "scheduler/heartbeats.h"
 #include "scheduler/job_state.h"
 #include "scheduler/joins.h"
 #include "server/server_stats.h"
@@ -88,6 +89,7 @@ class Coordinator {
   Evaluation* eval_;
   Failover failover_;
   Joins joins_;
+  Heartbeats heartbeats_;
   EvalRecord evals_;
   std::map<int, server::ServerStats> server_stats_;
   std::string failure_;

@@ -32,6 +32,9 @@ struct CoordinatorOptions {
   std::vector<int64_t> start_steps;        // resuming: each worker's first step
   std::map<int, SliceSchedule> schedules;  // resuming: the slices' schedules kept (--resume)
   const CurveSecurity* curve = nullptr;    // CURVE on this scheduler's socket (null: off)
+  // A worker computing one step for longer than this fails the job (0: never); a wait on a
+  // computing worker is not bounded by --timeout_s (common/busy_peers.h).
+  double step_timeout_s = 1800;
 };
 
 }  // namespace tteps::scheduler

@@ -39,6 +39,9 @@ DEFINE_string(out_dir, "out", "output directory: metrics.jsonl, summary.json, mo
 DEFINE_int32(num_servers, 0, "started without MPI: how many servers will register");
 DEFINE_int32(num_workers, 0, "started without MPI: how many workers will register");
 DEFINE_double(silence_s, 0, "a node silent this long fails the job (0: 5 x --heartbeat_s)");
+DEFINE_double(step_timeout_s, 1800,
+              "a worker computing one step for longer fails the job (0: never); waits on a "
+              "computing worker are not bounded by --timeout_s");
 DEFINE_int32(replicas, 1,
              "PS modes: servers holding each key range (--servers must be a multiple); with 2, "
              "a lost server is replaced by its replica and the job goes on");
@@ -264,6 +267,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   CoordinatorOptions o;
   o.config = config;
   o.data_path = config.data.train_files.front();
+  o.step_timeout_s = FLAGS_step_timeout_s;
   o.data_checksum = dataset.store_checksum;
   o.bad_records_skipped = dataset.skipped;
   SetShape(boot, config, &o);

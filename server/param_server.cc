@@ -642,6 +642,17 @@ void ParamServer::ReplyPull(const PendingPull& p) {
   if (!sent) NoteDropped(p.header);
 }
 
+bool ParamServer::BlockersComputing(const PendingPull& p, Clock::time_point now) const {
+  if (!busy_seen_) return false;
+  Clock::time_point seen{};
+  for (int w : shard_->Blockers(p.header.sender_id, p.header.step)) {
+    seen = std::max(seen, busy_seen_(w));
+  }
+  const auto timeout =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
+  return now <= BusyDeadline(p.arrived, timeout, seen);
+}
+
 void ParamServer::ServePending() {
   const auto now = Clock::now();
   // A backup answers once it leads: a worker that asks it learned of its primary's loss first.
@@ -650,7 +661,8 @@ void ParamServer::ServePending() {
     const PendingPull& p = pending_[i];
     if (!follows && shard_->PullReady(p.header.sender_id, p.header.step)) {
       ReplyPull(p);
-    } else if (std::chrono::duration<double>(now - p.arrived).count() > timeout_s_) {
+    } else if (std::chrono::duration<double>(now - p.arrived).count() > timeout_s_ &&
+               !BlockersComputing(p, now)) {
       std::string who;
       for (int w : shard_->Blockers(p.header.sender_id, p.header.step)) {
         who += (who.empty() ? "" : ", ") + WorkerName(w);

@@ -14,6 +14,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/busy_peers.h"
 #include "common/cluster_map.h"
 #include "common/control_channel.h"
 #include "common/trace.h"
@@ -32,6 +33,10 @@ class ParamServer {
   void OnNewVersion(std::function<void(int64_t version)> hook) { on_version_ = std::move(hook); }
   // --trace: a span per applied push (null: none).
   void set_tracer(Tracer* tracer) { tracer_ = tracer; }
+  // When a worker was last seen computing (the scheduler's heartbeat answers): a pull held for
+  // it waits --timeout_s from then, not from its arrival (common/busy_peers.h). Unset: from the
+  // arrival.
+  void set_busy_seen(BusySeen seen) { busy_seen_ = std::move(seen); }
   // Clipping in sync mode: `send` hands this shard's squared norm of a completed aggregate to
   // the scheduler; `take` returns the global norm once the scheduler has answered.
   void SetNormExchange(std::function<void(int64_t version, double squared)> send,
@@ -92,6 +97,8 @@ class ParamServer {
     Header header;
     std::chrono::steady_clock::time_point arrived;
   };
+  // Whether a worker `p` waits for was seen computing within --timeout_s of now.
+  bool BlockersComputing(const PendingPull& p, Clock::time_point now) const;
   // Why a data request cannot be served (its epoch, layout, step or keys); empty: it can.
   std::string RequestProblem(const Header& h) const;
   void HandlePush(Message& m);
@@ -125,6 +132,7 @@ class ParamServer {
   int id_;
   Shard* shard_;
   double timeout_s_;
+  BusySeen busy_seen_;
   void AfterPush(int64_t version_before);
   void PollNorm();
   // Applies a validated push of `slice`'s gradient; returns the version before it. The primary

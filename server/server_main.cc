@@ -151,6 +151,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
     for (Message& m : held) server.Handle(m);  // sent by nodes that rolled back before this one
     held.clear();
     server.set_tracer(tracer.get());
+    server.set_busy_seen([&control](int worker) { return control.ComputingSeen(worker); });
     // Clipping in sync mode: the scheduler answers each version's partial norms with the total.
     server.SetNormExchange(
         [&](int64_t version, double squared) {

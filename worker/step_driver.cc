@@ -359,6 +359,15 @@ void StepRun::Report(int64_t step, bool last, int64_t step_accumulation) {
 
 MicroBatchStats StepRun::Compute(int64_t step, const StepData& data, double* compute_s) {
   const auto step_start = Clock::now();
+  struct Computing {  // said on the heartbeat until the step's computation ends, however
+    Computing(const std::function<void(int64_t)>& say, int64_t step) : say(say) {
+      if (say) say(step);
+    }
+    ~Computing() {
+      if (say) say(-1);
+    }
+    const std::function<void(int64_t)>& say;
+  } computing(hooks_.computing, step);
   // Lost workers' slices first: they overwrite the gradients, which the own push then holds.
   adopted_sum_ = {};
   adopted_micro_ = 0;

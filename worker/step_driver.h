@@ -76,6 +76,10 @@ struct DriverHooks {
   // Called when this worker's own slice draws a new accumulation, before that step's push.
   std::function<void(const AccumulationChange&)> accumulation_changed;
   std::function<void(const TrainReport&)> report;
+  // The step whose slices are being computed (forward, backward, a slowdown), then -1 once
+  // that ends: the heartbeat says so, and the others' waits on this worker know it is busy,
+  // not gone.
+  std::function<void(int64_t step)> computing;
   std::function<void(int slice, int64_t step)> released;
   // Evaluates the model's weights after `steps` steps and `train_s` training seconds (the final
   // one once training ends). Only where this worker's weights are the job's (local mode,

@@ -291,6 +291,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
     control->Report(topics::kReleased, {released, step});
   };
   hooks.report = [control](const TrainReport& r) { control->Report(topics::kTrainReport, r); };
+  hooks.computing = [control](int64_t step) { control->SetComputing(step); };
   if (!UsesServers(config.exchange.mode)) {
     // The first live worker sends them (worker 0 until it is lost, in ring mode).
     hooks.evaluate = [&](int64_t steps, int64_t /*epoch*/, double /*train_s*/, bool final) {

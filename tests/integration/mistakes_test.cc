@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tests/integration/cluster_test_util.h"
+#include "tests/integration/model_diff.h"
 
 namespace tteps {
 namespace {
@@ -257,6 +258,44 @@ TEST(Mistakes, AFullDiskIsNamedAndKeepsWhatWasWritten) {
                        60, dir + "/eval.log"),
             0)
       << ReadFile(dir + "/eval.log");
+}
+
+// A worker computing one step for longer than --timeout_s (here slowed 60 times) is busy, not a
+// silent peer: its heartbeats say which step it computes, the others wait for it (a pull the
+// server holds, its reply, a ring's data) and the scheduler names the long step in
+// metrics.jsonl. The sync job ends with the undisturbed job's model, bit for bit. Past
+// --step_timeout_s the job fails, naming the worker and the step. (Before, the server refused
+// the pull after --timeout_s: "pull for 1 waited 3 s (--timeout_s) for worker 1".)
+TEST(Mistakes, ALongStepIsComputationNotASilentPeer) {
+  const std::string dir = FreshDir("mistake_long_step");
+  const std::string flags = " -- --train_data " TTEPS_SOURCE_DIR
+                            "/data/chengdu/trajectories.jsonl --max_steps 2 --heartbeat_s 0.5 "
+                            "--timeout_s 2";
+  const std::string slow = " --slowdown 6000 --slowdown_worker 1";
+  const auto job = [&](const std::string& mode, const std::string& name) {
+    return Launcher() + " --mode " + mode + " --workers 2" +
+           (mode == "sync" ? " --servers 1" : "") + " --out_dir " + dir + "/" + name + flags;
+  };
+  ASSERT_EQ(RunCommand(job("sync", "plain"), 120, dir + "/plain.log"), 0)
+      << ReadFile(dir + "/plain.log");
+  for (const std::string mode : {"sync", "ring"}) {
+    ASSERT_EQ(RunCommand(job(mode, mode) + slow, 180, dir + "/" + mode + ".log"), 0)
+        << ReadFile(dir + "/" + mode + ".log");
+    const std::string metrics = ReadFile(dir + "/" + mode + "/metrics.jsonl");
+    EXPECT_NE(metrics.find("{\"type\":\"long_step\",\"worker\":1,"), std::string::npos)
+        << mode << ": " << metrics;
+  }
+  EXPECT_EQ(MaxAbsDiff(dir + "/plain/model.pt", dir + "/sync/model.pt"), 0.0);
+
+  const auto start = Clock::now();
+  EXPECT_EQ(
+      RunCommand(job("sync", "limit") + slow + " --step_timeout_s 3", 120, dir + "/limit.log"), 1)
+      << ReadFile(dir + "/limit.log");
+  EXPECT_LT(SecondsSince(start), 30);
+  const std::string summary = ReadFile(dir + "/limit/summary.json");
+  EXPECT_EQ(JsonText(summary, "status"), "failed") << summary;
+  EXPECT_NE(JsonText(summary, "error").find("worker 1 (rank"), std::string::npos) << summary;
+  EXPECT_NE(JsonText(summary, "error").find("(--step_timeout_s 3)"), std::string::npos) << summary;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/busy_peers.h"
 #include "worker/collectives/ring_links.h"
 
 namespace tteps::collectives {
@@ -48,13 +49,24 @@ class Allreduce {
   void set_abort_check(std::function<bool()> check) { abort_check_ = std::move(check); }
   // Polled too: true ends the wait with MembershipChanged (a transport that can be rebuilt).
   void set_membership_check(std::function<bool()> check) { membership_check_ = std::move(check); }
+  // When another worker was last seen computing (called with -1): while one computes, the
+  // deadline counts from then, not from the start (common/busy_peers.h).
+  void set_busy_seen(BusySeen seen) { busy_seen_ = std::move(seen); }
 
  protected:
   bool ShouldAbort() const { return abort_check_ && abort_check_(); }
   bool MembershipChangedNow() const { return membership_check_ && membership_check_(); }
+  // Whether a wait that began at `start` has run past `timeout` with no other worker computing
+  // meanwhile.
+  bool PastDeadline(Clock::time_point start, Clock::duration timeout) const {
+    const auto now = Clock::now();
+    if (now <= start + timeout) return false;
+    return !busy_seen_ || now > BusyDeadline(start, timeout, busy_seen_(-1));
+  }
 
  private:
   std::function<bool()> abort_check_, membership_check_;
+  BusySeen busy_seen_;
 };
 
 // Our ring (scatter-reduce, then allgather; N-1 steps each) over nonblocking point-to-point

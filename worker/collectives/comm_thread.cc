@@ -28,10 +28,20 @@ void CommThread::Submit(std::function<void()> job) {
   cv_.notify_all();
 }
 
-void CommThread::Drain(double timeout_s) {
+void CommThread::Drain(double timeout_s, const BusySeen& busy_seen) {
+  const auto start = Clock::now();
+  const auto timeout =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  const auto done = [this] { return error_ || (queue_.empty() && running_ == 0); };
   std::unique_lock<std::mutex> lock(mu_);
-  const bool drained = cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
-                                    [this] { return error_ || (queue_.empty() && running_ == 0); });
+  bool drained = cv_.wait_until(lock, start + timeout, done);
+  // Another worker computing keeps the collectives waiting: so does this wait, re-checked often.
+  while (!drained && busy_seen) {
+    const auto until = BusyDeadline(start, timeout, busy_seen(-1));
+    if (Clock::now() > until) break;
+    drained =
+        cv_.wait_until(lock, std::min(until, Clock::now() + std::chrono::milliseconds(200)), done);
+  }
   if (error_) std::rethrow_exception(error_);
   if (!drained) {
     throw std::runtime_error("the communication thread did not finish its collectives within " +

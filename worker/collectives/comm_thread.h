@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "common/busy_peers.h"
+
 namespace tteps::collectives {
 
 class CommThread {
@@ -25,8 +27,9 @@ class CommThread {
   void Submit(std::function<void()> job);
   // Waits until every submitted job has run. Rethrows the first failure (jobs queued behind a
   // failed one are skipped: peers would wait for them in vain). Throws std::runtime_error if
-  // the jobs take longer than timeout_s.
-  void Drain(double timeout_s);
+  // the jobs take longer than timeout_s, counted from the last time another worker was seen
+  // computing where `busy_seen` is given (common/busy_peers.h).
+  void Drain(double timeout_s, const BusySeen& busy_seen = {});
   // After Drain threw: waits (up to timeout_s) until the jobs queued behind the failure were
   // skipped, then forgets the failure, so that new jobs run (a ring rebuilt after a loss).
   void Recover(double timeout_s);

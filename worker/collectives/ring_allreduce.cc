@@ -30,8 +30,9 @@ class RingAllreduce : public Allreduce {
 
   void Sum(float* data, size_t n, double timeout_s) override {
     if (size_ == 1 || n == 0) return;
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(timeout_s));
+    start_ = Clock::now();
+    timeout_ =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
     auto chunk_begin = [&](int c) { return n * static_cast<size_t>(c) / size_; };
     auto chunk = [&](int c) {
       c = ((c % size_) + size_) % size_;
@@ -43,7 +44,7 @@ class RingAllreduce : public Allreduce {
       for (int s = 0; s < size_ - 1; ++s) {
         const auto [send_b, send_e] = reduce ? chunk(rank_ - s) : chunk(rank_ + 1 - s);
         const auto [recv_b, recv_e] = reduce ? chunk(rank_ - s - 1) : chunk(rank_ - s);
-        Step(data + send_b, send_e - send_b, data + recv_b, recv_e - recv_b, reduce, deadline,
+        Step(data + send_b, send_e - send_b, data + recv_b, recv_e - recv_b, reduce,
              reduce ? "scatter-reduce" : "allgather", s);
       }
     }
@@ -53,7 +54,7 @@ class RingAllreduce : public Allreduce {
   // One ring step: the send chunk goes right in segments; the receive chunk comes from the
   // left in segments, each reduced (or copied) as soon as it has arrived.
   void Step(const float* send, size_t send_n, float* dst, size_t recv_n, bool reduce,
-            Clock::time_point deadline, const char* phase, int step) {
+            const char* phase, int step) {
     const size_t send_segments = (send_n + segment_ - 1) / segment_;
     const size_t recv_segments = (recv_n + segment_ - 1) / segment_;
     // Receive straight into place when copying (allgather); into a scratch buffer to reduce.
@@ -101,7 +102,7 @@ class RingAllreduce : public Allreduce {
         links_->EndRound(true);
         throw MembershipChanged(where + " abandoned: a worker was lost");
       }
-      if (Clock::now() > deadline) {
+      if (PastDeadline(start_, timeout_)) {
         links_->EndRound(true);
         throw CollectiveTimeout(where + ", " + phase + " step " + std::to_string(step) +
                                     ": waited in vain for worker " +
@@ -118,6 +119,8 @@ class RingAllreduce : public Allreduce {
   size_t segment_;  // floats
   int rank_ = 0, size_ = 1;
   std::vector<float> recv_;
+  Clock::time_point start_;  // of the Sum in progress, with its timeout
+  Clock::duration timeout_{};
 };
 
 class MpiAllreduce : public Allreduce {
@@ -126,8 +129,9 @@ class MpiAllreduce : public Allreduce {
   std::string name() const override { return "mpi"; }
 
   void Sum(float* data, size_t n, double timeout_s) override {
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(timeout_s));
+    const auto start = Clock::now();
+    const auto timeout =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
     MPI_Request request;
     MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, comm_, &request);
     int done = 0;
@@ -141,7 +145,7 @@ class MpiAllreduce : public Allreduce {
         throw CollectiveAborted("MPI_Allreduce on rank " + std::to_string(rank_) +
                                 " abandoned: the job is stopping");
       }
-      if (Clock::now() > deadline) {
+      if (PastDeadline(start, timeout)) {
         throw CollectiveTimeout("MPI_Allreduce on rank " + std::to_string(rank_) +
                                     " did not complete within the timeout (a peer is missing)",
                                 -1);

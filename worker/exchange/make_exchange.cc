@@ -27,6 +27,7 @@ std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const E
   // (ExchangeResult::view_changed).
   if (mode == Mode::kSync || mode == Mode::kSsp) kv.interrupt = c.interrupt;
   kv.lost_servers = c.lost_servers;
+  kv.busy_seen = [control](int worker) { return control->ComputingSeen(worker); };
   if (c.config.exchange.wire_dtype == "bf16") kv.wire = WireType::kBf16;
   // A worker that joined pushes a lost worker's slice: whole, as an adopter does (the servers
   // take another worker's slice only whole).
@@ -63,6 +64,7 @@ std::unique_ptr<WorkerGroup> MakeGroup(Mode mode, deeptte::DeepTTEImpl& model,
   for (const auto& w : c.map->workers) o.worker_names.push_back(w.Name());
   o.tracer = c.tracer;
   ControlChannel* control = c.control;
+  o.busy_seen = [control](int worker) { return control->ComputingSeen(worker); };
   const auto shutdown = [control] { return control->ShutdownRequested(); };
   const ExchangeConfig& x = c.config.exchange;
   if (mode != Mode::kRing || x.allreduce != "ring" || x.ring_transport != "tcp") {

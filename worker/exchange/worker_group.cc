@@ -38,6 +38,7 @@ WorkerGroup::WorkerGroup(deeptte::DeepTTEImpl& model,
 void WorkerGroup::SetChecks() {
   allreduce_->set_abort_check([this] { return stopping_.load() || (shutdown_ && shutdown_()); });
   if (o_.membership_changed) allreduce_->set_membership_check(o_.membership_changed);
+  allreduce_->set_busy_seen(o_.busy_seen);
 }
 
 void WorkerGroup::Rebuild() {
@@ -82,7 +83,7 @@ void WorkerGroup::SubmitSum(float* data, size_t n) {
 
 void WorkerGroup::Drain(double timeout_s) {
   try {
-    comm_->Drain(timeout_s);
+    comm_->Drain(timeout_s, o_.busy_seen);
   } catch (const collectives::CollectiveTimeout& e) {
     throw std::runtime_error(
         std::string(e.what()) +

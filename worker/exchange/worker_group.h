@@ -35,6 +35,9 @@ struct WorkerGroupOptions {
   // ring was built, and the ring of the survivors.
   std::function<bool()> membership_changed;
   std::function<RingView()> rebuild;
+  // When another worker was last seen computing: the collectives wait on while one does
+  // (common/busy_peers.h). Unset: --timeout_s from each collective's start.
+  BusySeen busy_seen;
 };
 
 class WorkerGroup {

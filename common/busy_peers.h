@@ -1,0 +1,51 @@
+// A peer that computes is not a silent one. A worker's heartbeat says whether it is inside a
+// step's computation; the scheduler's answer to every heartbeat names the workers whose last
+// heartbeat said so. A wait on other workers (a server holding a pull, a pull's reply, a ring's
+// data) counts its deadline from its start or from the last time a worker it may wait for was
+// seen computing, whichever is later: a long step (a huge batch, a slow machine) holds the others
+// as long as it runs, while a peer that is gone (no heartbeat: the scheduler declares it lost) or
+// a link that is broken (nobody computes) still ends the wait after --timeout_s.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "common/clock.h"
+
+namespace tteps {
+
+// A heartbeat's body (node -> scheduler).
+struct HeartbeatBody {
+  // A worker inside a step's forward and backward (or its slowdown): that step; -1: none.
+  int64_t computing = -1;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(computing);
+  }
+};
+
+// The scheduler's answer to a heartbeat: the workers whose last heartbeat said they compute.
+struct HeartbeatAck {
+  std::vector<int32_t> computing;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(computing);
+  }
+};
+
+// When a worker was last seen computing (by the scheduler's answers); the epoch of the clock when
+// never. `worker` -1: any worker but the caller itself.
+using BusySeen = std::function<Clock::time_point(int worker)>;
+
+// The deadline of a wait that began at `start` with `timeout`: start + timeout, or later when
+// `seen_at` (the last time a worker the wait is for was seen computing) + timeout is later.
+inline Clock::time_point BusyDeadline(Clock::time_point start, Clock::duration timeout,
+                                      Clock::time_point seen_at) {
+  return std::max(start, seen_at) + timeout;
+}
+
+}  // namespace tteps
