@@ -109,3 +109,10 @@ row "--batch_size 100000 on 1,000 trips" "$tteps" --mode sync --out_dir "$work/b
 head -n 300 "$sample" | sed '7s/"weekID":[0-9]*/"weekID":9/' >"$work/skip.jsonl"
 row "--bad_records skip: the count" "$tteps" --mode local --out_dir "$work/skip" -- \
   --train_data "$work/skip.jsonl" --bad_records skip --max_steps 3
+# 10 (compute): one worker's step longer than --timeout_s (slowed 60 times).
+row "a step longer than --timeout_s" "$tteps" --mode sync --out_dir "$work/slow" -- --max_steps 2 \
+  --timeout_s 2 --heartbeat_s 0.5 --slowdown 6000 --slowdown_worker 1
+# 13 (hosts): a hostfile naming a host that does not exist.
+echo "no-such-host.invalid slots=4" >"$work/hostfile"
+row "a hostfile with an unknown host" "$tteps" --mode sync --hostfile "$work/hostfile" \
+  --out_dir "$work/hosts" "${quick[@]}"
