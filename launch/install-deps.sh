@@ -11,6 +11,7 @@ PACKAGES=(
   libzmq3-dev cppzmq-dev
   libcereal-dev
   libopenmpi-dev openmpi-bin
+  openssh-client  # mpirun starts the processes of a job across hosts over ssh
   libgflags-dev libgoogle-glog-dev
   libgtest-dev
   libsimdjson-dev

@@ -298,5 +298,28 @@ TEST(Mistakes, ALongStepIsComputationNotASilentPeer) {
   EXPECT_NE(JsonText(summary, "error").find("(--step_timeout_s 3)"), std::string::npos) << summary;
 }
 
+// A hostfile naming a host that ssh cannot reach: the launcher's last lines are ssh's reason
+// (it used to be buried under MPI's 20 lines of advice) and no pointer to a logs directory that
+// was never made.
+TEST(Mistakes, AnUnknownHostEndsOnSshsLine) {
+  if (std::system("command -v ssh >/dev/null") != 0) {
+    GTEST_SKIP() << "needs ssh, mpirun's way to start processes on other hosts";
+  }
+  const std::string dir = FreshDir("mistake_unknown_host");
+  std::ofstream(dir + "/hostfile") << "no-such-host.invalid slots=4\n";
+  const auto start = Clock::now();
+  EXPECT_NE(RunCommand(Launcher() + " --mode sync --hostfile " + dir + "/hostfile --out_dir " +
+                           dir + "/run -- --max_steps 3",
+                       60, dir + "/job.log"),
+            0);
+  EXPECT_LT(SecondsSince(start), 30);
+  const std::string log = ReadFile(dir + "/job.log");
+  const auto cause =
+      log.rfind("tteps: mpirun could not start the job's processes on the hosts: ssh: ");
+  ASSERT_NE(cause, std::string::npos) << log;
+  EXPECT_NE(log.find("Could not resolve hostname", cause), std::string::npos) << log;
+  EXPECT_NE(log.find("before any process of the job wrote a log", cause), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace tteps
