@@ -49,6 +49,7 @@ void Coordinator::Register(const Message& m, std::string* fatal) {
     return;
   }
   LOG(ERROR) << "registration refused: " << error;
+  ++refused_registrations_;
   job_.nodes.Shutdown(m.peer, error);
   if (is_fatal) *fatal = "registration refused: " + error;
 }
@@ -81,6 +82,9 @@ int Coordinator::RegisterAll() {
     if (!fatal.empty()) {
       Fail(fatal);
       WriteSummary();
+      const int missing = opts.num_servers + opts.num_workers -
+                          static_cast<int>(job_.nodes.size()) - refused_registrations_;
+      RefuseLateRegistrations(socket_, job_.nodes, fatal, missing, 5);
       return 1;
     }
   }

@@ -94,6 +94,7 @@ class Coordinator {
   std::map<int, server::ServerStats> server_stats_;
   std::string failure_;
   int interrupted_ = 0;  // the signal that interrupted the job (0: none)
+  int refused_registrations_ = 0;
   ProgressLine progress_line_;
   std::chrono::steady_clock::time_point train_start_, train_end_;
   // Draining: how long the servers' statistics are awaited after the final evaluation.

@@ -1,5 +1,10 @@
 #include "scheduler/registration.h"
 
+#include <glog/logging.h>
+
+#include "common/clock.h"
+#include "common/codec.h"
+#include "common/transport.h"
 #include "scheduler/placement.h"
 
 namespace tteps::scheduler {
@@ -58,6 +63,22 @@ std::string OpenJobWarning(size_t hosts) {
   return "the job spans " + std::to_string(hosts) +
          " hosts without authentication: anyone who reaches its ports can push to it (make "
          "keys with tteps-keygen DIR and pass --curve_dir DIR)";
+}
+
+void RefuseLateRegistrations(zmq::socket_t& socket, NodeTable& nodes, const std::string& reason,
+                             int missing, double limit_s) {
+  const auto start = Clock::now();
+  while (missing > 0 && SecondsSince(start) < limit_s) {
+    Message m;
+    try {
+      if (!ReceiveMessage(socket, true, 50, &m) || m.header.type != MsgType::kRegister) continue;
+    } catch (const CodecError& e) {
+      LOG(ERROR) << "malformed registration ignored: " << e.what();
+      continue;
+    }
+    nodes.Shutdown(m.peer, reason);
+    --missing;
+  }
 }
 
 }  // namespace tteps::scheduler

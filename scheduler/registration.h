@@ -4,6 +4,7 @@
 
 #include <string>
 #include <vector>
+#include <zmq.hpp>
 
 #include "common/cluster_map.h"
 #include "scheduler/coordinator_options.h"
@@ -29,6 +30,13 @@ std::string RegistrationRefusal(const std::vector<Node>& nodes, int expected, co
 // checkpoint (a server restores a range only whole), else cut evenly or, with --balance_links,
 // by where the processes run (scheduler/placement.h).
 std::vector<KeyRange> LaunchRanges(const CoordinatorOptions& opts, const ClusterMap& map);
+
+// A job that failed while its nodes were registering: the `missing` nodes not yet registered are
+// told `reason` as their registrations arrive (they register together, right after the
+// scheduler's address is shared), instead of each waiting out its registration deadline. Returns
+// after `missing` answers or `limit_s`.
+void RefuseLateRegistrations(zmq::socket_t& socket, NodeTable& nodes, const std::string& reason,
+                             int missing, double limit_s);
 
 // What a job across `hosts` hosts without CURVE is open to.
 std::string OpenJobWarning(size_t hosts);

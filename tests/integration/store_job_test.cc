@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tests/integration/cluster_test_util.h"
@@ -59,7 +60,8 @@ TEST(StoreJob, ThePackedSampleTrainsAndResumesTheJsonModelBitForBit) {
 }
 
 // A worker started by hand with another store than the scheduler's is refused at registration,
-// and the job ends at once naming the host, both paths and both checksums.
+// and the job ends at once naming the host, both paths and both checksums. A worker that
+// registers a second later is told why at once (it used to wait out its --timeout_s).
 TEST(StoreJob, AWorkerWithAnotherStoreIsRefusedNamingHostAndPath) {
   const std::string dir = FreshDir("store_other");
   const std::string ours = PackSample(dir, "ours", kSample);
@@ -72,15 +74,29 @@ TEST(StoreJob, AWorkerWithAnotherStoreIsRefusedNamingHostAndPath) {
   const std::string theirs = PackSample(dir, "theirs", dir + "/half.jsonl");
   const std::string endpoint = FreeLoopbackEndpoint();
   const std::string flags = " --scheduler=" + endpoint + " --timeout_s 20";
+  const std::string late = "sleep 1; s0=$(date +%s%N); " + Bin() + "/tteps-worker --train_data " +
+                           ours + flags + " 2>" + dir +
+                           "/late.log; echo $? $(($(date +%s%N) - s0)) >" + dir + "/late.rc";
   const std::string cmd = "(" + Bin() +
-                          "/tteps-scheduler --mode sync --num_servers 1 --num_workers 1 "
+                          "/tteps-scheduler --mode sync --num_servers 1 --num_workers 2 "
                           "--out_dir " +
                           dir + "/run --train_data " + ours + " --max_steps 5" + flags +
                           " & s=$!; " + Bin() + "/tteps-worker --train_data " + theirs + flags +
-                          " & w=$!; wait $s; rc=$?; wait $w; exit $rc)";
+                          " & w=$!; (" + late +
+                          ") & l=$!; wait $s; rc=$?; wait $w; wait $l; exit $rc)";
   const auto start = std::chrono::steady_clock::now();
   EXPECT_NE(RunCommand("bash -c '" + cmd + "'", 60, dir + "/log"), 0) << ReadFile(dir + "/log");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  // The late worker: refused with the job's reason, within seconds.
+  std::istringstream late_rc(ReadFile(dir + "/late.rc"));
+  int rc = 0;
+  long long took_ns = 0;
+  ASSERT_TRUE(late_rc >> rc >> took_ns) << ReadFile(dir + "/late.rc");
+  EXPECT_NE(rc, 0);
+  EXPECT_LT(took_ns, 5'000'000'000LL) << ReadFile(dir + "/late.log");
+  EXPECT_NE(ReadFile(dir + "/late.log").find("its training data '" + theirs + "'"),
+            std::string::npos)
+      << ReadFile(dir + "/late.log");
   const std::string summary = ReadFile(dir + "/run/summary.json");
   EXPECT_NE(summary.find("its training data '" + theirs + "' is the store 0x"), std::string::npos)
       << summary;
