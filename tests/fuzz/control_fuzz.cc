@@ -1,8 +1,11 @@
 // Control-message bodies: the cluster map (with the job's configuration), a node's
-// registration, a train report and a server's statistics. The first byte picks the type;
+// registration, a train report, a server's statistics, a membership view and the heartbeats'
+// bodies. The first byte picks the type;
 // decoding must accept or throw CodecError, and an accepted body must encode back the same.
+#include "common/busy_peers.h"
 #include "common/cereal_body.h"
 #include "common/cluster_map.h"
+#include "common/view.h"
 #include "server/server_stats.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "worker/train_report.h"
@@ -33,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tteps;
   if (size == 0) return 0;
   const std::string body(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 4) {
+  switch (data[0] % 7) {
     case 0: {
       RoundTrip<ClusterMap>(body);
       try {
@@ -53,12 +56,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     }
-    default:
+    case 3:
       RoundTrip<server::ServerStats>(body);
       try {
         DecodeCereal<server::ServerStats>(body).ToJson();
       } catch (const CodecError&) {
       }
+      break;
+    case 4:
+      RoundTrip<View>(body);
+      break;
+    case 5:
+      RoundTrip<HeartbeatBody>(body);
+      break;
+    default:
+      RoundTrip<HeartbeatAck>(body);
   }
   return 0;
 }

@@ -6,9 +6,11 @@
 #include <memory>
 #include <sstream>
 
+#include "common/busy_peers.h"
 #include "common/cereal_body.h"
 #include "common/cluster_map.h"
 #include "common/codec.h"
+#include "common/view.h"
 #include "server/checkpoint.h"
 #include "server/server_stats.h"
 #include "tests/fuzz/fuzz_input.h"
@@ -147,7 +149,18 @@ int main(int argc, char** argv) {
   server::ServerStats stats;
   stats.staleness = {{0, 10}, {1, 3}};
   Write(control, "server_stats", std::string(1, '\3') + EncodeCereal(stats));
-  n += 4;
+  View view;
+  view.number = 3;
+  view.from_step = 7;
+  view.reason = "handover";
+  view.live = {0, 2};
+  view.lost_workers = {1};
+  view.slice_owner = {0, 0, 2};
+  view.handover = {{1, 3}};
+  Write(control, "view", std::string(1, '\4') + EncodeCereal(view));
+  Write(control, "heartbeat", std::string(1, '\5') + EncodeCereal(HeartbeatBody{12}));
+  Write(control, "heartbeat_ack", std::string(1, '\6') + EncodeCereal(HeartbeatAck{{0, 2}}));
+  n += 7;
 
   for (const std::string name : {"momentum", "adam"}) {
     OptimizerConfig opt;
