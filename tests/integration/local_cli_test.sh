@@ -64,6 +64,8 @@ grep -q "bad.jsonl:7: field 'weekID'" "$tmp/bad.err" || { cat "$tmp/bad.err"; fa
 "$bin/tteps-worker" --mode=local --train_data "$tmp/bad.jsonl" --bad_records=skip --max_steps 1 \
   --out_dir "$tmp/skip" >/dev/null 2>"$tmp/skip.err" || { cat "$tmp/skip.err"; fail "skip mode failed"; }
 grep -q "1 bad" "$tmp/skip.err" || { cat "$tmp/skip.err"; fail "skip mode did not report the bad record"; }
+[ "$(field "$tmp/skip/summary.json" bad_records_skipped)" = 1 ] ||
+  fail "summary.json does not count the skipped record: $(cat "$tmp/skip/summary.json")"
 
 # 4. --help lists the program's own flags, not glog's.
 "$bin/tteps-worker" --help >"$tmp/help" 2>&1 || true

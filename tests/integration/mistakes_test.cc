@@ -180,6 +180,15 @@ TEST(Mistakes, LauncherFlagsAfterTheSeparatorAreTakenOrRefused) {
   EXPECT_LT(SecondsSince(start), 10);
   EXPECT_FALSE(std::filesystem::exists(dir + "/a")) << "a refused job wrote its out_dir";
   EXPECT_EQ(ReadFile(dir + "/novalue.log").find("unbound variable"), std::string::npos);
+  // --curve_dir after -- reaches every process, not only the scheduler (which failed after
+  // 35 s of "registration timed out", saying nothing of keys).
+  ASSERT_EQ(RunCommand(Launcher() + " --dry_run --mode sync --out_dir " + dir +
+                           "/dry -- --max_steps 3 --curve_dir " + dir + "/keys",
+                       30, dir + "/dry.log"),
+            0);
+  const std::string dry = ReadFile(dir + "/dry.log");
+  const std::string mpirun = dry.substr(dry.find("+ mpirun"));
+  EXPECT_EQ(CountOf(mpirun, "--curve_dir " + dir + "/keys"), 3u) << dry;
 }
 
 // A resume with another model or optimizer is refused before anything starts, with every flag
