@@ -104,7 +104,9 @@ std::string InterruptTrainingJob(const std::string& dir, const std::string& flag
   EXPECT_EQ(kill(to_group ? -job.pid() : job.pid(), sig), 0);
   const auto sent = Clock::now();
   EXPECT_TRUE(job.Wait(30)) << job.log();
-  EXPECT_LT(SecondsSince(sent), 8) << job.log();
+  // The job's processes get the signal at once (mpirun alone passes it on after its 5 s
+  // odls_base_sigkill_timeout: the job took 6 s).
+  EXPECT_LT(SecondsSince(sent), 3) << job.log();
   EXPECT_TRUE(WIFEXITED(job.status()) && WEXITSTATUS(job.status()) == want_rc) << job.log();
   EXPECT_TRUE(ProgramPids("", out).empty()) << "processes of the job live on";
   const std::string summary = ReadFile(out + "/summary.json");
