@@ -127,19 +127,22 @@ void CheckFiles(const JobConfig& c) {
 
 // A job that failed before the coordinator ran: summary.json says why.
 // Not where another job runs or one finished (OutDirLock): the refusal itself may be the error.
-void WriteFailure(const JobConfig& config, const std::string& error) {
+// The summary of a job that ended before it started: `fields` say how.
+void WriteEarlySummary(const JobConfig& config, const JsonObject& fields) {
   try {
     const std::string& dir = config.output.out_dir;
     OutDirLock own(dir);
-    WriteFileAtomically(dir + "/summary.json", JsonObject()
-                                                       .Add("mode", ModeName(config.exchange.mode))
-                                                       .Add("status", "failed")
-                                                       .Add("error", error)
-                                                       .str() +
-                                                   "\n");
+    WriteFileAtomically(
+        dir + "/summary.json",
+        JsonObject().Add("mode", ModeName(config.exchange.mode)).AddMembers(fields.str()).str() +
+            "\n");
   } catch (const std::exception& e) {
     LOG(ERROR) << "no summary.json: " << e.what();
   }
+}
+
+void WriteFailure(const JobConfig& config, const std::string& error) {
+  WriteEarlySummary(config, JsonObject().Add("status", "failed").Add("error", error));
 }
 
 // The job's shape from the launch (MPI's ranks, else the flags), checked against the mode.
@@ -238,7 +241,6 @@ int Coordinate(zmq::socket_t& socket, const CoordinatorOptions& o, Evaluation* e
     trace = std::make_unique<TraceFile>(trace_path);
     coordinator.set_trace(trace.get());
   }
-  CatchInterrupts();  // from here on a SIGTERM or SIGINT ends the job with its summary
   const int rc = coordinator.Run();
   if (trace) {
     trace->Close();
@@ -248,6 +250,7 @@ int Coordinate(zmq::socket_t& socket, const CoordinatorOptions& o, Evaluation* e
 }
 
 int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) {
+  CatchInterrupts();  // from here on a SIGTERM or SIGINT ends the job with its summary
   const Mode mode = config.exchange.mode;
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
@@ -280,6 +283,16 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   // A cosine schedule spans the planned steps unless told otherwise; every node gets the number.
   if (o.config.optimizer.lr_steps == 0) o.config.optimizer.lr_steps = o.total_steps;
   if (!config.output.resume.empty()) SetResumePoint(config, &o);
+  // Interrupted while the data loaded: the job ends before its address is shared, so that every
+  // other process stops at once (EndNode) instead of at its registration deadline.
+  if (const int sig = InterruptSignal()) {
+    LOG(WARNING) << "the job was interrupted (" << SignalName(sig) << ") before it started";
+    WriteEarlySummary(config, JsonObject()
+                                  .Add("status", "interrupted")
+                                  .Add("signal", SignalName(sig))
+                                  .Add("steps", int64_t{0}));
+    return 128 + sig;
+  }
 
   // Everything that can refuse the job is above: until the endpoint is shared below, a failure
   // ends every other process at once (EndNode) instead of at the registration deadline.
