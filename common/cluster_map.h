@@ -71,6 +71,13 @@ struct ClusterMap {
   }
 };
 
+// The slices of the global batch: --slices as the scheduler resolved it, else one per worker at
+// launch. Slices past the launch workers have no worker of their own: others compute them.
+inline int SliceCount(const ClusterMap& map) {
+  return map.config.exchange.slices > 0 ? static_cast<int>(map.config.exchange.slices)
+                                        : static_cast<int>(map.workers.size());
+}
+
 // Cereal-encodes a control body into a header's text, and back (CodecError if garbled).
 std::string EncodeBody(const NodeInfo& v);
 std::string EncodeBody(const ClusterMap& v);

@@ -114,6 +114,7 @@ void JobConfig::Validate() const {
 
   const ExchangeConfig& x = exchange;
   Check(x.accumulation >= 1, "--accumulation must be >= 1");
+  Check(x.slices >= 0, "--slices must be >= 0 (0: one per worker)");
   Check(x.staleness >= 0, "--staleness must be >= 0");
   Check(x.allreduce == "ring" || x.allreduce == "mpi",
         "--allreduce must be ring or mpi, not '" + x.allreduce + "'");
@@ -233,6 +234,7 @@ std::vector<std::string> ResumeMismatches(const JobConfig& checkpoint, const Job
   differ("mode", std::string(ModeName(checkpoint.exchange.mode)),
          std::string(ModeName(now.exchange.mode)));
   differ("replicas", checkpoint.cluster.replicas, now.cluster.replicas);
+  differ("slices", checkpoint.exchange.slices, now.exchange.slices);
   return out;
 }
 

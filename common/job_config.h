@@ -147,14 +147,19 @@ struct ExchangeConfig {
   bool pull_overlap = true;            // sync: forward starts on the first modules pulled
   bool balance_links = true;           // PS modes: server shares by the bytes on each host's link
   std::string slicing = "even";        // even (by count) | balanced (by estimated cost)
+  // Sync: the slices the global batch is cut into, whatever the number of workers (each computes
+  // one or more, each slice's gradient on its own; the servers sum them in slice order, so the
+  // model does not depend on the number of workers). 0: one per worker. The scheduler sends the
+  // resolved number.
+  int64_t slices = 0;
 
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(mode), CEREAL_NVP(accumulation), CEREAL_NVP(first_worker_batch),
-       CEREAL_NVP(staleness), CEREAL_NVP(allreduce), CEREAL_NVP(bucket_mb), CEREAL_NVP(check_every),
-       CEREAL_NVP(average_every), CEREAL_NVP(sparse_rows), CEREAL_NVP(wire_dtype),
-       CEREAL_NVP(slicing), CEREAL_NVP(push_bucket_mb), CEREAL_NVP(pull_overlap),
-       CEREAL_NVP(balance_links), CEREAL_NVP(ring_transport));
+       CEREAL_NVP(slices), CEREAL_NVP(staleness), CEREAL_NVP(allreduce), CEREAL_NVP(bucket_mb),
+       CEREAL_NVP(check_every), CEREAL_NVP(average_every), CEREAL_NVP(sparse_rows),
+       CEREAL_NVP(wire_dtype), CEREAL_NVP(slicing), CEREAL_NVP(push_bucket_mb),
+       CEREAL_NVP(pull_overlap), CEREAL_NVP(balance_links), CEREAL_NVP(ring_transport));
   }
 };
 

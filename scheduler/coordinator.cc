@@ -228,6 +228,8 @@ void Coordinator::OnReady(const Node& node) {
   train_start_ = Clock::now();
   startup_s_ = ProcessAgeSeconds();
   job_.schedules.Keep();  // those it resumed with, or none: never a former job's beside its own
+  // --slices past the workers: who computes them, before the go (the same socket: in order).
+  if (job_.members.view().number > 0) job_.SendView();
   job_.nodes.Command(Role::kWorker, topics::kGo);
 }
 

@@ -15,8 +15,9 @@ JobState::JobState(zmq::socket_t& socket, CoordinatorOptions options, RunOutput*
       mode(opts.config.exchange.mode),
       out(output),
       nodes(socket),
-      members(mode, opts.num_workers),
-      schedules(opts.num_workers, opts.config.exchange.accumulation, opts.config.output),
+      members(mode, opts.num_workers, static_cast<int>(opts.config.exchange.slices)),
+      schedules(static_cast<int>(opts.config.exchange.slices), opts.config.exchange.accumulation,
+                opts.config.output),
       policy(accumulation_policy, output),
       log(output) {}
 
@@ -44,7 +45,7 @@ View JobState::WireView() const {
 
 void JobState::AccumulationChanged(const NodeInfo& worker, const AccumulationChange& c) {
   const int slice = members.OwnSliceOf(worker.id);
-  if (slice < 0 || slice >= opts.num_workers || members.OwnerOf(slice) != worker.id ||
+  if (slice < 0 || slice >= members.slices() || members.OwnerOf(slice) != worker.id ||
       c.accumulation < 1 || c.accumulation > 1000000000) {
     LOG(ERROR) << "accumulation change " << c.accumulation << " from " << worker.Name()
                << " ignored";

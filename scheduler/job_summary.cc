@@ -14,6 +14,7 @@ void AddWork(const JobFacts& f, JsonObject& s) {
   const int64_t trips = sums.trips, epochs = f.book->empty() ? 0 : sums.epoch + 1;
   const double per = sums.steps_timed > 0 ? 1.0 / sums.steps_timed : 0;
   s.Add("workers", opts.num_workers)
+      .Add("slices", opts.config.exchange.slices)
       .Add("servers", f.servers)
       .Add("epochs", epochs)
       .Add("steps", f.steps)

@@ -6,10 +6,27 @@
 
 namespace tteps::scheduler {
 
-Membership::Membership(Mode mode, int workers) : mode_(mode), slices_(workers) {
+Membership::Membership(Mode mode, int workers, int slices)
+    : mode_(mode), slices_(std::max(slices, workers)) {
   for (int w = 0; w < workers; ++w) workers_.push_back(w);
-  if (UsesSlices()) view_.slice_owner = workers_;
   view_.live = workers_;
+  if (!UsesSlices()) return;
+  view_.slice_owner = workers_;
+  if (slices_ == workers || workers < 1) return;
+  for (int s = workers; s < slices_; ++s) view_.slice_owner.push_back(FewestSlices());
+  NextView("slices", 0);
+}
+
+int Membership::FewestSlices() const {
+  const auto& owner = view_.slice_owner;
+  int best = -1, best_count = INT32_MAX;
+  for (int w : workers_) {
+    // A joiner computes nothing before its go: it has no step to adopt from.
+    if (finished_.count(w) || waiting_.count(w)) continue;
+    const int count = static_cast<int>(std::count(owner.begin(), owner.end(), w));
+    if (count < best_count) best = w, best_count = count;
+  }
+  return best;
 }
 
 void Membership::NextView(const std::string& reason, int64_t step) {
@@ -71,13 +88,7 @@ MembershipChange Membership::Lose(int worker, int64_t step) {
     auto& owner = view_.slice_owner;
     for (int slice = 0; slice < slices_; ++slice) {
       if (owner[slice] != worker) continue;
-      int best = -1, best_count = INT32_MAX;
-      for (int w : workers_) {
-        // A joiner computes nothing before its go: it has no step to adopt from.
-        if (finished_.count(w) || waiting_.count(w)) continue;
-        const int count = static_cast<int>(std::count(owner.begin(), owner.end(), w));
-        if (count < best_count) best = w, best_count = count;
-      }
+      const int best = FewestSlices();
       if (best < 0) continue;  // every other worker is done: no step is left to compute
       owner[slice] = best;
       change.adopters.push_back(best);

@@ -41,8 +41,11 @@ struct MembershipChange {
 
 class Membership {
  public:
-  // Workers 0 .. workers - 1, each computing its own slice (or holding its own place).
-  Membership(Mode mode, int workers);
+  // Workers 0 .. workers - 1, each computing its own slice (or holding its own place). Sync with
+  // `slices` > workers (--slices): the slices past the workers are computed as adopted ones,
+  // each by the worker computing the fewest (the first of them), from view 1 on ("slices").
+  // 0: one per worker.
+  Membership(Mode mode, int workers, int slices = 0);
 
   // --- events -----------------------------------------------------------------------------
   // A worker finished its steps: it adopts nothing from then on.
@@ -107,6 +110,9 @@ class Membership {
   bool UsesSlices() const { return mode_ == Mode::kSync || mode_ == Mode::kRing; }
   // Stamps the view: number + 1, its step and reason, the live workers and the handovers.
   void NextView(const std::string& reason, int64_t step);
+  // The live, unfinished worker (not a joiner waiting for its go) computing the fewest slices,
+  // the first of them in registration order; -1 if none.
+  int FewestSlices() const;
 
   Mode mode_;
   int slices_;

@@ -168,15 +168,41 @@ void SetShape(const Bootstrap& boot, const JobConfig& config, CoordinatorOptions
   }
 }
 
+// --slices: 0 becomes one per worker; more slices than workers, in sync mode with a fixed
+// accumulation (for now), are computed by the workers as adopted ones from the start.
+void ResolveSlices(CoordinatorOptions* o) {
+  ExchangeConfig& x = o->config.exchange;
+  if (x.slices == 0) x.slices = o->num_workers;
+  if (x.slices < o->num_workers) {
+    throw std::invalid_argument("--slices " + std::to_string(x.slices) + " is fewer than the " +
+                                std::to_string(o->num_workers) +
+                                " workers: every worker computes at least one slice");
+  }
+  if (x.slices == o->num_workers) return;
+  if (x.mode != Mode::kSync) {
+    throw std::invalid_argument("--slices " + std::to_string(x.slices) + " with " +
+                                std::to_string(o->num_workers) +
+                                " workers needs --mode sync (or local); " + ModeName(x.mode) +
+                                " takes one slice per worker");
+  }
+  if (o->config.policy.name != "fixed") {
+    throw std::invalid_argument("--slices " + std::to_string(x.slices) + " with " +
+                                std::to_string(o->num_workers) +
+                                " workers keeps the accumulation fixed: --accumulation_policy " +
+                                o->config.policy.name + " decides per worker's own slice");
+  }
+}
+
 // --resume: the checkpoint's version, ranges and clocks, and the slices' schedules kept.
 void SetResumePoint(const JobConfig& config, CoordinatorOptions* o) {
   CheckResumable(config);
   const auto point = server::ChooseResumePoint(config.output.resume, o->num_servers, o->param_count,
                                                config.cluster.replicas);
-  if (static_cast<int>(point.clocks.size()) != o->num_workers) {
+  const int slices = static_cast<int>(config.exchange.slices);
+  if (static_cast<int>(point.clocks.size()) != slices) {
     throw std::invalid_argument("the checkpoint in " + config.output.resume + " is of a job with " +
-                                std::to_string(point.clocks.size()) + " workers, not " +
-                                std::to_string(o->num_workers));
+                                std::to_string(point.clocks.size()) + " slices (one per worker " +
+                                "unless --slices), not " + std::to_string(slices));
   }
   o->resume_version = point.version;
   o->start_steps = point.clocks;
@@ -188,10 +214,9 @@ void SetResumePoint(const JobConfig& config, CoordinatorOptions* o) {
     text << in.rdbuf();
     o->schedules = ParseSchedules(text.str(), kept);
     for (const auto& [slice, schedule] : o->schedules) {
-      if (slice >= o->num_workers) {
+      if (slice >= slices) {
         throw std::invalid_argument(kept + " has a schedule of slice " + std::to_string(slice) +
-                                    ", and the job has " + std::to_string(o->num_workers) +
-                                    " workers");
+                                    ", and the job has " + std::to_string(slices) + " slices");
       }
     }
   }
@@ -274,6 +299,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   o.data_checksum = dataset.store_checksum;
   o.bad_records_skipped = dataset.skipped;
   SetShape(boot, config, &o);
+  ResolveSlices(&o);
   o.param_count = layout.total();
   o.fingerprint = layout.fingerprint();
   if (UsesServers(mode) && config.exchange.sparse_rows) {
@@ -282,7 +308,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   o.total_steps = TotalSteps(config.train, train_trips);
   // A cosine schedule spans the planned steps unless told otherwise; every node gets the number.
   if (o.config.optimizer.lr_steps == 0) o.config.optimizer.lr_steps = o.total_steps;
-  if (!config.output.resume.empty()) SetResumePoint(config, &o);
+  if (!config.output.resume.empty()) SetResumePoint(o.config, &o);
   // Interrupted while the data loaded: the job ends before its address is shared, so that every
   // other process stops at once (EndNode) instead of at its registration deadline.
   if (const int sig = InterruptSignal()) {

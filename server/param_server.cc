@@ -354,7 +354,7 @@ void ParamServer::NoteDropped(const Header& request) {
 
 bool ParamServer::AdoptedSliceIsIn(const Header& h, int slice) {
   if (shard_->consistency() != Consistency::kSync || h.more || slice < 0 ||
-      slice >= static_cast<int>(map_.workers.size())) {
+      slice >= SliceCount(map_)) {
     throw std::invalid_argument("a push of slice " + std::to_string(slice) + " from worker " +
                                 std::to_string(h.sender_id) +
                                 " (another worker's slice comes whole, in sync mode only)");

@@ -34,9 +34,9 @@ std::unique_ptr<Shard> MakeShard(const ClusterMap& map) {
   const JobConfig& config = map.config;
   const int id = map.your_id;
   const KeyRange range = map.ranges.at(id);
-  auto shard = std::make_unique<Shard>(
-      range, ConsistencyFor(config.exchange.mode), static_cast<int>(map.workers.size()),
-      config.exchange.staleness, MakeOptimizer(config.optimizer, range.size()));
+  auto shard = std::make_unique<Shard>(range, ConsistencyFor(config.exchange.mode), SliceCount(map),
+                                       config.exchange.staleness,
+                                       MakeOptimizer(config.optimizer, range.size()));
   shard->set_lr_schedule(
       [optimizer = config.optimizer](int64_t step) { return LearningRate(optimizer, step); });
   shard->set_adascale(MakeAdaScale(config.optimizer, config.train.batch_size));
@@ -54,6 +54,8 @@ std::unique_ptr<Shard> MakeShard(const ClusterMap& map) {
     LOG(INFO) << "server " << id << " resumed from " << output.resume << " at version "
               << shard->version() << (from == id ? "" : " (server " + std::to_string(from) + "'s)");
   }
+  // --slices past the workers: those slices have no worker of their own; others push them.
+  for (int s = static_cast<int>(map.workers.size()); s < SliceCount(map); ++s) shard->DropWorker(s);
   return shard;
 }
 

@@ -152,6 +152,10 @@ DEFINE_bool(balance_links, true,
             "sync, async, ssp: cut the servers' key ranges so that every server host's link "
             "carries about the same bytes (a server's share shrinks with the workers on other "
             "hosts it serves); on one host, or false: equal shares of the bytes");
+DEFINE_int64(slices, 0,
+             "sync: cut the global batch into this many slices whatever the number of workers "
+             "(each worker computes one or more, the servers sum them in slice order: the model "
+             "does not depend on the number of workers); 0: one per worker");
 DEFINE_string(slicing, "even",
               "how a global batch is cut over the workers: even (equal trip counts) or balanced "
               "(contiguous parts of even estimated compute: length x (trips + 16)); "
@@ -289,6 +293,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(exchange.sparse_rows, sparse_rows);
   TTEPS_SET(exchange.wire_dtype, wire_dtype);
   TTEPS_SET(exchange.slicing, slicing);
+  TTEPS_SET(exchange.slices, slices);
   TTEPS_SET(exchange.push_bucket_mb, push_bucket_mb);
   TTEPS_SET(exchange.pull_overlap, pull_overlap);
   TTEPS_SET(exchange.balance_links, balance_links);

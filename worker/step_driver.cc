@@ -233,6 +233,10 @@ void StepRun::AdoptNew(int64_t step) {
     SliceSchedule schedule = c.schedule ? *c.schedule : SliceSchedule(o_.accumulation);
     const int64_t now = schedule.AccumulationAt(step), then = schedule.AccumulationAt(step + 1);
     if (!slices_.Adopt(c.slice, step, std::move(schedule))) continue;  // computed here already
+    if (step == o_.start_step) {  // one of --slices past the workers
+      LOG(INFO) << "worker " << o_.worker << " computes slice " << c.slice << " as well";
+      continue;
+    }
     LOG(WARNING) << "worker " << o_.worker << " computes the slice of lost worker " << c.slice
                  << " from step " << step + 1 << " on (" << now << " micro-batches a step, " << then
                  << " from the next)";

@@ -233,7 +233,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
 
   DriverOptions o;
   o.worker = slice;
-  o.num_workers = static_cast<int>(map.workers.size());
+  o.num_workers = SliceCount(map);  // the slicing rule's: one slice per worker unless --slices
   o.accumulation = config.exchange.accumulation;
   o.first_worker_batch = config.exchange.first_worker_batch;
   o.balanced_slices = config.exchange.slicing == "balanced";

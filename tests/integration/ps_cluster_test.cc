@@ -80,6 +80,53 @@ TEST(PsCluster, SyncWithBalancedSlicesEqualsLocalTraining) {
   EXPECT_LT(diff, 1e-5);
 }
 
+// --slices 4: the global batch is cut into 4 slices whatever the number of workers; each worker
+// computes one or more, each slice's gradient on its own, and the servers sum them in slice
+// order. On 1, 2 and 4 workers the model is the same bit for bit, and equals local training
+// with the same global batch to the tolerance of the tests above (the local one sums the batch
+// in one pass).
+TEST(PsCluster, SyncWithFourSlicesIsTheSameModelOnOneTwoAndFourWorkers) {
+  const std::string dir = FreshDir("sync_slices");
+  const std::string common = " --train_data " + std::string(kData) +
+                             " --max_steps 12 --batch_size 64 --log_every 4 --slices 4 "
+                             "--optimizer adam --lr 0.001";
+  ASSERT_EQ(RunCommand(Bin() + "/tteps-worker --mode=local --out_dir " + dir + "/local" + common,
+                       300, dir + "/local.log"),
+            0)
+      << ReadFile(dir + "/local.log");
+  for (const int workers : {1, 2, 4}) {
+    const std::string run = dir + "/w" + std::to_string(workers);
+    ASSERT_EQ(RunCommand(Launcher() + " --mode sync --servers 2 --workers " +
+                             std::to_string(workers) + " --out_dir " + run + " --" + common,
+                         300, run + ".log"),
+              0)
+        << ReadFile(run + ".log");
+    const std::string summary = ReadFile(run + "/summary.json");
+    EXPECT_EQ(JsonNumber(summary, "slices"), 4) << summary;
+    EXPECT_EQ(JsonNumber(summary, "workers"), workers) << summary;
+    EXPECT_EQ(JsonNumber(summary, "steps"), 12) << summary;
+  }
+  EXPECT_EQ(MaxAbsDiff(dir + "/w1/model_last.pt", dir + "/w4/model_last.pt"), 0.0);
+  EXPECT_EQ(MaxAbsDiff(dir + "/w2/model_last.pt", dir + "/w4/model_last.pt"), 0.0);
+  const double diff = MaxAbsDiff(dir + "/local/model_last.pt", dir + "/w2/model_last.pt");
+  std::printf("sync with 4 slices vs local: max |diff| = %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+  // Fewer slices than workers, or more in a mode that takes one per worker: refused at once.
+  EXPECT_NE(RunCommand(Launcher() + " --mode sync --servers 1 --workers 2 --out_dir " + dir +
+                           "/fewer -- --slices 1",
+                       60, dir + "/fewer.log"),
+            0);
+  EXPECT_NE(ReadFile(dir + "/fewer/summary.json").find("--slices 1 is fewer than the 2 workers"),
+            std::string::npos)
+      << ReadFile(dir + "/fewer.log");
+  EXPECT_NE(RunCommand(Launcher() + " --mode async --servers 1 --workers 2 --out_dir " + dir +
+                           "/async -- --slices 4 --max_steps 2",
+                       60, dir + "/async.log"),
+            0);
+  EXPECT_NE(ReadFile(dir + "/async/summary.json").find("needs --mode sync"), std::string::npos)
+      << ReadFile(dir + "/async.log");
+}
+
 TEST(PsCluster, PullOverlapTrainsTheSameModelBitForBit) {
   // The forward of each micro-batch (two per step) awaits the modules still arriving; worker 1,
   // whose slices are empty (worker 0 takes all 64 trips), runs no forward and takes the whole

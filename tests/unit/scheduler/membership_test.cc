@@ -48,6 +48,34 @@ TEST(Membership, StartsWithEveryWorkerOnItsOwnSlice) {
             "no slice to take over: no lost worker's slice is computed by another");
 }
 
+// --slices 5 on 2 workers: the slices past the workers are adopted from the start (view 1),
+// each by the worker computing the fewest; the workers' followers adopt them, every slice is
+// computed by exactly one worker, a loss moves them all to the survivor, and a joiner may take
+// one over (the job grows).
+TEST(Membership, SlicesPastTheWorkersAreAdoptedFromTheStart) {
+  Membership m(Mode::kSync, 2, 5);
+  EXPECT_EQ(m.slices(), 5);
+  EXPECT_EQ(m.view().number, 1);
+  EXPECT_EQ(m.view().reason, "slices");
+  EXPECT_EQ(m.view().from_step, 0);
+  EXPECT_EQ(m.view().slice_owner, (std::vector<int>{0, 1, 0, 1, 0}));
+  EXPECT_EQ(m.OwnSliceOf(1), 1);
+  Followers f;
+  EXPECT_EQ(f.Of(0, m.view()).adopt, (Adopt{{2, ""}, {4, ""}}));
+  EXPECT_EQ(f.Of(1, m.view()).adopt, (Adopt{{3, ""}}));
+  int slice = -1;
+  ASSERT_EQ(m.JoinRefusal(&slice), "");
+  EXPECT_EQ(slice, 2);          // from worker 0, which computes the most
+  EXPECT_EQ(m.Join(slice), 5);  // past every slice: no id is also a slice's
+  const auto change = m.Lose(1, 4);
+  EXPECT_EQ(change.orphaned, (Ints{1, 3}));
+  EXPECT_EQ(m.view().slice_owner, (std::vector<int>{0, 0, 0, 0, 0}));
+  EXPECT_EQ(f.Of(0, m.view()).adopt, (Adopt{{1, ""}, {3, ""}}));
+  // As many slices as workers: nothing past them, view 0 as ever.
+  EXPECT_EQ(Membership(Mode::kSync, 3, 3).view().number, 0);
+  EXPECT_EQ(Membership(Mode::kSync, 3, 0).view().slice_owner, (std::vector<int>{0, 1, 2}));
+}
+
 TEST(Membership, ALostWorkersSliceGoesToTheLiveWorkerComputingFewest) {
   Membership m(Mode::kSync, 3);
   const auto change = m.Lose(1, 17);
