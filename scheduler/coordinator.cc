@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 
 #include "common/bootstrap.h"
@@ -199,6 +200,11 @@ void Coordinator::OnWorkerReport(Node& node, const Message& m) {
     job_.AccumulationChanged(node.info, topics::kAccumulationChanged.Decode(h));
   } else if (topics::kDone.is(h.topic)) {
     OnDone(node, topics::kDone.Decode(h));
+  } else if (topics::kLeaving.is(h.topic)) {
+    // The job cannot go on without it (its last worker, a mode that cannot lose one): the
+    // signal to the worker was one to the job.
+    const topics::Leaving leaving = topics::kLeaving.Decode(h);
+    if (!failover_.Release(node, leaving)) Interrupt(leaving.signal == "SIGINT" ? SIGINT : SIGTERM);
   } else {
     LOG(ERROR) << "unknown report '" << h.topic << "' from " << node.info.Name() << " ignored";
   }

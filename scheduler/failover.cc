@@ -62,13 +62,41 @@ bool Failover::CanLose(const Node& n) const {
   return job_.nodes.Count(Role::kWorker, /*live_only=*/true) > (n.lost ? 0 : 1);
 }
 
-void Failover::LoseWorker(Node& n, double silent_s) {
+MembershipChange Failover::DropWorker(Node& n) {
   n.done = true;
   n.lost = true;
+  const MembershipChange change = job_.members.Lose(n.info.id, job_.book.StepOf(n.info.id));
+  job_.Apply(change);
+  return change;
+}
+
+bool Failover::Release(Node& n, const topics::Leaving& leaving) {
+  if (n.done || !CanLose(n)) return false;
+  const MembershipChange change = DropWorker(n);
+  const int live = job_.members.ActiveCount();
+  JsonObject event;
+  event.Add("event", "release")
+      .Add("worker", n.info.id)
+      .Add("rank", n.info.mpi_rank)
+      .Add("steps", leaving.steps)
+      .Add("signal", leaving.signal)
+      .Add("wall_s", job_.WallSeconds())
+      .Add("workers_left", live)
+      .Add("view", job_.members.view().number);
+  if (job_.mode == Mode::kSync || job_.mode == Mode::kRing) {
+    event.Add("slices_to", std::vector<int64_t>(change.adopters.begin(), change.adopters.end()));
+  }
+  job_.log.Record(event, n.info.Name() + " left the job (" + leaving.signal + ") after step " +
+                             std::to_string(leaving.steps) + "; " + ModeName(job_.mode) +
+                             " goes on with " + std::to_string(live) + " workers");
+  NoteLostPeer();
+  return true;
+}
+
+void Failover::LoseWorker(Node& n, double silent_s) {
   const int id = n.info.id;
   const int64_t step = job_.book.StepOf(id);
-  const MembershipChange change = job_.members.Lose(id, step);
-  job_.Apply(change);
+  const MembershipChange change = DropWorker(n);
   const int live = job_.members.ActiveCount();
   JsonObject event;
   event.Add("event", "lost")

@@ -14,6 +14,7 @@
 #include "scheduler/evaluation.h"
 #include "scheduler/job_state.h"
 #include "server/checkpoint.h"
+#include "worker/topics.h"
 
 namespace tteps::scheduler {
 
@@ -23,10 +24,16 @@ class Failover {
   // Handles every node silent for longer than --silence_s; returns why the job fails (empty:
   // it goes on).
   std::string CheckSilence();
+  // A worker leaves the job (a signal to it) after the steps it says: what it computed goes to
+  // the others at once, as after a loss but without the silence. False if the job cannot go on
+  // without it (nothing changed then).
+  bool Release(Node& n, const topics::Leaving& leaving);
 
  private:
   bool CanLose(const Node& n) const;
   void LoseWorker(Node& n, double silent_s);
+  // Declares worker `n` lost (a silence, or its release) in the membership; returns the change.
+  MembershipChange DropWorker(Node& n);
   void LoseServer(Node& n, double silent_s);
   bool CanRollback(const Node& n) const;
   // Returns why it cannot (empty: rolled back).

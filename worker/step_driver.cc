@@ -412,6 +412,11 @@ bool StepRun::TakeStep(int64_t step, int64_t total_steps, StepData* data, EvalSc
                   SecondsSince(step_start) - (held_s_ - held_before), step_accumulation);
   res_.trips += sum.trips;
   Report(step, last, step_accumulation);
+  if (!last && hooks_.leave_requested && hooks_.leave_requested()) {
+    res_.steps = step + 1;
+    res_.left = true;
+    return true;
+  }
   if (hooks_.evaluate && !last && evals->Due(step + 1, data->epochs_done, TrainSeconds()) &&
       exchange_->Agreed(step + 1)) {
     exchange_->Settle(Weights::kFetched);
@@ -440,7 +445,7 @@ DriverResult StepRun::Go() {
   exchange_->Settle(Weights::kFetched);
   res_.train_seconds = TrainSeconds();
   res_.epochs = epoch_ + 1;
-  if (hooks_.evaluate) Evaluate(res_.steps, true);
+  if (hooks_.evaluate && !res_.left) Evaluate(res_.steps, true);
   return res_;
 }
 

@@ -76,6 +76,9 @@ struct DriverHooks {
   // Called when this worker's own slice draws a new accumulation, before that step's push.
   std::function<void(const AccumulationChange&)> accumulation_changed;
   std::function<void(const TrainReport&)> report;
+  // Whether this worker was asked to leave the job (a signal to it): the loop ends after the
+  // step in progress, without a stop vote or a final evaluation (DriverResult::left).
+  std::function<bool()> leave_requested;
   // The step whose slices are being computed (forward, backward, a slowdown), then -1 once
   // that ends: the heartbeat says so, and the others' waits on this worker know it is busy,
   // not gone.
@@ -93,6 +96,7 @@ struct DriverResult {
   int64_t trips = 0;         // trips this worker trained on
   double train_seconds = 0;  // from the start barrier to the last step, evaluations excluded
   double last_loss = 0;      // mean loss of the last report's window
+  bool left = false;         // ended by leave_requested after `steps` steps
 };
 
 class StepDriver {

@@ -45,6 +45,17 @@ struct Done {
   }
 };
 inline constexpr Topic<Done> kDone{"done"};
+// The worker leaves the job (SIGTERM or SIGINT to it) after `steps` steps, at a step boundary:
+// its slices go to the others at once (a release: a loss without the silence), and it exits 0.
+struct Leaving {
+  int64_t steps = 0;
+  std::string signal;  // what asked it to leave
+  template <class A>
+  void serialize(A& ar) {
+    ar(steps, signal);
+  }
+};
+inline constexpr Topic<Leaving> kLeaving{"leaving"};
 // Sync: this worker no longer computes `slice` (the view handed it over to a joiner) from step
 // `step` on (it pushed the slice for every step before).
 struct Released {

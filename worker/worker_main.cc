@@ -292,6 +292,9 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   };
   hooks.report = [control](const TrainReport& r) { control->Report(topics::kTrainReport, r); };
   hooks.computing = [control](int64_t step) { control->SetComputing(step); };
+  // SIGTERM or SIGINT to this worker: it leaves the job at the next step boundary.
+  CatchInterrupts();
+  hooks.leave_requested = [] { return InterruptSignal() != 0; };
   if (!UsesServers(config.exchange.mode)) {
     // The first live worker sends them (worker 0 until it is lost, in ring mode).
     hooks.evaluate = [&](int64_t steps, int64_t /*epoch*/, double /*train_s*/, bool final) {
@@ -335,6 +338,15 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
       continue;
     }
     if (tracer) tracer->Flush();  // the timeline reaches the scheduler before "done"
+    if (r.left) {
+      // Its slices go to the others at once; the job goes on without it.
+      control->Report(topics::kLeaving, {r.steps, SignalName(InterruptSignal())});
+      control->Flush();
+      LOG(WARNING) << "worker " << id << " leaves the job after step " << r.steps << " ("
+                   << SignalName(InterruptSignal()) << ")";
+      NoteLostPeer();  // MPI's finalize does not wait for the job's end
+      return;
+    }
     control->Report(topics::kDone, {r.steps, current.epoch});
     control->Flush();
     // The job ends when the scheduler has the final evaluation; losing it before is a failure.

@@ -325,6 +325,52 @@ TEST(ReplicaCluster, AWorkerJoiningAnAsyncOrSspJobTakesALostWorkersPlace) {
   }
 }
 
+// An elastic sync job: 2 workers and --slices 4 (each computes 2), grown to 4 workers (two
+// workers started by hand take a slice each over) and shrunk back to 3 by SIGTERM to worker 1
+// (it leaves at a step boundary at once, no silence waited for, and exits 0; its slice goes to
+// the others): the undisturbed 2-worker run's model, bit for bit, and both changes in the
+// membership record.
+TEST(ReplicaCluster, ASlicedSyncJobGrowsAndShrinksAndTheModelIsTheSame) {
+  const std::string dir = FreshDir("elastic");
+  const std::string job = " --mode sync --workers 2 --servers 1 --out_dir " + dir;
+  const std::string flags = " -- --train_data " + std::string(kData) +
+                            " --epochs 100 --max_steps 160 --log_every 1 --slices 4 "
+                            "--heartbeat_s 0.5 --timeout_s 20 --optimizer momentum --lr 0.01";
+  ASSERT_EQ(RunCommand(Launcher() + job + "/plain" + flags, 300, dir + "/plain.log"), 0)
+      << ReadFile(dir + "/plain.log");
+  BackgroundJob run(Launcher() + job + "/run" + flags, dir + "/run", dir + "/log");
+  const std::string metrics = dir + "/run/metrics.jsonl";
+  ASSERT_TRUE(WaitForText(metrics, "\"step\":20,", 120)) << run.log();
+  const std::string endpoint = SchedulerEndpoint(dir + "/run");
+  ASSERT_FALSE(endpoint.empty());
+  const std::string joiner = Bin() + "/tteps-worker --scheduler=" + endpoint + " --logs " + dir;
+  BackgroundJob join_a(joiner + "/a-logs", dir + "/run", dir + "/a.log");
+  BackgroundJob join_b(joiner + "/b-logs", dir + "/run", dir + "/b.log");
+  ASSERT_TRUE(WaitForText(metrics, "\"event\":\"join\",\"worker\":5", 60)) << run.log();
+  ASSERT_TRUE(WaitForText(metrics, "\"event\":\"join\",\"worker\":4", 60)) << run.log();
+  ASSERT_TRUE(WaitForText(metrics, "\"step\":100,", 120)) << run.log();
+  const pid_t worker = WorkerPid(dir + "/run", 1);
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(kill(worker, SIGTERM), 0);
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitForText(metrics, "\"event\":\"release\"", 30)) << run.log();
+  // At the next step boundary, not after --silence_s (2.5 s here).
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(2));
+  ASSERT_TRUE(run.Wait(240)) << "the job did not end\n" << run.log();
+  EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+  for (BackgroundJob* j : {&join_a, &join_b}) {
+    ASSERT_TRUE(j->Wait(60)) << j->log();
+    EXPECT_TRUE(WIFEXITED(j->status()) && WEXITSTATUS(j->status()) == 0) << j->log();
+  }
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
+  EXPECT_EQ(CountOf(summary, "{\"event\":\"join\""), 2u) << summary;
+  EXPECT_NE(summary.find("{\"event\":\"release\",\"worker\":1,"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("\"event\":\"lost\""), std::string::npos) << summary;
+  EXPECT_EQ(JsonNumber(summary, "steps"), 160) << summary;
+  EXPECT_EQ(MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt"), 0.0);
+}
+
 // --min_workers: a lost worker that nobody replaces within --timeout_s fails the job, naming it;
 // the survivor waits meanwhile and ends with the job.
 TEST(ReplicaCluster, TooFewWorkersForLongerThanTheTimeoutFailTheJobNamingTheLost) {
