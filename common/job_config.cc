@@ -234,7 +234,9 @@ std::vector<std::string> ResumeMismatches(const JobConfig& checkpoint, const Job
   differ("mode", std::string(ModeName(checkpoint.exchange.mode)),
          std::string(ModeName(now.exchange.mode)));
   differ("replicas", checkpoint.cluster.replicas, now.cluster.replicas);
-  differ("slices", checkpoint.exchange.slices, now.exchange.slices);
+  // 0: one per worker, resolved once the workers are known (the launcher's --check does not
+  // know them; the scheduler compares again with the number).
+  if (now.exchange.slices > 0) differ("slices", checkpoint.exchange.slices, now.exchange.slices);
   return out;
 }
 

@@ -19,5 +19,5 @@ SLURM_JOB_NODELIST=localhost SLURM_NTASKS=4 SLURM_JOB_ID=test "$src/launch/slurm
   --out_dir "$out/run" -- --max_steps 5 --timeout_s 60 >"$out/job.log" 2>&1 ||
   fail "the job failed: $(tail -5 "$out/job.log")"
 grep -q '"steps":5' "$out/run/summary.json" || fail "summary: $(cat "$out/run/summary.json")"
-grep -q '"workers":2,"servers":1' "$out/run/summary.json" || fail "not 2 workers and 1 server"
+grep -q '"workers":2,"slices":2,"servers":1' "$out/run/summary.json" || fail "not 2 workers (2 slices) and 1 server"
 echo "PASS: $hosts"

@@ -248,5 +248,20 @@ TEST(EvalSchedule, PerEpochByDefaultAndFromTheResumePoint) {
   EXPECT_TRUE(resumed.Due(48, 3, 0));
 }
 
+// A resume lists every flag that changes what the checkpoint means; --slices only once resolved
+// (0, one per worker, is what the launcher's check sees before the workers are counted).
+TEST(ResumeMismatches, ListsTheFlagsThatDifferAndSlicesOnceResolved) {
+  JobConfig then, now;
+  then.exchange.slices = 2;
+  EXPECT_TRUE(ResumeMismatches(then, now).empty());
+  now.exchange.slices = 4;
+  now.model.final_fc_size = 64;
+  const auto diff = ResumeMismatches(then, now);
+  ASSERT_EQ(diff.size(), 2u);
+  EXPECT_EQ(diff[0], "--final_fc_size 64 (the checkpoint's job: " +
+                         std::to_string(then.model.final_fc_size) + ")");
+  EXPECT_EQ(diff[1], "--slices 4 (the checkpoint's job: 2)");
+}
+
 }  // namespace
 }  // namespace tteps
