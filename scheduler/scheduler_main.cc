@@ -353,6 +353,10 @@ int main(int argc, char** argv) {
   tteps::InitProgram(&argc, &argv,
                      "tteps-scheduler: coordinates a tteps job (MPI rank 0).\n"
                      "  launch/tteps --mode sync --workers 2 --servers 1 -- [training flags]");
+  // From the start: a SIGTERM or SIGINT while the job starts ends it with its summary, before its
+  // address is shared (Schedule), so that every process stops at once. Before the log file: the
+  // launcher signals the scheduler once that file exists.
+  tteps::CatchInterrupts();
   tteps::StartLogFile("scheduler");
   tteps::JobConfig config;
   try {
