@@ -274,6 +274,28 @@ int Coordinate(zmq::socket_t& socket, const CoordinatorOptions& o, Evaluation* e
   return rc;
 }
 
+// The model's layout and the planned steps; a cosine schedule spans those steps unless told
+// otherwise (every node gets the number).
+void SetModelAndSteps(const ParamLayout& layout, size_t train_trips, CoordinatorOptions* o) {
+  o->param_count = layout.total();
+  o->fingerprint = layout.fingerprint();
+  if (UsesServers(o->config.exchange.mode) && o->config.exchange.sparse_rows) {
+    o->light_keys = RowSpans(layout, deeptte::EmbeddingTables()).TableKeys();
+  }
+  o->total_steps = TotalSteps(o->config.train, train_trips);
+  if (o->config.optimizer.lr_steps == 0) o->config.optimizer.lr_steps = o->total_steps;
+}
+
+// A signal before the job started: its summary says so; returns the exit code.
+int EndBeforeStart(const JobConfig& config, int sig) {
+  LOG(WARNING) << "the job was interrupted (" << SignalName(sig) << ") before it started";
+  WriteEarlySummary(config, JsonObject()
+                                .Add("status", "interrupted")
+                                .Add("signal", SignalName(sig))
+                                .Add("steps", int64_t{0}));
+  return 128 + sig;
+}
+
 int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) {
   CatchInterrupts();  // from here on a SIGTERM or SIGINT ends the job with its summary
   const Mode mode = config.exchange.mode;
@@ -300,25 +322,11 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   o.bad_records_skipped = dataset.skipped;
   SetShape(boot, config, &o);
   ResolveSlices(&o);
-  o.param_count = layout.total();
-  o.fingerprint = layout.fingerprint();
-  if (UsesServers(mode) && config.exchange.sparse_rows) {
-    o.light_keys = RowSpans(layout, deeptte::EmbeddingTables()).TableKeys();
-  }
-  o.total_steps = TotalSteps(config.train, train_trips);
-  // A cosine schedule spans the planned steps unless told otherwise; every node gets the number.
-  if (o.config.optimizer.lr_steps == 0) o.config.optimizer.lr_steps = o.total_steps;
+  SetModelAndSteps(layout, train_trips, &o);
   if (!config.output.resume.empty()) SetResumePoint(o.config, &o);
   // Interrupted while the data loaded: the job ends before its address is shared, so that every
   // other process stops at once (EndNode) instead of at its registration deadline.
-  if (const int sig = InterruptSignal()) {
-    LOG(WARNING) << "the job was interrupted (" << SignalName(sig) << ") before it started";
-    WriteEarlySummary(config, JsonObject()
-                                  .Add("status", "interrupted")
-                                  .Add("signal", SignalName(sig))
-                                  .Add("steps", int64_t{0}));
-    return 128 + sig;
-  }
+  if (const int sig = InterruptSignal()) return EndBeforeStart(config, sig);
 
   // Everything that can refuse the job is above: until the endpoint is shared below, a failure
   // ends every other process at once (EndNode) instead of at the registration deadline.

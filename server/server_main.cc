@@ -113,6 +113,18 @@ void Listen(ControlChannel& control, ServerCommands& commands) {
   });
 }
 
+// What the server learns from the scheduler while it serves: which workers compute (a pull
+// held for one waits on) and, clipping in sync mode, each version's global norm, which the
+// scheduler answers the partial norms with.
+void LinkToScheduler(ParamServer& server, ControlChannel& control, ServerCommands& commands) {
+  server.set_busy_seen([&control](int worker) { return control.ComputingSeen(worker); });
+  server.SetNormExchange(
+      [&control](int64_t version, double squared) {
+        control.Report(topics::kNormPartial, {version, squared});
+      },
+      [&commands](int64_t version) { return commands.TakeNorm(version); });
+}
+
 int Serve(Bootstrap& boot, const NodeOptions& node) {
   zmq::context_t ctx;
   const auto curve = SecureContext(ctx, node.curve_dir);
@@ -153,13 +165,7 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
     for (Message& m : held) server.Handle(m);  // sent by nodes that rolled back before this one
     held.clear();
     server.set_tracer(tracer.get());
-    server.set_busy_seen([&control](int worker) { return control.ComputingSeen(worker); });
-    // Clipping in sync mode: the scheduler answers each version's partial norms with the total.
-    server.SetNormExchange(
-        [&](int64_t version, double squared) {
-          control.Report(topics::kNormPartial, {version, squared});
-        },
-        [&](int64_t version) { return commands.TakeNorm(version); });
+    LinkToScheduler(server, control, commands);
     SaveCheckpoints(server, *shard, config.output, id, control);
     std::optional<ClusterMap> rollback =
         server.Run([&] { return control.ShutdownRequested(); }, &commands);
