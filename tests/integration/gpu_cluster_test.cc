@@ -44,24 +44,54 @@ TEST(GpuCluster, LocalTrainingOnCudaMatchesTheCpu) {
       << ReadFile(dir + "/eval.log");
 }
 
+// Deterministic kernels on both sides; the workers may share one GPU.
+const char* kDeterministic = "--device cuda:0 --deterministic --optimizer momentum --lr 0.01";
+
+void RunJob(const std::string& dir, const std::string& name, const std::string& launch,
+            const std::string& flags = "") {
+  EXPECT_EQ(RunCommand(Launcher() + " " + launch + " --out_dir " + dir + "/" + name + " --" +
+                           Common(std::string(kDeterministic) + " " + flags),
+                       300, dir + "/" + name + ".log"),
+            0)
+      << ReadFile(dir + "/" + name + ".log");
+}
+
+// Two half-batch gradients summed on the servers (or over the ring) against one whole-batch
+// backward, in other summation orders on the GPU: measured 1.11e-5 for sync on an H100
+// (LibTorch 2.11, cuDNN 9.19; 8.4e-5 before --deterministic turned TF32 off), against below 1e-5
+// on CPUs. A wrong gradient or a lost slice is off by 1e-3 or more.
+constexpr double kGpuTolerance = 3e-5;
+
 TEST(GpuCluster, SyncWithTwoGpuWorkersEqualsLocalTrainingOnTheGpu) {
   TTEPS_SKIP_WITHOUT_CUDA();
   const std::string dir = FreshDir("gpu_sync");
-  // Deterministic kernels on both sides; both workers may share one GPU.
-  const std::string flags = "--device cuda:0 --deterministic --optimizer momentum --lr 0.01";
-  RunLocal(dir, "local", flags);
-  EXPECT_EQ(RunCommand(Launcher() + " --mode sync --workers 2 --servers 2 --out_dir " + dir +
-                           "/sync --" + Common(flags),
-                       300, dir + "/sync.log"),
-            0)
-      << ReadFile(dir + "/sync.log");
+  RunLocal(dir, "local", kDeterministic);
+  RunJob(dir, "sync", "--mode sync --workers 2 --servers 2");
   const double diff = MaxAbsDiff(dir + "/local/model_last.pt", dir + "/sync/model_last.pt");
   std::printf("sync on 2 GPU workers vs local on the GPU: max |diff| = %g\n", diff);
-  // Two half-batch gradients summed on the servers against one whole-batch backward, in other
-  // summation orders on the GPU: measured 1.11e-5 on an H100 (LibTorch 2.11, cuDNN 9.19; 8.4e-5
-  // before --deterministic turned TF32 off), against below 1e-5 on CPUs. A wrong gradient or a
-  // lost slice is off by 1e-3 or more.
-  EXPECT_LT(diff, 3e-5);
+  EXPECT_LT(diff, kGpuTolerance);
+}
+
+TEST(GpuCluster, RingWithTwoGpuWorkersEqualsLocalTrainingOnTheGpu) {
+  TTEPS_SKIP_WITHOUT_CUDA();
+  const std::string dir = FreshDir("gpu_ring");
+  RunLocal(dir, "local", kDeterministic);
+  RunJob(dir, "ring", "--mode ring --workers 2");
+  const double diff = MaxAbsDiff(dir + "/local/model_last.pt", dir + "/ring/model_last.pt");
+  std::printf("ring on 2 GPU workers vs local on the GPU: max |diff| = %g\n", diff);
+  EXPECT_LT(diff, kGpuTolerance);
+}
+
+// Each slice's gradient is its own backward with deterministic kernels, summed on the servers in
+// slice order: which GPU worker computed a slice must not change a bit.
+TEST(GpuCluster, SlicedSyncIsTheSameModelOnOneAndTwoGpuWorkers) {
+  TTEPS_SKIP_WITHOUT_CUDA();
+  const std::string dir = FreshDir("gpu_slices");
+  RunJob(dir, "w1", "--mode sync --workers 1 --servers 2", "--slices 4");
+  RunJob(dir, "w2", "--mode sync --workers 2 --servers 2", "--slices 4");
+  const double diff = MaxAbsDiff(dir + "/w1/model_last.pt", dir + "/w2/model_last.pt");
+  std::printf("sync --slices 4 on 1 and 2 GPU workers: max |diff| = %g\n", diff);
+  EXPECT_EQ(diff, 0);
 }
 
 }  // namespace

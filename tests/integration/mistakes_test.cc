@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -245,7 +246,9 @@ TEST(Mistakes, AFullDiskIsNamedAndKeepsWhatWasWritten) {
   }
   struct Unmount {
     std::string path;
-    ~Unmount() { std::system(("umount " + path).c_str()); }
+    ~Unmount() {
+      if (std::system(("umount " + path).c_str()) != 0) std::fprintf(stderr, "umount failed\n");
+    }
   } unmount{full};
   const std::string out = full + "/run";
   const auto start = Clock::now();
