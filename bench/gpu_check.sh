@@ -2,11 +2,14 @@
 # bench/gpu_check.sh OUT [SECONDS]: the GPU checks in one go, on a machine with CUDA and tteps
 # built against a CUDA LibTorch (README, "GPUs"). Within SECONDS (default 480) in all, in order
 # of value: the `gpu` tests, training throughput against PyTorch eager on the same GPU (the
-# shipped sample, then generated trips for batches larger than the sample), the unit tests,
+# shipped sample, the two sides alternated GPU_CHECK_ROUNDS times (default 3) at batch 64 and
+# 1,024 with their medians, then generated trips for a batch larger than the sample), the unit
+# tests,
 # bench/compare on the GPU (sync and ring, W = 1, 2, 4, beside DDP over NCCL), then the
 # integration tests until the time is up. Every step's log goes to OUT (at most 8 files);
 # OUT/steps.txt lists each step's exit status and seconds. GPU_CHECK_SKIP="compare ..." skips
-# the steps it names (gpu_tests, bench, unit_tests, compare, integration).
+# the steps it names (gpu_tests, bench, unit_tests, compare, integration); GPU_CHECK_JOBS (default
+# 8) is the integration tests' ctest -j.
 set -uo pipefail
 out=${1:?usage: bench/gpu_check.sh OUT [SECONDS]}
 budget=${2:-480}
@@ -34,6 +37,23 @@ step() {
   timeout -k 5 "$limit" bash -c '"$@"' _ "$@" >>"$out/$name.log" 2>&1
   rc=$?
   echo "$name: exit $rc in $(($(date +%s) - start)) s (limit $limit s)" | tee -a "$out/steps.txt"
+  # What a timed-out ctest leaves running (its tests, their jobs) would slow every later step.
+  pkill -KILL -f "^$root/build/" 2>/dev/null
+  pkill -KILL -x mpirun 2>/dev/null
+  pkill -KILL -x orted 2>/dev/null
+}
+
+# sample SECONDS: after SECONDS, what the machine does (load, threads per process and their
+# states, CPU split), into OUT/diag.log: on the GPU machine tests that train the model on the
+# CPU crawled when several ran at once, and finished in a second alone.
+sample() {
+  sleep "$1"
+  {
+    echo "# $(date +%T) load: $(cat /proc/loadavg)"
+    top -b -n 2 -d 1 | sed -n '/^top/,/^$/p' | tail -8
+    ps -N --ppid 2 -o pid,nlwp,stat,pcpu,etime,args --sort=-nlwp | cut -c1-160 | head -25
+    ps -eLo stat,wchan:32,comm | sort | uniq -c | sort -rn | head -25
+  } >>"$out/diag.log" 2>&1
 }
 
 {
@@ -44,7 +64,7 @@ step() {
 } >"$out/steps.txt" 2>&1
 
 cd "$root/build" || exit 1
-step gpu_tests 200 ctest -L gpu --output-on-failure --timeout 180
+step gpu_tests 200 ctest -L gpu -j 4 -V --timeout 180  # -V: the measured differences
 gen=/tmp/tteps-gpu-gen.jsonl
 "$bin/tteps-gen" --trips 40000 --out "$gen" >/dev/null 2>&1 &&
   "$bin/tteps-stats" --data "$gen" --out "$gen.stats.json" >/dev/null 2>&1
@@ -63,23 +83,57 @@ print(json.dumps({"bench": "pytorch_eager", "batch_size": int(sys.argv[2]), "tri
     "$d/metrics.jsonl" "$1"
 }
 sample=$root/data/chengdu/trajectories.jsonl
-throughput() {  # DATA STATS BATCHES...
-  local data=$1 stats=$2
-  shift 2
-  for b in "$@"; do
-    "$bin/bench_train_throughput" --device cuda --batch_sizes "$b" --data "$data" --stats "$stats"
-    pytorch "$b" "$data" "$stats"
+# rounds DATA STATS N BATCHES...: tteps (every batch size in one process) and PyTorch (one
+# process per batch size) alternated N times, so that the medians see the same machine.
+rounds() {
+  local data=$1 stats=$2 n=$3 r b
+  shift 3
+  for ((r = 1; r <= n; r++)); do
+    echo "# round $r of $n"
+    "$bin/bench_train_throughput" --device cuda --batch_sizes "$(IFS=,; echo "$*")" \
+      --pad_multiples "${GPU_CHECK_PADS:-1,16,32}" --data "$data" --stats "$stats"
+    for b in "$@"; do pytorch "$b" "$data" "$stats"; done
   done
 }
-echo "# the shipped sample (1,200 trips: a batch of 4,096 takes all 1,200)" >>"$out/bench.log"
-export -f pytorch throughput
+# medians: per side and batch size, the median trips/s of the lines above, and their ratio.
+medians() {
+  "$TTEPS_PYTHON" - "$out/bench.log" <<'PY'
+import json, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    if not line.startswith("{"):
+        continue
+    r = json.loads(line)
+    side = ("tteps pad %d" % r.get("pad_multiple", 1) if r["bench"] == "train_throughput"
+            else "pytorch")
+    runs.setdefault((r["batch_size"], side), []).append(r["trips_per_s"])
+for bs, side in sorted(runs):
+    t, p = runs[(bs, side)], runs.get((bs, "pytorch"), [])
+    if side != "pytorch" and p:
+        print(json.dumps({"median_of": [len(t), len(p)], "batch_size": bs, "side": side,
+                          "tteps": statistics.median(t), "pytorch": statistics.median(p),
+                          "ratio": statistics.median(t) / statistics.median(p)}))
+PY
+}
+export -f pytorch rounds
 export root bin
-step bench 150 throughput "$sample" "$root/data/chengdu/stats.json" 64 256 1024 4096
+echo "# the shipped sample (1,200 trips: a batch of 4,096 takes all 1,200)" >>"$out/bench.log"
+step bench 200 rounds "$sample" "$root/data/chengdu/stats.json" "${GPU_CHECK_ROUNDS:-3}" 64 1024
+step bench 60 rounds "$sample" "$root/data/chengdu/stats.json" 1 256 4096
+medians >>"$out/bench.log" 2>&1
+# Whether new shapes are the cost at batch 64: after 40 warm-up steps (two epochs of the sample)
+# every batch's shape has been seen once.
+echo "# batch 64 after 40 warm-up steps" >>"$out/bench.log"
+step bench 30 "$bin/bench_train_throughput" --device cuda --batch_sizes 64 --warmup 40 \
+  --pad_multiples 1,32
 echo "# 40,000 generated trips" >>"$out/bench.log"
-step bench 100 throughput "$gen" "$gen.stats.json" 1024 4096
-step unit_tests 120 ctest -L unit -j 16 --output-on-failure --timeout 100
+step bench 60 rounds "$gen" "$gen.stats.json" 1 4096
+sample 30 &
+sample 70 &
+step unit_tests 150 ctest -L unit -j "${GPU_CHECK_UNIT_JOBS:-8}" --output-on-failure --timeout 100
 step compare 200 "$TTEPS_PYTHON" "$root/bench/compare" --device cuda --modes sync,ring \
   --workers 1,2,4 --servers 1 --steps 40 --trips 20000 --no_accuracy --out /tmp/tteps-compare
 cp /tmp/tteps-compare/report.md "$out/compare_report.md" 2>/dev/null
-step integration 600 ctest -LE 'unit|gpu' -j 8 --output-on-failure --timeout 300
+# fuzz: clang and libFuzzer, which the GPU machine lacks (the decoders it fuzzes are CPU code).
+step integration 600 ctest -LE 'unit|gpu|fuzz' -j "${GPU_CHECK_JOBS:-8}" --output-on-failure --timeout 300
 exit 0

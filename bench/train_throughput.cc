@@ -34,6 +34,9 @@ DEFINE_int32(warmup, 3, "untimed steps per batch size");
 DEFINE_int32(threads, 1, "LibTorch intra-op threads");
 DEFINE_string(optimizer, "adam", "adam, sgd or momentum");
 DEFINE_string(device, "cpu", "cpu, cuda or cuda:N");
+DEFINE_string(pad_multiples, "1",
+              "sequence pad multiples to measure each batch size with, comma separated (a GPU "
+              "plans its kernels per shape; rounding the padded length up gives fewer shapes)");
 DEFINE_bool(pytorch, false,
             "also run the PyTorch baseline (bench/baselines/deeptte_ddp.py; bench/setup.sh "
             "installs PyTorch) at each batch size and print tteps / PyTorch");
@@ -89,11 +92,13 @@ struct Measured {
 };
 
 Measured TimeSteps(const tteps::data::Trips& trips, const tteps::data::NormStats& stats,
-                   const std::vector<size_t>& lengths, int64_t bs, torch::Device device) {
+                   const std::vector<size_t>& lengths, int64_t bs, int64_t pad_multiple,
+                   torch::Device device) {
   using namespace tteps;
   torch::manual_seed(1);
   deeptte::DeepTTE model(deeptte::ModelConfig{}, stats);
   model->to(device);
+  model->set_pad_multiple(pad_multiple);
   OptimizerConfig opts;
   opts.name = FLAGS_optimizer;
   auto optimizer = MakeOptimizer(opts, model->parameters());
@@ -123,6 +128,40 @@ Measured TimeSteps(const tteps::data::Trips& trips, const tteps::data::NormStats
   return m;
 }
 
+// Times one batch size with one pad multiple and prints its line (and PyTorch's beside it).
+void MeasureOne(const tteps::data::Trips& trips, const tteps::data::NormStats& stats,
+                const std::vector<size_t>& lengths, const std::string& bs_text,
+                int64_t pad_multiple, torch::Device device, double pytorch) {
+  using tteps::JsonObject;
+  const int64_t bs = std::stoll(bs_text);
+  const Measured m = TimeSteps(trips, stats, lengths, bs, pad_multiple, device);
+  const double ours = m.trips / m.seconds;
+  std::printf("%s\n", JsonObject()
+                          .Add("bench", "train_throughput")
+                          .Add("batch_size", bs)
+                          .Add("pad_multiple", pad_multiple)
+                          .Add("threads", FLAGS_threads)
+                          .Add("device", device.str())
+                          .Add("optimizer", FLAGS_optimizer)
+                          .Add("steps", FLAGS_steps)
+                          .Add("trips_per_s", ours)
+                          .Add("ms_per_step", 1e3 * m.seconds / FLAGS_steps)
+                          .Add("mean_points_per_trip", double(m.points) / m.trips)
+                          .str()
+                          .c_str());
+  std::fflush(stdout);
+  if (!FLAGS_pytorch) return;
+  std::printf("%s\n", JsonObject()
+                          .Add("bench", "train_throughput_pytorch")
+                          .Add("batch_size", bs)
+                          .Add("device", device.str())
+                          .Add("pytorch_trips_per_s", pytorch)
+                          .Add("tteps_over_pytorch", pytorch > 0 ? ours / pytorch : 0)
+                          .str()
+                          .c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,33 +186,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < trips.size(); ++i) lengths.push_back(trips.length(i));
 
   for (const auto& bs_text : SplitList(FLAGS_batch_sizes)) {
-    const int64_t bs = std::stoll(bs_text);
-    const Measured m = TimeSteps(trips, stats, lengths, bs, device);
-    const double ours = m.trips / m.seconds;
-    std::printf("%s\n", JsonObject()
-                            .Add("bench", "train_throughput")
-                            .Add("batch_size", bs)
-                            .Add("threads", FLAGS_threads)
-                            .Add("device", device.str())
-                            .Add("optimizer", FLAGS_optimizer)
-                            .Add("steps", FLAGS_steps)
-                            .Add("trips_per_s", ours)
-                            .Add("ms_per_step", 1e3 * m.seconds / FLAGS_steps)
-                            .Add("mean_points_per_trip", double(m.points) / m.trips)
-                            .str()
-                            .c_str());
-    std::fflush(stdout);
-    if (FLAGS_pytorch) {
-      const double pytorch = theirs[bs_text];
-      std::printf("%s\n", JsonObject()
-                              .Add("bench", "train_throughput_pytorch")
-                              .Add("batch_size", bs)
-                              .Add("device", device.str())
-                              .Add("pytorch_trips_per_s", pytorch)
-                              .Add("tteps_over_pytorch", pytorch > 0 ? ours / pytorch : 0)
-                              .str()
-                              .c_str());
-      std::fflush(stdout);
+    for (const auto& pad_text : SplitList(FLAGS_pad_multiples)) {
+      MeasureOne(trips, stats, lengths, bs_text, std::stoll(pad_text), device, theirs[bs_text]);
     }
   }
   return 0;

@@ -28,7 +28,8 @@ EvalResult Evaluate(deeptte::DeepTTEImpl& model, const data::Trips& trips, int64
     indices.resize(std::min<size_t>(batch_size, trips.size() - start));
     std::iota(indices.begin(), indices.end(), start);
     auto batch =
-        deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats()), torch::kFloat, device);
+        deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats(), model.pad_multiple()),
+                           torch::kFloat, device);
     auto pred = model.PredictSeconds(batch).to(torch::kDouble);
     auto label = batch.label.to(torch::kDouble);
     auto err = pred - label;

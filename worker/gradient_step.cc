@@ -10,8 +10,9 @@ MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model, const data::Tri
   MicroBatchStats s;
   if (indices.empty()) return s;
   model.train();
-  auto batch = deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats()), torch::kFloat,
-                                  model.device());
+  auto batch =
+      deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats(), model.pad_multiple()),
+                         torch::kFloat, model.device());
   auto loss = model.Loss(batch).total;
   s.trips = batch.size();
   (loss * static_cast<double>(s.trips)).backward();

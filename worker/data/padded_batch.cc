@@ -12,7 +12,7 @@ int64_t PaddedBatch::total_points() const {
 }
 
 PaddedBatch MakeBatch(const Trips& trips, const std::vector<size_t>& indices,
-                      const NormStats& stats) {
+                      const NormStats& stats, int64_t pad_multiple) {
   PaddedBatch b;
   b.size = static_cast<int64_t>(indices.size());
   std::vector<TripView> views;
@@ -25,6 +25,7 @@ PaddedBatch MakeBatch(const Trips& trips, const std::vector<size_t>& indices,
     views.push_back(trips.at(idx));
     b.max_len = std::max(b.max_len, static_cast<int64_t>(views.back().length));
   }
+  if (pad_multiple > 1) b.max_len = (b.max_len + pad_multiple - 1) / pad_multiple * pad_multiple;
   const size_t cells = indices.size() * static_cast<size_t>(b.max_len);
   for (auto* seq : {&b.lngs, &b.lats, &b.states, &b.time_gap, &b.dist_gap}) seq->assign(cells, 0);
   for (auto* v : {&b.lengths, &b.driver_id, &b.week_id, &b.time_id}) v->reserve(indices.size());

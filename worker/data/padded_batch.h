@@ -24,8 +24,10 @@ struct PaddedBatch {
 };
 
 // Throws std::out_of_range for an index past the trips, std::invalid_argument for a trip whose
-// sequences differ in length (DataError for a damaged trip of a store).
+// sequences differ in length (DataError for a damaged trip of a store). pad_multiple > 1 rounds
+// max_len up to a multiple of it (fewer distinct shapes for a GPU's kernels to plan for; the
+// model reads no padded step).
 PaddedBatch MakeBatch(const Trips& trips, const std::vector<size_t>& indices,
-                      const NormStats& stats);
+                      const NormStats& stats, int64_t pad_multiple = 1);
 
 }  // namespace tteps::data

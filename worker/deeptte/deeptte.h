@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -51,6 +52,10 @@ class DeepTTEImpl : public torch::nn::Module {
   torch::Device device() const { return parameters().front().device(); }
   const ModelConfig& config() const { return config_; }
   const data::NormStats& stats() const { return stats_; }
+  // Batches made for this model pad their sequences to a multiple of this (data::MakeBatch):
+  // the same predictions, fewer distinct shapes. Not part of the model's state.
+  int64_t pad_multiple() const { return pad_multiple_; }
+  void set_pad_multiple(int64_t n) { pad_multiple_ = std::max<int64_t>(1, n); }
 
  private:
   struct Outputs {
@@ -66,6 +71,7 @@ class DeepTTEImpl : public torch::nn::Module {
 
   ModelConfig config_;
   data::NormStats stats_;
+  int64_t pad_multiple_ = 1;
   AttrNet attr_net_{nullptr};
   SpatioTemporal spatio_temporal_{nullptr};
   EntireEstimator entire_estimate_{nullptr};

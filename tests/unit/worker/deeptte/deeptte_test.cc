@@ -85,6 +85,23 @@ TEST(DeepTTE, PaddingDoesNotChangeATripsPrediction) {
   }
 }
 
+// model->set_pad_multiple(n) pads a batch's sequences to a multiple of n (fewer shapes for a
+// GPU): the predictions and the loss stay those of the tightly padded batch.
+TEST(DeepTTE, APadMultipleKeepsThePredictionsAndTheLoss) {
+  const auto idx = MixedLengths(4);
+  const auto batch = data::MakeBatch(SampleTrips(), idx, SampleStats(), 32);
+  EXPECT_EQ(batch.max_len % 32, 0);
+  EXPECT_GT(batch.max_len, data::MakeBatch(SampleTrips(), idx, SampleStats()).max_len);
+  auto model = MakeModel();
+  torch::NoGradGuard no_grad;
+  const auto tight = deeptte::ToTensors(data::MakeBatch(SampleTrips(), idx, SampleStats()));
+  const auto padded = deeptte::ToTensors(batch);
+  EXPECT_TRUE(
+      torch::allclose(model->PredictSeconds(tight), model->PredictSeconds(padded), 1e-5, 1e-4));
+  EXPECT_NEAR(model->Loss(tight).total.item<double>(), model->Loss(padded).total.item<double>(),
+              1e-5 * model->Loss(tight).total.item<double>());
+}
+
 TEST(DeepTTE, LocalPathDeltaOnHandExample) {
   // Two trips, the second padded with zeros; k = 3: value[i + 2] - value[i].
   auto seq = torch::tensor({0.f, 10.f, 25.f, 45.f, 70.f, 0.f, 3.f, 9.f, 0.f, 0.f}).view({2, 5});
