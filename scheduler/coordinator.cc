@@ -32,7 +32,8 @@ Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluat
       heartbeats_(job_),
       evals_(job_.opts.config.train.patience, out),
       progress_line_(ModeName(job_.mode), job_.opts.total_steps, job_.opts.config.train.progress_s),
-      eval_schedule_(job_.opts.config.train.eval) {}
+      eval_schedule_(job_.opts.config.train.eval),
+      release_requests_(out->dir()) {}
 
 // --- registration ----------------------------------------------------------------------------
 
@@ -431,6 +432,7 @@ int Coordinator::Run() {
     if (std::string why = failover_.CheckSilence(); !why.empty()) Fail(why);
     if (std::string why = joins_.CheckMinWorkers(); !why.empty()) Fail(why);
     if (std::string why = heartbeats_.CheckLongSteps(); !why.empty()) Fail(why);
+    if (auto what = release_requests_.Take()) release_requests_.Answer(failover_.AskToLeave(*what));
     AdvancePhase();
   }
   FinishPolicy();  // a failed job: stop the agent too

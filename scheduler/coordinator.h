@@ -107,6 +107,7 @@ class Coordinator {
   std::set<int> ready_;         // workers that reported ready to train
   bool final_offered_ = false;  // worker 0 sent its final weights (the ring modes)
   TraceFile* trace_ = nullptr;
+  ReleaseRequests release_requests_;  // launch/tteps --release
 };
 
 }  // namespace tteps::scheduler

@@ -93,6 +93,36 @@ bool Failover::Release(Node& n, const topics::Leaving& leaving) {
   return true;
 }
 
+std::string Failover::AskToLeave(const std::string& what) {
+  std::vector<const Node*> live;
+  for (const Node& n : job_.nodes.all()) {
+    if (n.info.role == Role::kWorker && !n.lost && !n.done && !job_.members.IsWaiting(n.info.id)) {
+      live.push_back(&n);
+    }
+  }
+  std::string error;
+  std::vector<const Node*> targets = ReleaseTargets(what, live, &error);
+  if (!job_.phase.is(Phase::kTraining)) {
+    error = std::string("the job is ") + PhaseName(job_.phase.get()) + ", not training";
+  } else if (!targets.empty() && !CanLose(*targets.front())) {
+    error = job_.mode == Mode::kRing
+                ? "the ring goes on without a worker only over TCP links (--allreduce ring "
+                  "--ring_transport tcp)"
+                : std::string(ModeName(job_.mode)) + " mode cannot go on without a worker";
+  }
+  if (!error.empty()) {
+    LOG(WARNING) << "release of " << what << " refused: " << error;
+    return "refused: " + error;
+  }
+  std::string names;
+  for (const Node* n : targets) {
+    job_.nodes.Command(Role::kWorker, topics::kLeave, NoBody{}, n->info.id);
+    names += (names.empty() ? "" : ", ") + n->info.Name();
+  }
+  LOG(INFO) << "release of " << what << ": " << names << " told to leave";
+  return "released " + names + ": each leaves at its next step boundary";
+}
+
 void Failover::LoseWorker(Node& n, double silent_s) {
   const int id = n.info.id;
   const int64_t step = job_.book.StepOf(id);

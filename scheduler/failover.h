@@ -13,6 +13,7 @@
 
 #include "scheduler/evaluation.h"
 #include "scheduler/job_state.h"
+#include "scheduler/release_requests.h"
 #include "server/checkpoint.h"
 #include "worker/topics.h"
 
@@ -28,6 +29,10 @@ class Failover {
   // the others at once, as after a loss but without the silence. False if the job cannot go on
   // without it (nothing changed then).
   bool Release(Node& n, const topics::Leaving& leaving);
+  // launch/tteps --release WHAT (a worker id or a host, scheduler/release_requests.h): tells the
+  // workers it names to leave at their next step boundary, where the job can go on without
+  // them. Returns the answer: "released ..." or "refused: ...".
+  std::string AskToLeave(const std::string& what);
 
  private:
   bool CanLose(const Node& n) const;

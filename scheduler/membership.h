@@ -91,6 +91,8 @@ class Membership {
   int OwnSliceOf(int worker) const;
   bool IsLost(int worker) const { return lost_.count(worker) > 0; }
   bool IsJoiner(int worker) const { return joined_.count(worker) > 0; }
+  // A joiner not yet told to go (it computes nothing yet).
+  bool IsWaiting(int worker) const { return waiting_.count(worker) > 0; }
   const std::set<int>& lost() const { return lost_; }
   bool IsServerLost(int server) const;
   // Workers not lost.

@@ -36,6 +36,7 @@ void SchedulerCommands::Listen(ControlChannel* control, int me, int own_slice) {
     stop_ = true;
     Queue({Command(StepCommand::kStop), ""});
   });
+  control->OnCommand(topics::kLeave, [this](const NoBody&) { leave_ = true; });
   control->OnCommand(topics::kSetAccumulation, [this](const topics::SetAccumulation& s) {
     std::lock_guard<std::mutex> lock(mu_);
     accumulation_ = s.accumulation;

@@ -34,6 +34,8 @@ class SchedulerCommands {
   void Listen(ControlChannel* control, int me, int own_slice);
 
   bool go() const { return go_.load(); }
+  // The scheduler asked this worker to leave the job (launch/tteps --release).
+  bool leave_requested() const { return leave_.load(); }
   int64_t go_step() const { return go_step_.load(); }  // a joining worker's first step
   // A joining worker's slice's schedule (SliceSchedule::Encode) as the go carried it; empty if
   // it carried none.
@@ -72,6 +74,7 @@ class SchedulerCommands {
   void Follow(const View& view);
 
   std::atomic<bool> go_{false};
+  std::atomic<bool> leave_{false};
   std::atomic<int64_t> go_step_{-1};
   mutable std::mutex mu_;
   std::string go_schedule_;

@@ -85,6 +85,8 @@ struct Go {
 inline constexpr Topic<Go> kGo{"go"};
 // The time budget is spent (or --patience ran out): stop where all agree.
 inline constexpr Topic<NoBody> kStop{"stop"};
+// Leave the job at the next step boundary, as on SIGTERM (launch/tteps --release).
+inline constexpr Topic<NoBody> kLeave{"leave"};
 // An accumulation policy's decision: micro-batches per step from the next step drawn.
 struct SetAccumulation {
   int64_t accumulation = 1;

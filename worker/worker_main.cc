@@ -292,9 +292,12 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
   };
   hooks.report = [control](const TrainReport& r) { control->Report(topics::kTrainReport, r); };
   hooks.computing = [control](int64_t step) { control->SetComputing(step); };
-  // SIGTERM or SIGINT to this worker: it leaves the job at the next step boundary.
+  // SIGTERM or SIGINT to this worker, or the scheduler's leave (launch/tteps --release): it
+  // leaves the job at the next step boundary.
   CatchInterrupts();
-  hooks.leave_requested = [] { return InterruptSignal() != 0; };
+  hooks.leave_requested = [&commands] {
+    return InterruptSignal() != 0 || commands.leave_requested();
+  };
   if (!UsesServers(config.exchange.mode)) {
     // The first live worker sends them (worker 0 until it is lost, in ring mode).
     hooks.evaluate = [&](int64_t steps, int64_t /*epoch*/, double /*train_s*/, bool final) {
@@ -340,10 +343,12 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
     if (tracer) tracer->Flush();  // the timeline reaches the scheduler before "done"
     if (r.left) {
       // Its slices go to the others at once; the job goes on without it.
-      control->Report(topics::kLeaving, {r.steps, SignalName(InterruptSignal())});
+      const std::string why =
+          InterruptSignal() != 0 ? SignalName(InterruptSignal()) : "launch/tteps --release";
+      control->Report(topics::kLeaving, {r.steps, why});
       control->Flush();
-      LOG(WARNING) << "worker " << id << " leaves the job after step " << r.steps << " ("
-                   << SignalName(InterruptSignal()) << ")";
+      LOG(WARNING) << "worker " << id << " leaves the job after step " << r.steps << " (" << why
+                   << ")";
       NoteLostPeer();  // MPI's finalize does not wait for the job's end
       return;
     }

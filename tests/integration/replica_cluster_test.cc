@@ -326,10 +326,11 @@ TEST(ReplicaCluster, AWorkerJoiningAnAsyncOrSspJobTakesALostWorkersPlace) {
 }
 
 // An elastic sync job: 2 workers and --slices 4 (each computes 2), grown to 4 workers (two
-// workers started by hand take a slice each over) and shrunk back to 3 by SIGTERM to worker 1
+// workers started by hand take a slice each over), shrunk back to 3 by SIGTERM to worker 1
 // (it leaves at a step boundary at once, no silence waited for, and exits 0; its slice goes to
-// the others): the undisturbed 2-worker run's model, bit for bit, and both changes in the
-// membership record.
+// the others) and to 2 by `launch/tteps --release 4` (the same, asked through the scheduler):
+// the undisturbed 2-worker run's model, bit for bit, and every change in the membership record.
+// A release the job cannot grant is refused with the reason, and the job runs on.
 TEST(ReplicaCluster, ASlicedSyncJobGrowsAndShrinksAndTheModelIsTheSame) {
   const std::string dir = FreshDir("elastic");
   const std::string job = " --mode sync --workers 2 --servers 1 --out_dir " + dir;
@@ -356,6 +357,16 @@ TEST(ReplicaCluster, ASlicedSyncJobGrowsAndShrinksAndTheModelIsTheSame) {
   ASSERT_TRUE(WaitForText(metrics, "\"event\":\"release\"", 30)) << run.log();
   // At the next step boundary, not after --silence_s (2.5 s here).
   EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(2));
+  ASSERT_TRUE(WaitForText(metrics, "\"step\":120,", 120)) << run.log();
+  const std::string release = Launcher() + " --out_dir " + dir + "/run --release ";
+  EXPECT_EQ(RunCommand(release + "1", 30, dir + "/release1.log"), 2)
+      << ReadFile(dir + "/release1.log");
+  EXPECT_NE(ReadFile(dir + "/release1.log").find("worker 1 is not a live worker of this job"),
+            std::string::npos)
+      << ReadFile(dir + "/release1.log");
+  EXPECT_EQ(RunCommand(release + "4", 30, dir + "/release4.log"), 0)
+      << ReadFile(dir + "/release4.log");
+  ASSERT_TRUE(WaitForText(metrics, "\"signal\":\"launch/tteps --release\"", 30)) << run.log();
   ASSERT_TRUE(run.Wait(240)) << "the job did not end\n" << run.log();
   EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
   for (BackgroundJob* j : {&join_a, &join_b}) {
@@ -366,6 +377,7 @@ TEST(ReplicaCluster, ASlicedSyncJobGrowsAndShrinksAndTheModelIsTheSame) {
   EXPECT_EQ(summary.find("\"error\""), std::string::npos) << summary;
   EXPECT_EQ(CountOf(summary, "{\"event\":\"join\""), 2u) << summary;
   EXPECT_NE(summary.find("{\"event\":\"release\",\"worker\":1,"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("{\"event\":\"release\",\"worker\":4,"), std::string::npos) << summary;
   EXPECT_EQ(summary.find("\"event\":\"lost\""), std::string::npos) << summary;
   EXPECT_EQ(JsonNumber(summary, "steps"), 160) << summary;
   EXPECT_EQ(MaxAbsDiff(dir + "/plain/model_last.pt", dir + "/run/model_last.pt"), 0.0);

@@ -1,16 +1,19 @@
 // The coordinator's parts that are pure or nearly so: who may register, the servers' key
-// ranges, summary.json from the job's facts, the evaluations' record and the membership log.
+// ranges, summary.json from the job's facts, the evaluations' record, the membership log and
+// the release requests.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "scheduler/eval_record.h"
 #include "scheduler/job_summary.h"
 #include "scheduler/membership_log.h"
 #include "scheduler/placement.h"
 #include "scheduler/registration.h"
+#include "scheduler/release_requests.h"
 
 namespace tteps::scheduler {
 namespace {
@@ -211,6 +214,54 @@ TEST(MembershipLog, KeepsEveryEventInOrderAsAMetricsLineToo) {
   }
   EXPECT_NE(Read(dir + "/metrics.jsonl").find("{\"type\":\"membership\",\"event\":\"lost\""),
             std::string::npos);
+}
+
+// launch/tteps --release WHAT: a worker's id or a host names live workers; never all of them.
+TEST(ReleaseTargets, AnIdOrAHostNamesLiveWorkersButNeverAllOfThem) {
+  std::vector<Node> nodes(4);
+  const char* hosts[] = {"a", "a", "b", "b"};
+  std::vector<const Node*> live;
+  for (int i = 0; i < 4; ++i) {
+    nodes[i].info = Info(Role::kWorker, i);
+    nodes[i].info.host = hosts[i];
+    live.push_back(&nodes[i]);
+  }
+  std::string error;
+  auto targets = ReleaseTargets("2", live, &error);
+  ASSERT_EQ(targets.size(), 1u);
+  EXPECT_EQ(targets[0]->info.id, 2);
+  targets = ReleaseTargets("b", live, &error);
+  ASSERT_EQ(targets.size(), 2u);
+  EXPECT_EQ(targets[0]->info.id, 2);
+  EXPECT_EQ(targets[1]->info.id, 3);
+  EXPECT_TRUE(error.empty()) << error;
+  EXPECT_TRUE(ReleaseTargets("7", live, &error).empty());
+  EXPECT_EQ(error, "worker 7 is not a live worker of this job (live: 0, 1, 2, 3)");
+  EXPECT_TRUE(ReleaseTargets("c", live, &error).empty());
+  EXPECT_EQ(error, "no live worker runs on host c (hosts: a, b)");
+  live.resize(2);  // workers 0 and 1, both on host a
+  EXPECT_TRUE(ReleaseTargets("a", live, &error).empty());
+  EXPECT_NE(error.find("releasing a would leave no worker"), std::string::npos) << error;
+  EXPECT_TRUE(ReleaseTargets("", live, &error).empty());
+  EXPECT_NE(error.find("names no worker"), std::string::npos) << error;
+}
+
+// The request is taken once (the file removed), trimmed; the answer is written whole.
+TEST(ReleaseRequests, TakesARequestOnceAndAnswersIt) {
+  const std::string dir = Fresh("release");
+  std::filesystem::create_directories(dir);
+  ReleaseRequests requests(dir);
+  EXPECT_FALSE(requests.Take().has_value());
+  std::ofstream(dir + "/release.request") << "  3\n";
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // one look per 200 ms
+  const auto what = requests.Take();
+  ASSERT_TRUE(what.has_value());
+  EXPECT_EQ(*what, "3");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/release.request"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_FALSE(requests.Take().has_value());
+  requests.Answer("released worker 3");
+  EXPECT_EQ(Read(dir + "/release.answer"), "released worker 3\n");
 }
 
 }  // namespace
