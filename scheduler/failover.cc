@@ -72,6 +72,12 @@ MembershipChange Failover::DropWorker(Node& n) {
 
 bool Failover::Release(Node& n, const topics::Leaving& leaving) {
   if (n.done || !CanLose(n)) return false;
+  // Where it left, exactly (its last report may be steps behind): a joiner in its place (async,
+  // SSP) goes on from the next step, so no step of the place is trained twice or skipped.
+  const int64_t total = job_.opts.total_steps;
+  if (leaving.steps > job_.book.StepOf(n.info.id) && (total <= 0 || leaving.steps <= total)) {
+    job_.book.SetStep(n.info.id, leaving.steps);
+  }
   const MembershipChange change = DropWorker(n);
   const int live = job_.members.ActiveCount();
   JsonObject event;

@@ -270,11 +270,13 @@ TEST(ReplicaCluster, AWorkerJoiningASyncJobTakesALostSliceOverAndTheModelIsTheSa
   EXPECT_EQ(diff, 0.0);
 }
 
-// Async and SSP: a worker started by hand joins in a lost worker's place. The servers count its
-// pushes for that place (SSP: its clock holds the others' pulls again), it starts at the step
-// the lost worker last reported, and the job ends with exit 0 and a join record. --min_workers
-// 2: training pauses from the loss to the join. With --replicas 2 (async) the replicas stay
-// bit-identical through the loss and the join: the primary names both in its order.
+// Async and SSP: a worker started by hand joins in a lost worker's place (async: killed; SSP:
+// let go by launch/tteps --release). The servers count its pushes for that place (SSP: its
+// clock holds the others' pulls again), it starts at the step the lost worker last reported
+// (a released one: the step it left after, so no step of the place is trained twice), and the
+// job ends with exit 0 and a join record. --min_workers 2: training pauses from the loss to the
+// join. With --replicas 2 (async) the replicas stay bit-identical through the loss and the
+// join: the primary names both in its order.
 TEST(ReplicaCluster, AWorkerJoiningAnAsyncOrSspJobTakesALostWorkersPlace) {
   for (const std::string mode : {"async", "ssp"}) {
     SCOPED_TRACE(mode);
@@ -287,10 +289,21 @@ TEST(ReplicaCluster, AWorkerJoiningAnAsyncOrSspJobTakesALostWorkersPlace) {
                           " --optimizer adam --lr 0.001 --min_workers 2",
                       dir + "/run", dir + "/log");
     ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
-    const pid_t worker = WorkerPid(dir + "/run", 1);
-    ASSERT_GT(worker, 0);
-    ASSERT_EQ(kill(worker, SIGKILL), 0);
-    ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"event\":\"lost\"", 30)) << run.log();
+    const bool release = mode == "ssp";
+    if (release) {
+      ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"step\":20,", 60)) << run.log();
+      EXPECT_EQ(RunCommand(Launcher() + " --out_dir " + dir + "/run --release 1", 30,
+                           dir + "/release.log"),
+                0)
+          << ReadFile(dir + "/release.log");
+    } else {
+      const pid_t worker = WorkerPid(dir + "/run", 1);
+      ASSERT_GT(worker, 0);
+      ASSERT_EQ(kill(worker, SIGKILL), 0);
+    }
+    ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl",
+                            release ? "\"event\":\"release\"" : "\"event\":\"lost\"", 30))
+        << run.log();
     const std::string endpoint = SchedulerEndpoint(dir + "/run");
     BackgroundJob join(
         Bin() + "/tteps-worker --scheduler=" + endpoint + " --logs " + dir + "/join-logs",
@@ -313,6 +326,13 @@ TEST(ReplicaCluster, AWorkerJoiningAnAsyncOrSspJobTakesALostWorkersPlace) {
       ++lines;
     }
     EXPECT_GT(lines, 10) << "the joiner hardly trained";
+    if (release) {  // on from the step after the one worker 1 left after
+      const size_t left = summary.find("{\"event\":\"release\",\"worker\":1,");
+      ASSERT_NE(left, std::string::npos) << summary;
+      EXPECT_EQ(JsonNumber(summary.substr(joined), "step"),
+                JsonNumber(summary.substr(left), "steps"))
+          << summary;
+    }
     std::printf(
         "%s: worker 1 killed, worker 2 joined in its place from step %g and reported %d "
         "windows\n",
