@@ -19,7 +19,16 @@ JobState::JobState(zmq::socket_t& socket, CoordinatorOptions options, RunOutput*
       schedules(static_cast<int>(opts.config.exchange.slices), opts.config.exchange.accumulation,
                 opts.config.output),
       policy(accumulation_policy, output),
-      log(output) {}
+      log(output) {
+  // --slices past the workers: an accumulation policy decides each worker's own slice (a
+  // joiner's once it takes one over); the slices adopted from the start keep their accumulation,
+  // as a lost worker's do, and the policy's split of the global batch leaves them out.
+  for (int slice = 0; slice < members.slices(); ++slice) {
+    if (members.OwnSliceOf(members.OwnerOf(slice)) != slice) {
+      policy.SetOrphaned(slice, schedules.LastAccumulationOf(slice));
+    }
+  }
+}
 
 void JobState::Apply(const MembershipChange& change) {
   for (int slice : change.orphaned) policy.SetOrphaned(slice, schedules.LastAccumulationOf(slice));

@@ -125,7 +125,9 @@ std::string Membership::JoinRefusal(int* slice) const {
     return "no place to take: no lost worker's place is free";
   }
   if (mode_ != Mode::kSync) {
-    return "workers join sync, async and SSP jobs only (a joiner takes a lost worker's place)";
+    return std::string("a ") + ModeName(mode_) +
+           " job takes no joiner: its ring is built at the start and rebuilds only without a "
+           "lost worker (sync, async and SSP jobs take joiners)";
   }
   // An adopted slice (a lost worker's, computed by a survivor, not by a joiner of its own),
   // from the worker computing the most.

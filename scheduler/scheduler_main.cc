@@ -168,8 +168,8 @@ void SetShape(const Bootstrap& boot, const JobConfig& config, CoordinatorOptions
   }
 }
 
-// --slices: 0 becomes one per worker; more slices than workers, in sync mode with a fixed
-// accumulation (for now), are computed by the workers as adopted ones from the start.
+// --slices: 0 becomes one per worker; more slices than workers (sync mode) are computed by the
+// workers as adopted ones from the start.
 void ResolveSlices(CoordinatorOptions* o) {
   ExchangeConfig& x = o->config.exchange;
   if (x.slices == 0) x.slices = o->num_workers;
@@ -184,12 +184,6 @@ void ResolveSlices(CoordinatorOptions* o) {
                                 std::to_string(o->num_workers) +
                                 " workers needs --mode sync (or local); " + ModeName(x.mode) +
                                 " takes one slice per worker");
-  }
-  if (o->config.policy.name != "fixed") {
-    throw std::invalid_argument("--slices " + std::to_string(x.slices) + " with " +
-                                std::to_string(o->num_workers) +
-                                " workers keeps the accumulation fixed: --accumulation_policy " +
-                                o->config.policy.name + " decides per worker's own slice");
   }
 }
 
@@ -310,9 +304,11 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   model->to(ResolveDevice(config.train.device, LocalRank()));  // the evaluation's device
 
   // Before the job starts, so that an unreadable --ppo_policy_in stops it at once.
-  auto policy =
-      MakePolicy(config.policy, StepModelOf(config.optimizer),
-                 boot.mpi ? boot.num_workers : FLAGS_num_workers, config.exchange.accumulation);
+  // One decision per slice (--slices: one per worker unless more).
+  const int workers = boot.mpi ? boot.num_workers : FLAGS_num_workers;
+  auto policy = MakePolicy(config.policy, StepModelOf(config.optimizer),
+                           std::max<int>(workers, static_cast<int>(config.exchange.slices)),
+                           config.exchange.accumulation);
 
   CoordinatorOptions o;
   o.config = config;

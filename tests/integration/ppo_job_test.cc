@@ -152,6 +152,34 @@ TEST(PpoJob, TheSpeedPolicyGivesASlowedWorkerTheSmallerAccumulation) {
       static_cast<long long>(last[0]), static_cast<long long>(last[1]));
 }
 
+// --slices 4 on 2 workers with the speed policy: it decides each worker's own slice (the slowed
+// worker's gets the smaller accumulation, the two summing to 2 x 4), while the slices adopted
+// from the start keep the launch's 4, so the global batch stays 4 x 4 micro-batches.
+TEST(PpoJob, WithSlicesTheSpeedPolicyDecidesEachWorkersOwnSlice) {
+  const std::string dir = FreshDir("speed_slices");
+  const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                          "/run -- --train_data " + kData +
+                          " --max_steps 40 --batch_size 32 --log_every 2 --accumulation 4" +
+                          " --slices 4 --accumulation_policy speed --slowdown 200" +
+                          " --slowdown_worker 1";
+  ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
+  const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
+  const std::regex decision(
+      R"re("type":"decision","worker":(\d),"step":\d+,"wall_s":[^,]+,"action":"speed","old_accumulation":\d+,"new_accumulation":(\d+))re");
+  int64_t last[2] = {4, 4};
+  int decisions = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), decision);
+       it != std::sregex_iterator(); ++it, ++decisions) {
+    last[std::stoi((*it)[1])] = std::stoll((*it)[2]);
+  }
+  EXPECT_GT(decisions, 0) << metrics;
+  EXPECT_LT(last[1], last[0]) << metrics;
+  EXPECT_EQ(last[0] + last[1], 8) << metrics;
+  // Slices 2 and 3 (adopted) drew 4 throughout: no change of theirs was recorded.
+  EXPECT_EQ(metrics.find("\"slice\":3,\"from_step\""), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("\"slice\":2,\"from_step\""), std::string::npos) << metrics;
+}
+
 // A worker lost after the speed policy changed its accumulation: its slice is computed on by
 // a survivor at the accumulation the lost worker last drew (its schedule, which the worker
 // reported before the step's push), and the job ends well with every planned step. In sync

@@ -314,7 +314,8 @@ TEST(Membership, RingLossesMoveSlicesButJoinsAreRefused) {
   EXPECT_EQ(m.Lose(0, 2).adopters, (std::vector<int>{1}));
   int slice = -1;
   EXPECT_EQ(m.JoinRefusal(&slice),
-            "workers join sync, async and SSP jobs only (a joiner takes a lost worker's place)");
+            "a ring job takes no joiner: its ring is built at the start and rebuilds only without "
+            "a lost worker (sync, async and SSP jobs take joiners)");
 }
 
 TEST(Membership, ARollbackRestartsTheLiveWorkersOnly) {
