@@ -17,6 +17,7 @@ PACKAGES=(
   libsimdjson-dev
   libtcmalloc-minimal4  # the programs' allocator (cmake/Dependencies.cmake)
   clang libclang-rt-14-dev  # the fuzz targets (libFuzzer, AddressSanitizer, UBSan)
+  slurmctld slurmd slurm-client munge  # the tests' single-node Slurm (tests/integration)
 )
 
 missing=()
