@@ -8,8 +8,10 @@
 
 namespace tteps {
 
-// From now on SIGTERM and SIGINT only set the flag (a second one of either ends the process at
-// once, as the default would). Idempotent.
+// From now on SIGTERM and SIGINT only set the flag. A second one of either more than 2 s after
+// the first ends the process at once, as the default would; one within 2 s is the same
+// interrupt passed on by another sender (scancel signals every process of the job, and the
+// launcher and mpirun pass it on) and is ignored. Idempotent.
 void CatchInterrupts();
 // The first signal caught (SIGTERM or SIGINT), 0 if none.
 int InterruptSignal();

@@ -45,7 +45,9 @@ class FileSink : public google::LogSink {
 void LogToFile(const std::string& dir, const std::string& role, bool verbose) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
+  // The rank as mpirun or, launched by srun (launch/tteps --launcher srun), as Slurm gives it.
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (!rank) rank = std::getenv("SLURM_PROCID");
   const std::string id = rank ? std::string(rank) : "pid" + std::to_string(getpid());
   const std::string path = dir + "/" + role + "-" + id + ".log";
   std::FILE* f = std::fopen(path.c_str(), "w");

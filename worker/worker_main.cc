@@ -408,9 +408,13 @@ int RunDistributed(Bootstrap& boot, const NodeOptions& node) {
   }
 }
 
+// Started as one rank of a job: by mpirun, or by srun over Slurm's PMIx (launch/tteps
+// --launcher srun). A worker started alone trains locally.
 bool UnderMpi() {
   const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
-  return size != nullptr && std::atoi(size) > 1;
+  if (size != nullptr && std::atoi(size) > 1) return true;
+  const char* step_tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+  return std::getenv("PMIX_RANK") != nullptr && step_tasks != nullptr && std::atoi(step_tasks) > 1;
 }
 
 }  // namespace

@@ -5,10 +5,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "common/interrupt.h"
 
@@ -69,6 +72,22 @@ TEST(Interrupts, ASigtermIsAFlagNotAnEnd) {
   EXPECT_EQ(InterruptSignal(), SIGTERM);  // and this process lives on
   EXPECT_EQ(SignalName(SIGTERM), "SIGTERM");
   EXPECT_EQ(SignalName(SIGINT), "SIGINT");
+}
+
+// The same interrupt from several senders (scancel, the launcher) within 2 s is one; a second
+// one later ends the process, as the default would.
+TEST(InterruptsDeathTest, ASecondSignalWithin2sIsTheSameOneAndALaterOneEndsTheProcess) {
+  EXPECT_EXIT(
+      {
+        CatchInterrupts();
+        ::raise(SIGTERM);
+        ::raise(SIGTERM);
+        if (InterruptSignal() != SIGTERM) std::_Exit(3);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+        ::raise(SIGTERM);
+        std::_Exit(0);
+      },
+      ::testing::KilledBySignal(SIGTERM), "");
 }
 
 }  // namespace
