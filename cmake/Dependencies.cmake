@@ -17,6 +17,19 @@ tteps_require(cppzmq cppzmq-dev)
 tteps_require(cereal libcereal-dev)
 tteps_require(MPI libopenmpi-dev COMPONENTS CXX)
 tteps_require(GTest libgtest-dev)
+# cpp-httplib, for the scheduler's /metrics endpoint (Debian's compiled library: the header
+# with the definitions it was built with).
+find_path(TTEPS_HTTPLIB_INCLUDE httplib.h)
+find_library(TTEPS_HTTPLIB_LIB cpp-httplib)
+if(NOT TTEPS_HTTPLIB_INCLUDE OR NOT TTEPS_HTTPLIB_LIB)
+  message(FATAL_ERROR "tteps: dependency 'cpp-httplib' not found. It comes from the Debian package "
+                      "'libcpp-httplib-dev'; run launch/install-deps.sh to install every dependency.")
+endif()
+add_library(tteps_httplib INTERFACE)
+target_include_directories(tteps_httplib INTERFACE "${TTEPS_HTTPLIB_INCLUDE}")
+target_compile_definitions(tteps_httplib INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT
+                                                   CPPHTTPLIB_ZLIB_SUPPORT CPPHTTPLIB_BROTLI_SUPPORT)
+target_link_libraries(tteps_httplib INTERFACE "${TTEPS_HTTPLIB_LIB}")
 # Which LibTorch: system (Debian's libtorch-dev 1.13, CPU only; or whatever CMAKE_PREFIX_PATH
 # names), python (the installed PyTorch wheel's, e.g. 2.x with CUDA) or the path of an unpacked
 # libtorch zip.

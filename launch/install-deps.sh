@@ -15,6 +15,7 @@ PACKAGES=(
   libgflags-dev libgoogle-glog-dev
   libgtest-dev
   libsimdjson-dev
+  libcpp-httplib-dev  # the scheduler's /metrics endpoint for Prometheus (--metrics_port)
   libtcmalloc-minimal4  # the programs' allocator (cmake/Dependencies.cmake)
   clang libclang-rt-14-dev  # the fuzz targets (libFuzzer, AddressSanitizer, UBSan)
   slurmctld slurmd slurm-client munge  # the tests' single-node Slurm (tests/integration)

@@ -243,6 +243,7 @@ void Coordinator::OnReady(const Node& node) {
 void Coordinator::OnTrainReport(const Node& node, TrainReport r) {
   r.worker = node.info.id;  // the sender is who the socket says, whatever the body claims
   job_.out->AppendMetrics(r.ToJson());
+  metrics_.Observe(r);
   const WorkerProgress& p = job_.book.Add(node.info.id, r);
   last_loss_ = job_.book.MeanLoss(job_.members.lost());
   last_trips_per_s_ = job_.book.TripsPerSecond(job_.members.lost());
@@ -333,7 +334,10 @@ void Coordinator::MaybeEvaluate() {
 }
 
 void Coordinator::OnEvaluation(const EvalOutcome& r) {
-  if (r.json != "null") progress_line_.set_eval_mape(r.mape);
+  if (r.json != "null") {
+    progress_line_.set_eval_mape(r.mape);
+    metrics_.SetEval(r.step, r.mape);
+  }
   // Early stopping: every worker stops after the same step, as with the time budget.
   if (evals_.Add(r, job_.phase.is(Phase::kTraining), job_.WallSeconds())) StopTraining();
   if (!r.final) return;
@@ -433,6 +437,7 @@ int Coordinator::Run() {
     if (std::string why = joins_.CheckMinWorkers(); !why.empty()) Fail(why);
     if (std::string why = heartbeats_.CheckLongSteps(); !why.empty()) Fail(why);
     if (auto what = release_requests_.Take()) release_requests_.Answer(failover_.AskToLeave(*what));
+    PublishMetrics();
     AdvancePhase();
   }
   FinishPolicy();  // a failed job: stop the agent too
@@ -486,6 +491,25 @@ void Coordinator::WriteSummary() {
     f.model_last = job_.out->Path("model_last.pt");
   }
   job_.out->WriteSummary(SummaryJson(f));
+}
+
+void Coordinator::PublishMetrics() {
+  if (!publish_metrics_ || Clock::now() < next_metrics_) return;
+  next_metrics_ = Clock::now() + std::chrono::milliseconds(500);
+  JobGauges g;
+  g.mode = ModeName(job_.mode);
+  g.phase = PhaseName(job_.phase.get());
+  g.step = job_.MinStep();
+  g.planned_steps = job_.opts.total_steps;
+  g.trips_per_s = last_trips_per_s_;
+  g.loss = last_loss_;
+  g.train_s = TrainSeconds();
+  g.workers_live = job_.members.LiveCount();
+  g.workers_lost = static_cast<int>(job_.members.lost().size());
+  g.membership_events = static_cast<int64_t>(job_.log.size());
+  g.refused_messages = job_.refused;
+  metrics_.SetJob(g);
+  publish_metrics_(metrics_.Text());
 }
 
 }  // namespace tteps::scheduler

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -22,6 +23,7 @@
 #include "scheduler/evaluation.h"
 #include "scheduler/failover.h"
 #include "scheduler/heartbeats.h"
+#include "scheduler/job_metrics.h"
 #include "scheduler/job_state.h"
 #include "scheduler/joins.h"
 #include "server/server_stats.h"
@@ -40,6 +42,10 @@ class Coordinator {
   int Run();
   // --trace: the nodes' timeline events are appended here.
   void set_trace(TraceFile* trace) { trace_ = trace; }
+  // --metrics_port: where the job's gauges go (MetricsEndpoint::Publish), every 500 ms.
+  void set_metrics(std::function<void(std::string)> publish) {
+    publish_metrics_ = std::move(publish);
+  }
 
  private:
   // Waits for every node's registration: -1 once all are in, else the exit code (a timeout, a
@@ -83,6 +89,7 @@ class Coordinator {
   // "status":"interrupted" and the last step every worker completed.
   void Interrupt(int sig);
   void WriteSummary();
+  void PublishMetrics();
 
   zmq::socket_t& socket_;
   JobState job_;
@@ -108,6 +115,10 @@ class Coordinator {
   bool final_offered_ = false;  // worker 0 sent its final weights (the ring modes)
   TraceFile* trace_ = nullptr;
   ReleaseRequests release_requests_;  // launch/tteps --release
+  // --metrics_port: the job's gauges, published every 500 ms.
+  JobMetrics metrics_;
+  std::function<void(std::string)> publish_metrics_;
+  Clock::time_point next_metrics_{};
 };
 
 }  // namespace tteps::scheduler

@@ -16,6 +16,7 @@ class MembershipLog {
   void Record(const JsonObject& event, const std::string& console);
   // The events so far as a JSON array.
   std::string Json() const;
+  size_t size() const { return events_.size(); }
 
  private:
   RunOutput* out_;

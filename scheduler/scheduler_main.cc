@@ -21,6 +21,7 @@
 #include "common/transport.h"
 #include "scheduler/coordinator.h"
 #include "scheduler/make_policy.h"
+#include "scheduler/metrics_endpoint.h"
 #include "scheduler/model_evaluation.h"
 #include "scheduler/policy_flags.h"
 #include "server/checkpoint.h"
@@ -50,6 +51,9 @@ DEFINE_int32(
     "sync, async, ssp: with fewer live workers than this (lost ones, not replaced by a worker that "
     "joined with tteps-worker --scheduler ADDRESS) training pauses; a pause longer than "
     "--timeout_s fails the job; 0: off");
+DEFINE_int32(metrics_port, 0,
+             "serve the running job's metrics for Prometheus at http://HOST:PORT/metrics (0: "
+             "off); HOST is loopback unless --bind_interface names another interface");
 DEFINE_bool(check, false,
             "only check the configuration (flags, data and stats files) and exit: launch/tteps "
             "runs this before mpirun, so a mistake fails at once instead of at the deadline");
@@ -252,8 +256,9 @@ void PrintHeader(const CoordinatorOptions& o, const Dataset& dataset, const std:
 
 // Runs the coordinator (with --trace's timeline) to the job's end; returns its exit code.
 int Coordinate(zmq::socket_t& socket, const CoordinatorOptions& o, Evaluation* eval, RunOutput* out,
-               AccumulationPolicy* policy) {
+               AccumulationPolicy* policy, MetricsEndpoint* metrics) {
   Coordinator coordinator(socket, o, eval, out, policy);
+  if (metrics) coordinator.set_metrics([metrics](std::string text) { metrics->Publish(text); });
   std::unique_ptr<TraceFile> trace;
   const std::string& trace_path = o.config.output.trace;
   if (!trace_path.empty()) {
@@ -278,6 +283,16 @@ void SetModelAndSteps(const ParamLayout& layout, size_t train_trips, Coordinator
   }
   o->total_steps = TotalSteps(o->config.train, train_trips);
   if (o->config.optimizer.lr_steps == 0) o->config.optimizer.lr_steps = o->total_steps;
+}
+
+// --metrics_port: the endpoint, on loopback unless --bind_interface names an interface (null
+// when off).
+std::unique_ptr<MetricsEndpoint> ServeMetrics(const Bootstrap& boot, const NodeOptions& node) {
+  if (FLAGS_metrics_port <= 0) return nullptr;
+  auto endpoint = std::make_unique<MetricsEndpoint>(
+      node.bind_interface.empty() ? "127.0.0.1" : boot.bind_host, FLAGS_metrics_port);
+  LOG(INFO) << "metrics for Prometheus at http://" << endpoint->address() << "/metrics";
+  return endpoint;
 }
 
 // A signal before the job started: its summary says so; returns the exit code.
@@ -336,13 +351,14 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   zmq::context_t ctx;
   const auto curve = SecureContext(ctx, node.curve_dir);
   auto socket = MakeSocket(ctx, zmq::socket_type::router);
+  const auto metrics = ServeMetrics(boot, node);  // a busy port fails the job before it starts
   BindAndShare(boot, socket, layout.total());
   o.curve = curve.get();
   PrintHeader(o, dataset, out.dir());
   auto eval = MakeModelEvaluation(ctx, model, dataset.eval, config.train.eval_batch_size,
                                   config.cluster.timeout_s, out.Path("model.pt"),
                                   out.Path("model_last.pt"), config.output.keep_best);
-  const int rc = Coordinate(socket, o, eval.get(), &out, policy.get());
+  const int rc = Coordinate(socket, o, eval.get(), &out, policy.get(), metrics.get());
   eval.reset();
   // The final words (the workers' shutdown) are still queued: give them a moment to leave
   // instead of dropping them with the socket (linger 0 otherwise).

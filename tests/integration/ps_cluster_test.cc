@@ -127,6 +127,37 @@ TEST(PsCluster, SyncWithFourSlicesIsTheSameModelOnOneTwoAndFourWorkers) {
       << ReadFile(dir + "/async.log");
 }
 
+// --metrics_port: Prometheus scrapes the running job (the text exposition format): its phase,
+// the step every worker completed, each worker's last report; nothing listens once it ended.
+TEST(PsCluster, PrometheusScrapesTheRunningJob) {
+  const std::string dir = FreshDir("prometheus");
+  const int port = FreePort();
+  ASSERT_GT(port, 0);
+  BackgroundJob run(Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                        "/run -- --train_data " + kData +
+                        " --epochs 100 --max_steps 300 --log_every 2 --metrics_port " +
+                        std::to_string(port),
+                    dir + "/run", dir + "/log");
+  ASSERT_TRUE(WaitForText(dir + "/run/metrics.jsonl", "\"step\":20,", 120)) << run.log();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // published every 500 ms
+  const std::string text = HttpGet(port, "/metrics");
+  EXPECT_NE(text.find("# TYPE tteps_step gauge\ntteps_step "), std::string::npos) << text;
+  EXPECT_NE(text.find("tteps_job_phase{mode=\"sync\",phase=\"training\"} 1\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tteps_workers{state=\"live\"} 2\n"), std::string::npos) << text;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(\ntteps_step (\d+)\n)"))) << text;
+  EXPECT_GE(std::stoi(m[1]), 18) << text;
+  for (const std::string worker : {"0", "1"}) {
+    EXPECT_NE(text.find("tteps_worker_step{worker=\"" + worker + "\"} "), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("tteps_worker_staleness{worker=\"" + worker + "\"} "), std::string::npos);
+  }
+  ASSERT_TRUE(run.Wait(240)) << run.log();
+  EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+  EXPECT_EQ(HttpGet(port, "/metrics"), "");
+}
+
 TEST(PsCluster, PullOverlapTrainsTheSameModelBitForBit) {
   // The forward of each micro-batch (two per step) awaits the modules still arriving; worker 1,
   // whose slices are empty (worker 0 takes all 64 trips), runs no forward and takes the whole

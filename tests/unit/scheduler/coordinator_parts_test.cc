@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "scheduler/eval_record.h"
+#include "scheduler/job_metrics.h"
 #include "scheduler/job_summary.h"
 #include "scheduler/membership_log.h"
 #include "scheduler/placement.h"
@@ -262,6 +263,39 @@ TEST(ReleaseRequests, TakesARequestOnceAndAnswersIt) {
   EXPECT_FALSE(requests.Take().has_value());
   requests.Answer("released worker 3");
   EXPECT_EQ(Read(dir + "/release.answer"), "released worker 3\n");
+}
+
+// Prometheus' text exposition: HELP and TYPE once per metric, then its samples; the evaluation
+// only once there was one; staleness only where the workers report it.
+TEST(JobMetrics, RendersTheTextExpositionFormat) {
+  JobMetrics m;
+  JobGauges g;
+  g.mode = "sync";
+  g.phase = "training";
+  g.step = 12;
+  g.workers_live = 2;
+  m.SetJob(g);
+  TrainReport r;
+  r.worker = 1;
+  r.step = 12;
+  r.accumulation = 3;
+  m.Observe(r);
+  std::string text = m.Text();
+  EXPECT_NE(text.find("# HELP tteps_step The step every live worker has completed.\n"
+                      "# TYPE tteps_step gauge\ntteps_step 12\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tteps_job_phase{mode=\"sync\",phase=\"training\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("tteps_worker_accumulation{worker=\"1\"} 3\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("tteps_eval_mape"), std::string::npos);
+  EXPECT_EQ(text.find("tteps_worker_staleness"), std::string::npos);
+  m.SetEval(10, 0.25);
+  r.exchange = {{"staleness", 1.5}};
+  m.Observe(r);
+  text = m.Text();
+  EXPECT_NE(text.find("tteps_eval_mape 0.25\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("tteps_worker_staleness{worker=\"1\"} 1.5\n"), std::string::npos) << text;
+  EXPECT_EQ(text.back(), '\n');
 }
 
 }  // namespace

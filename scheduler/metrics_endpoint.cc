@@ -1,0 +1,32 @@
+#include "scheduler/metrics_endpoint.h"
+
+#include <httplib.h>
+
+#include <stdexcept>
+
+namespace tteps::scheduler {
+
+MetricsEndpoint::MetricsEndpoint(const std::string& host, int port)
+    : address_(host + ":" + std::to_string(port)), server_(std::make_unique<httplib::Server>()) {
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
+    std::lock_guard<std::mutex> lock(mu_);
+    response.set_content(text_, "text/plain; version=0.0.4; charset=utf-8");
+  });
+  if (!server_->bind_to_port(host, port)) {
+    throw std::runtime_error("--metrics_port: cannot listen on " + address_ +
+                             " (in use, or not an address of this host)");
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+}
+
+MetricsEndpoint::~MetricsEndpoint() {
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void MetricsEndpoint::Publish(std::string text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  text_ = std::move(text);
+}
+
+}  // namespace tteps::scheduler
