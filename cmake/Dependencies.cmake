@@ -18,18 +18,23 @@ tteps_require(cereal libcereal-dev)
 tteps_require(MPI libopenmpi-dev COMPONENTS CXX)
 tteps_require(GTest libgtest-dev)
 # cpp-httplib, for the scheduler's /metrics endpoint (Debian's compiled library: the header
-# with the definitions it was built with).
+# with the definitions it was built with). Without it (a machine install-deps did not set up,
+# such as a lent GPU machine) --metrics_port is refused with the reason.
 find_path(TTEPS_HTTPLIB_INCLUDE httplib.h)
 find_library(TTEPS_HTTPLIB_LIB cpp-httplib)
-if(NOT TTEPS_HTTPLIB_INCLUDE OR NOT TTEPS_HTTPLIB_LIB)
-  message(FATAL_ERROR "tteps: dependency 'cpp-httplib' not found. It comes from the Debian package "
-                      "'libcpp-httplib-dev'; run launch/install-deps.sh to install every dependency.")
-endif()
 add_library(tteps_httplib INTERFACE)
-target_include_directories(tteps_httplib INTERFACE "${TTEPS_HTTPLIB_INCLUDE}")
-target_compile_definitions(tteps_httplib INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT
-                                                   CPPHTTPLIB_ZLIB_SUPPORT CPPHTTPLIB_BROTLI_SUPPORT)
-target_link_libraries(tteps_httplib INTERFACE "${TTEPS_HTTPLIB_LIB}")
+if(TTEPS_HTTPLIB_INCLUDE AND TTEPS_HTTPLIB_LIB)
+  set(TTEPS_HAS_HTTPLIB 1)
+  target_include_directories(tteps_httplib INTERFACE "${TTEPS_HTTPLIB_INCLUDE}")
+  target_compile_definitions(tteps_httplib INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT
+                                                     CPPHTTPLIB_ZLIB_SUPPORT CPPHTTPLIB_BROTLI_SUPPORT)
+  target_link_libraries(tteps_httplib INTERFACE "${TTEPS_HTTPLIB_LIB}")
+else()
+  set(TTEPS_HAS_HTTPLIB 0)
+  message(WARNING "tteps: cpp-httplib not found (Debian package libcpp-httplib-dev, installed by "
+                  "launch/install-deps.sh): the scheduler refuses --metrics_port")
+endif()
+add_compile_definitions(TTEPS_HAS_HTTPLIB=${TTEPS_HAS_HTTPLIB})
 # Which LibTorch: system (Debian's libtorch-dev 1.13, CPU only; or whatever CMAKE_PREFIX_PATH
 # names), python (the installed PyTorch wheel's, e.g. 2.x with CUDA) or the path of an unpacked
 # libtorch zip.

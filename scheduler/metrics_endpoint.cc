@@ -1,10 +1,14 @@
 #include "scheduler/metrics_endpoint.h"
 
+#if TTEPS_HAS_HTTPLIB
 #include <httplib.h>
+#endif
 
 #include <stdexcept>
 
 namespace tteps::scheduler {
+
+#if TTEPS_HAS_HTTPLIB
 
 MetricsEndpoint::MetricsEndpoint(const std::string& host, int port)
     : address_(host + ":" + std::to_string(port)), server_(std::make_unique<httplib::Server>()) {
@@ -23,6 +27,23 @@ MetricsEndpoint::~MetricsEndpoint() {
   server_->stop();
   if (thread_.joinable()) thread_.join();
 }
+
+#else
+}  // namespace tteps::scheduler
+namespace httplib {
+class Server {};  // never made: the constructor refuses
+}  // namespace httplib
+namespace tteps::scheduler {
+
+MetricsEndpoint::MetricsEndpoint(const std::string& host, int port)
+    : address_(host + ":" + std::to_string(port)) {
+  throw std::runtime_error(
+      "--metrics_port: this build has no cpp-httplib (Debian's "
+      "libcpp-httplib-dev, which launch/install-deps.sh installs)");
+}
+
+MetricsEndpoint::~MetricsEndpoint() = default;
+#endif
 
 void MetricsEndpoint::Publish(std::string text) {
   std::lock_guard<std::mutex> lock(mu_);
