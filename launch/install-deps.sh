@@ -19,6 +19,7 @@ PACKAGES=(
   libtcmalloc-minimal4  # the programs' allocator (cmake/Dependencies.cmake)
   clang libclang-rt-14-dev  # the fuzz targets (libFuzzer, AddressSanitizer, UBSan)
   slurmctld slurmd slurm-client munge  # the tests' single-node Slurm (tests/integration)
+  protobuf-compiler python3-protobuf  # the tests' independent reader of TensorBoard's events
 )
 
 missing=()

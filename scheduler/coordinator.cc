@@ -6,6 +6,8 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "common/bootstrap.h"
 #include "common/cereal_body.h"
@@ -33,7 +35,16 @@ Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluat
       evals_(job_.opts.config.train.patience, out),
       progress_line_(ModeName(job_.mode), job_.opts.total_steps, job_.opts.config.train.progress_s),
       eval_schedule_(job_.opts.config.train.eval),
-      release_requests_(out->dir()) {}
+      release_requests_(out->dir()) {
+  try {
+    tensorboard_ = std::make_unique<EventFile>(out->Path("tb"));
+    job_.log.set_text_sink([this](const std::string& text) {
+      tensorboard_->AddText("membership", job_.MinStep(), text);
+    });
+  } catch (const std::exception& e) {
+    LOG(ERROR) << e.what() << "; the job goes on without TensorBoard's events";
+  }
+}
 
 // --- registration ----------------------------------------------------------------------------
 
@@ -244,6 +255,7 @@ void Coordinator::OnTrainReport(const Node& node, TrainReport r) {
   r.worker = node.info.id;  // the sender is who the socket says, whatever the body claims
   job_.out->AppendMetrics(r.ToJson());
   metrics_.Observe(r);
+  TensorBoardTrain(r);
   const WorkerProgress& p = job_.book.Add(node.info.id, r);
   last_loss_ = job_.book.MeanLoss(job_.members.lost());
   last_trips_per_s_ = job_.book.TripsPerSecond(job_.members.lost());
@@ -337,6 +349,7 @@ void Coordinator::OnEvaluation(const EvalOutcome& r) {
   if (r.json != "null") {
     progress_line_.set_eval_mape(r.mape);
     metrics_.SetEval(r.step, r.mape);
+    TensorBoardEval(r);
   }
   // Early stopping: every worker stops after the same step, as with the time budget.
   if (evals_.Add(r, job_.phase.is(Phase::kTraining), job_.WallSeconds())) StopTraining();
@@ -510,6 +523,35 @@ void Coordinator::PublishMetrics() {
   g.refused_messages = job_.refused;
   metrics_.SetJob(g);
   publish_metrics_(metrics_.Text());
+}
+
+void Coordinator::TensorBoardTrain(const TrainReport& r) {
+  if (!tensorboard_) return;
+  const std::string worker = "worker_" + std::to_string(r.worker) + "/";
+  tensorboard_->AddScalar(worker + "loss", r.step, r.loss);
+  tensorboard_->AddScalar(worker + "trips_per_s", r.step, r.trips_per_s);
+  tensorboard_->AddScalar(worker + "accumulation", r.step, static_cast<double>(r.accumulation));
+  // The share of a step not spent computing: the exchange's and the waits'.
+  const double steps = static_cast<double>(r.step_losses.size());
+  if (r.window_s > 0 && steps > 0) {
+    const double share = 1 - r.compute_s * steps / r.window_s;
+    tensorboard_->AddScalar(worker + "communication_share", r.step, std::clamp(share, 0.0, 1.0));
+  }
+  for (const auto& [key, value] : r.exchange) {
+    if (key == "staleness") tensorboard_->AddScalar(worker + "staleness", r.step, value);
+  }
+  tensorboard_->AddScalar("train/loss", r.step, last_loss_);
+  tensorboard_->AddScalar("train/trips_per_s", r.step, last_trips_per_s_);
+}
+
+void Coordinator::TensorBoardEval(const EvalOutcome& r) {
+  if (!tensorboard_) return;
+  for (const char* key : {"mape", "rmse", "mae"}) {
+    const auto at = r.json.find(std::string("\"") + key + "\":");
+    if (at == std::string::npos) continue;
+    const double value = std::strtod(r.json.c_str() + at + std::strlen(key) + 3, nullptr);
+    tensorboard_->AddScalar(std::string("eval/") + key, r.step, value);
+  }
 }
 
 }  // namespace tteps::scheduler

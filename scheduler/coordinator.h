@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <zmq.hpp>
@@ -21,6 +22,7 @@
 #include "scheduler/coordinator_options.h"
 #include "scheduler/eval_record.h"
 #include "scheduler/evaluation.h"
+#include "scheduler/event_file.h"
 #include "scheduler/failover.h"
 #include "scheduler/heartbeats.h"
 #include "scheduler/job_metrics.h"
@@ -115,6 +117,10 @@ class Coordinator {
   bool final_offered_ = false;  // worker 0 sent its final weights (the ring modes)
   TraceFile* trace_ = nullptr;
   ReleaseRequests release_requests_;  // launch/tteps --release
+  // out_dir/tb: TensorBoard's event file (null if it could not be made).
+  std::unique_ptr<EventFile> tensorboard_;
+  void TensorBoardTrain(const TrainReport& r);
+  void TensorBoardEval(const EvalOutcome& r);
   // --metrics_port: the job's gauges, published every 500 ms.
   JobMetrics metrics_;
   std::function<void(std::string)> publish_metrics_;

@@ -13,6 +13,7 @@ void MembershipLog::Record(const JsonObject& event, const std::string& console) 
   out_->AppendMetrics(line);
   LOG(WARNING) << console;
   std::fprintf(stderr, "[tteps] %s\n", console.c_str());  // one console line per event
+  if (sink_) sink_(console + "\n\n" + event.str());
 }
 
 std::string MembershipLog::Json() const {
