@@ -62,24 +62,24 @@ void RunJob(const std::string& dir, const std::string& name, const std::string& 
 // on CPUs. A wrong gradient or a lost slice is off by 1e-3 or more.
 constexpr double kGpuTolerance = 3e-5;
 
+// A job of 2 GPU workers (`launch`) against local training on the GPU: within kGpuTolerance.
+void ExpectEqualsLocalOnTheGpu(const std::string& name, const std::string& launch) {
+  const std::string dir = FreshDir("gpu_" + name);
+  RunLocal(dir, "local", kDeterministic);
+  RunJob(dir, name, launch);
+  const double diff = MaxAbsDiff(dir + "/local/model_last.pt", dir + "/" + name + "/model_last.pt");
+  std::printf("%s on 2 GPU workers vs local on the GPU: max |diff| = %g\n", name.c_str(), diff);
+  EXPECT_LT(diff, kGpuTolerance);
+}
+
 TEST(GpuCluster, SyncWithTwoGpuWorkersEqualsLocalTrainingOnTheGpu) {
   TTEPS_SKIP_WITHOUT_CUDA();
-  const std::string dir = FreshDir("gpu_sync");
-  RunLocal(dir, "local", kDeterministic);
-  RunJob(dir, "sync", "--mode sync --workers 2 --servers 2");
-  const double diff = MaxAbsDiff(dir + "/local/model_last.pt", dir + "/sync/model_last.pt");
-  std::printf("sync on 2 GPU workers vs local on the GPU: max |diff| = %g\n", diff);
-  EXPECT_LT(diff, kGpuTolerance);
+  ExpectEqualsLocalOnTheGpu("sync", "--mode sync --workers 2 --servers 2");
 }
 
 TEST(GpuCluster, RingWithTwoGpuWorkersEqualsLocalTrainingOnTheGpu) {
   TTEPS_SKIP_WITHOUT_CUDA();
-  const std::string dir = FreshDir("gpu_ring");
-  RunLocal(dir, "local", kDeterministic);
-  RunJob(dir, "ring", "--mode ring --workers 2");
-  const double diff = MaxAbsDiff(dir + "/local/model_last.pt", dir + "/ring/model_last.pt");
-  std::printf("ring on 2 GPU workers vs local on the GPU: max |diff| = %g\n", diff);
-  EXPECT_LT(diff, kGpuTolerance);
+  ExpectEqualsLocalOnTheGpu("ring", "--mode ring --workers 2");
 }
 
 // Each slice's gradient is its own backward with deterministic kernels, summed on the servers in

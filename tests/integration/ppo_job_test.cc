@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "tests/integration/cluster_test_util.h"
@@ -124,15 +125,17 @@ TEST(PpoJob, TheShippedPolicyIsTheDefaultAndSetsTheGlobalBatch) {
       static_cast<long long>(alpha[1]));
 }
 
-// --accumulation_policy speed (LB-BSP): worker 1 slowed 3x gets the smaller accumulation, and
-// the sum over the workers stays 2 x 4.
-TEST(PpoJob, TheSpeedPolicyGivesASlowedWorkerTheSmallerAccumulation) {
-  const std::string dir = FreshDir("speed_policy");
+// A sync job of 2 workers (and `extra` flags) with the speed policy at --accumulation 4, worker
+// 1 slowed 3x; checks that its last decisions gave worker 1 the smaller accumulation, the two
+// summing to 8, and returns (metrics.jsonl, last accumulation of worker 0, of worker 1).
+std::tuple<std::string, int64_t, int64_t> SpeedPolicyJob(const std::string& name,
+                                                         const std::string& extra) {
+  const std::string dir = FreshDir(name);
   const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
                           "/run -- --train_data " + kData +
                           " --max_steps 40 --batch_size 32 --log_every 2 --accumulation 4" +
-                          " --accumulation_policy speed --slowdown 200 --slowdown_worker 1";
-  ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
+                          " --accumulation_policy speed --slowdown 200 --slowdown_worker 1" + extra;
+  EXPECT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
   const std::string summary = ReadFile(dir + "/run/summary.json");
   EXPECT_NE(summary.find("\"accumulation_policy\":\"speed\""), std::string::npos) << summary;
   const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
@@ -147,37 +150,28 @@ TEST(PpoJob, TheSpeedPolicyGivesASlowedWorkerTheSmallerAccumulation) {
   EXPECT_GT(decisions, 0) << metrics;
   EXPECT_LT(last[1], last[0]) << metrics;
   EXPECT_EQ(last[0] + last[1], 8) << metrics;
+  return {metrics, last[0], last[1]};
+}
+
+// --accumulation_policy speed (LB-BSP): worker 1 slowed 3x gets the smaller accumulation, and
+// the sum over the workers stays 2 x 4.
+TEST(PpoJob, TheSpeedPolicyGivesASlowedWorkerTheSmallerAccumulation) {
+  const auto [metrics, first, second] = SpeedPolicyJob("speed_policy", "");
   std::printf(
       "speed policy, worker 1 slowed 3x: accumulation %lld (worker 0) and %lld (worker 1)\n",
-      static_cast<long long>(last[0]), static_cast<long long>(last[1]));
+      static_cast<long long>(first), static_cast<long long>(second));
 }
 
 // --slices 4 on 2 workers with the speed policy: it decides each worker's own slice (the slowed
 // worker's gets the smaller accumulation, the two summing to 2 x 4), while the slices adopted
 // from the start keep the launch's 4, so the global batch stays 4 x 4 micro-batches.
 TEST(PpoJob, WithSlicesTheSpeedPolicyDecidesEachWorkersOwnSlice) {
-  const std::string dir = FreshDir("speed_slices");
-  const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
-                          "/run -- --train_data " + kData +
-                          " --max_steps 40 --batch_size 32 --log_every 2 --accumulation 4" +
-                          " --slices 4 --accumulation_policy speed --slowdown 200" +
-                          " --slowdown_worker 1";
-  ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
-  const std::string metrics = ReadFile(dir + "/run/metrics.jsonl");
-  const std::regex decision(
-      R"re("type":"decision","worker":(\d),"step":\d+,"wall_s":[^,]+,"action":"speed","old_accumulation":\d+,"new_accumulation":(\d+))re");
-  int64_t last[2] = {4, 4};
-  int decisions = 0;
-  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), decision);
-       it != std::sregex_iterator(); ++it, ++decisions) {
-    last[std::stoi((*it)[1])] = std::stoll((*it)[2]);
-  }
-  EXPECT_GT(decisions, 0) << metrics;
-  EXPECT_LT(last[1], last[0]) << metrics;
-  EXPECT_EQ(last[0] + last[1], 8) << metrics;
+  const auto [metrics, first, second] = SpeedPolicyJob("speed_slices", " --slices 4");
   // Slices 2 and 3 (adopted) drew 4 throughout: no change of theirs was recorded.
   EXPECT_EQ(metrics.find("\"slice\":3,\"from_step\""), std::string::npos) << metrics;
   EXPECT_EQ(metrics.find("\"slice\":2,\"from_step\""), std::string::npos) << metrics;
+  std::printf("speed policy, --slices 4: own slices %lld and %lld, adopted ones 4\n",
+              static_cast<long long>(first), static_cast<long long>(second));
 }
 
 // A worker lost after the speed policy changed its accumulation: its slice is computed on by
