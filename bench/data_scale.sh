@@ -149,7 +149,7 @@ python3 -c "import json,sys; print(json.dumps({'join': int(sys.argv[1]), \
 'joiner_data_ready_s': float(sys.argv[3]) - float(sys.argv[2])}))" "$largest" "$t0" "$t1" \
   >>"$report"
 tail -1 "$report"
-# The table, as the README gives it.
+# The table, as docs/data.md gives it.
 python3 - "$report" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

@@ -11,7 +11,7 @@
 #                        [--settings NAME=FLAGS ...]
 # Each setting is NAME=FLAGS with the flags comma-separated, e.g.
 # "e10=--epochs,10,--lr_schedule,cosine,--warmup_steps,20". (Replaces bench/main_defaults.sh, which
-# chose on random splits of the sample; see the README.)
+# chose on random splits of the sample; see docs/data.md.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seeds="1 2" days="24 25 26 27 28 29" out=/tmp/tteps-day-holdout settings=()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/gpu_check.sh OUT [SECONDS]: the GPU checks in one go, on a machine with CUDA and tteps
-# built against a CUDA LibTorch (README, "GPUs"). Within SECONDS (default 480) in all, in order
+# built against a CUDA LibTorch (docs/gpus.md). Within SECONDS (default 480) in all, in order
 # of value: the `gpu` tests, training throughput against PyTorch eager on the same GPU (the
 # shipped sample, the two sides alternated GPU_CHECK_ROUNDS times (default 3) at batch 64 and
 # 1,024 with their medians, then generated trips for a batch larger than the sample), the unit

@@ -2,7 +2,7 @@
 # The main job: set-up (dependencies, configure, build), then a real parameter-server run on
 # the shipped Chengdu sample: mpirun with 1 scheduler, 2 servers and 2 workers in sync mode,
 # 20 epochs with a cosine learning rate of 5e-4 after 20 warm-up steps (chosen by
-# bench/day_holdout.sh, see the README), evaluated on the sample's last day (--split day:
+# bench/day_holdout.sh, see docs/data.md), evaluated on the sample's last day (--split day:
 # dateID 29, a day the model never saw, as a user's trips are). Each run writes its own
 # directory, out/runs/main-<time>/{metrics.jsonl,summary.json,config.json,model.pt,
 # model_last.pt,logs/}, and out/main links to the latest one (earlier runs are kept), and prints

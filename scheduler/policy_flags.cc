@@ -20,7 +20,7 @@ DEFINE_int64(accumulation_max, 16,
 DEFINE_string(ppo_policy_in, "shipped",
               "ppo: start from this saved policy; shipped: the one in the repository for the "
               "scope (scheduler/ppo/shipped_policy.pt for job, shipped_worker_policy.pt for "
-              "worker; pre-trained on simulated jobs, see the README); none: from scratch");
+              "worker; pre-trained on simulated jobs, see docs/policies.md); none: from scratch");
 DEFINE_string(ppo_policy_out, "", "ppo: save the policy here when training ends");
 DEFINE_bool(ppo_learn, false,
             "ppo: update the policy during the job, sampling its actions to explore (false: "
@@ -52,7 +52,7 @@ PolicyConfig PolicyConfigFromFlags() {
                                                    : FLAGS_ppo_policy_in;
   p.policy_out = FLAGS_ppo_policy_out;
   // A pre-trained policy acts as trained: exploring costs a live job more than it teaches
-  // (README, "the learning agent samples its actions"); one from scratch can only learn.
+  // (docs/policies.md, "the learning agent samples its actions"); one from scratch can only learn.
   p.learn = gflags::GetCommandLineFlagInfoOrDie("ppo_learn").is_default ? p.policy_in.empty()
                                                                         : FLAGS_ppo_learn;
   p.rollout = FLAGS_ppo_rollout;

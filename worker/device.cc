@@ -16,7 +16,7 @@ std::string CudaUnavailableReason() {
   if (settings.find("USE_CUDA=OFF") != std::string::npos ||
       settings.find("USE_CUDA=0") != std::string::npos) {
     return "this LibTorch is a CPU-only build (build tteps against a CUDA LibTorch: "
-           "-DTTEPS_TORCH=python or -DTTEPS_TORCH=/path/to/libtorch, see the README)";
+           "-DTTEPS_TORCH=python or -DTTEPS_TORCH=/path/to/libtorch, see docs/gpus.md)";
   }
   return "LibTorch has CUDA but sees no GPU (no NVIDIA driver loaded, no device, or "
          "CUDA_VISIBLE_DEVICES hides them)";
