@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -174,6 +175,21 @@ inline pid_t WorkerPid(const std::string& out_dir, int worker) {
 // Starts `launch` (a launch/tteps command line, output to `log`), waits until training runs,
 // SIGKILLs worker `worker` (its pid from the scheduler's registration line in its log) and
 // waits up to `limit_s` for the job to end.
+// This host's first IPv4 address that is not a loopback one ("" if none).
+inline std::string NonLoopbackAddress() {
+  ifaddrs* all = nullptr;
+  std::string found;
+  if (getifaddrs(&all) != 0) return found;
+  for (ifaddrs* i = all; i && found.empty(); i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = {0};
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof(text));
+    if (std::string(text).rfind("127.", 0) != 0) found = text;
+  }
+  freeifaddrs(all);
+  return found;
+}
+
 // A TCP port of 127.0.0.1 free at the moment (bound to 0, then closed).
 inline int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -190,16 +206,18 @@ inline int FreePort() {
   return port;
 }
 
-// The body of an HTTP/1.0 GET of 127.0.0.1:port/path ("" where nothing answers).
-inline std::string HttpGet(int port, const std::string& path) {
+// The body of an HTTP/1.0 GET of HOST:port/path, HOST an IPv4 address (127.0.0.1 unless given;
+// "" where nothing answers).
+inline std::string HttpGet(int port, const std::string& path,
+                           const std::string& host = "127.0.0.1") {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  inet_pton(AF_INET, host.c_str(), &a.sin_addr);
   std::string reply;
   if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: " + host + "\r\n\r\n";
     if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
       char buf[4096];
       for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) reply.append(buf, n);

@@ -128,7 +128,8 @@ TEST(PsCluster, SyncWithFourSlicesIsTheSameModelOnOneTwoAndFourWorkers) {
 }
 
 // --metrics_port: Prometheus scrapes the running job (the text exposition format): its phase,
-// the step every worker completed, each worker's last report; nothing listens once it ended.
+// the step every worker completed, each worker's last report; on loopback only, and nothing
+// listens once it ended.
 TEST(PsCluster, PrometheusScrapesTheRunningJob) {
 #if !TTEPS_HAS_HTTPLIB
   GTEST_SKIP() << "built without cpp-httplib (libcpp-httplib-dev): no --metrics_port";
@@ -155,6 +156,10 @@ TEST(PsCluster, PrometheusScrapesTheRunningJob) {
     EXPECT_NE(text.find("tteps_worker_step{worker=\"" + worker + "\"} "), std::string::npos)
         << text;
     EXPECT_NE(text.find("tteps_worker_staleness{worker=\"" + worker + "\"} "), std::string::npos);
+  }
+  // Loopback only: not on the host's other addresses.
+  if (const std::string other = NonLoopbackAddress(); !other.empty()) {
+    EXPECT_EQ(HttpGet(port, "/metrics", other), "") << "served on " << other;
   }
   ASSERT_TRUE(run.Wait(240)) << run.log();
   EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
