@@ -255,10 +255,10 @@ void Coordinator::OnTrainReport(const Node& node, TrainReport r) {
   r.worker = node.info.id;  // the sender is who the socket says, whatever the body claims
   job_.out->AppendMetrics(r.ToJson());
   metrics_.Observe(r);
-  TensorBoardTrain(r);
   const WorkerProgress& p = job_.book.Add(node.info.id, r);
   last_loss_ = job_.book.MeanLoss(job_.members.lost());
   last_trips_per_s_ = job_.book.TripsPerSecond(job_.members.lost());
+  TensorBoardTrain(r);
   progress_line_.Update(p.epoch, job_.MinStep(), last_loss_, last_trips_per_s_);
   job_.policy.Observe(r, job_.members.OwnSliceOf(node.info.id));
   MaybeEvaluate();
@@ -540,8 +540,13 @@ void Coordinator::TensorBoardTrain(const TrainReport& r) {
   for (const auto& [key, value] : r.exchange) {
     if (key == "staleness") tensorboard_->AddScalar(worker + "staleness", r.step, value);
   }
-  tensorboard_->AddScalar("train/loss", r.step, last_loss_);
-  tensorboard_->AddScalar("train/trips_per_s", r.step, last_trips_per_s_);
+  // The job's: once per step every live worker has reported.
+  const int64_t step = job_.MinStep();
+  if (step > tensorboard_job_step_) {
+    tensorboard_job_step_ = step;
+    tensorboard_->AddScalar("train/loss", step, last_loss_);
+    tensorboard_->AddScalar("train/trips_per_s", step, last_trips_per_s_);
+  }
 }
 
 void Coordinator::TensorBoardEval(const EvalOutcome& r) {

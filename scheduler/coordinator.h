@@ -119,6 +119,7 @@ class Coordinator {
   ReleaseRequests release_requests_;  // launch/tteps --release
   // out_dir/tb: TensorBoard's event file (null if it could not be made).
   std::unique_ptr<EventFile> tensorboard_;
+  int64_t tensorboard_job_step_ = -1;  // the last step of the job's own scalars
   void TensorBoardTrain(const TrainReport& r);
   void TensorBoardEval(const EvalOutcome& r);
   // --metrics_port: the job's gauges, published every 500 ms.
