@@ -4,6 +4,7 @@
 #include <httplib.h>
 #endif
 
+#include <chrono>
 #include <stdexcept>
 
 namespace tteps::scheduler {
@@ -21,6 +22,11 @@ MetricsEndpoint::MetricsEndpoint(const std::string& host, int port)
                              " (in use, or not an address of this host)");
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // Until it listens: a stop() before that would be lost, and the join below would wait on a
+  // server that never ends (a job that fails right after starting the endpoint).
+  for (int i = 0; i < 400 && !server_->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 MetricsEndpoint::~MetricsEndpoint() {
