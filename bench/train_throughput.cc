@@ -5,6 +5,7 @@
 // interpreter) on the same device, data and steps, and prints the ratio.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "common/init.h"
@@ -37,6 +39,11 @@ DEFINE_string(device, "cpu", "cpu, cuda or cuda:N");
 DEFINE_string(pad_multiples, "1",
               "sequence pad multiples to measure each batch size with, comma separated (a GPU "
               "plans its kernels per shape; rounding the padded length up gives fewer shapes)");
+DEFINE_bool(fused_cpu_lstm, true,
+            "on the CPU, tteps's LSTM (worker/deeptte/cpu_lstm.h); false: LibTorch's, as before");
+DEFINE_string(trace, "",
+              "write LibTorch's profile of each batch size's timed steps to TRACE.<batch>.json "
+              "(Chrome trace format; bench/op_breakdown.py sums it per operator)");
 DEFINE_bool(pytorch, false,
             "also run the PyTorch baseline (bench/baselines/deeptte_ddp.py; bench/setup.sh "
             "installs PyTorch) at each batch size and print tteps / PyTorch");
@@ -99,6 +106,7 @@ Measured TimeSteps(const tteps::data::Trips& trips, const tteps::data::NormStats
   deeptte::DeepTTE model(deeptte::ModelConfig{}, stats);
   model->to(device);
   model->set_pad_multiple(pad_multiple);
+  model->set_fused_cpu_lstm(FLAGS_fused_cpu_lstm);
   OptimizerConfig opts;
   opts.name = FLAGS_optimizer;
   auto optimizer = MakeOptimizer(opts, model->parameters());
@@ -106,12 +114,17 @@ Measured TimeSteps(const tteps::data::Trips& trips, const tteps::data::NormStats
   auto batches = data::EpochBatches(lengths, bs, 1, epoch);
   size_t next = 0;
   Measured m;
+  std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
   for (int step = 0; step < FLAGS_warmup + FLAGS_steps; ++step) {
     if (next == batches.size()) {
       batches = data::EpochBatches(lengths, bs, 1, ++epoch);
       next = 0;
     }
     const auto& batch = batches[next++];
+    if (step == FLAGS_warmup && !FLAGS_trace.empty()) {
+      trace = std::make_unique<torch::autograd::profiler::RecordProfile>(
+          FLAGS_trace + "." + std::to_string(bs) + ".json");
+    }
     const auto t0 = std::chrono::steady_clock::now();
     optimizer->zero_grad();
     auto s = AccumulateGradients(*model, trips, batch);
@@ -143,6 +156,7 @@ void MeasureOne(const tteps::data::Trips& trips, const tteps::data::NormStats& s
                           .Add("threads", FLAGS_threads)
                           .Add("device", device.str())
                           .Add("optimizer", FLAGS_optimizer)
+                          .Add("fused_cpu_lstm", FLAGS_fused_cpu_lstm)
                           .Add("steps", FLAGS_steps)
                           .Add("trips_per_s", ours)
                           .Add("ms_per_step", 1e3 * m.seconds / FLAGS_steps)

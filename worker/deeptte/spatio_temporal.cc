@@ -1,5 +1,6 @@
 #include "worker/deeptte/spatio_temporal.h"
 
+#include "worker/deeptte/cpu_lstm.h"
 #include "worker/deeptte/model_config.h"
 
 namespace tteps::deeptte {
@@ -37,8 +38,9 @@ SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch
   return out;
 }
 
-// The LSTM runs on padded inputs, not a packed sequence: it is causal, so the outputs at a
-// trip's real steps do not depend on the padding after them, and only those are read.
+// On the CPU in float, the LSTM of cpu_lstm.h, which runs each row for its real steps only.
+// Otherwise LibTorch's: it runs on padded inputs, not a packed sequence: it is causal, so the
+// outputs at a trip's real steps do not depend on the padding after them, and only those are read.
 // (Packing gives the same numbers, but its per-step slicing dominated the backward pass.)
 // On the CPU, to keep padding cheap in large batches, trips are sorted by length and run in
 // groups of kLstmGroup, each padded only to its own longest trip. On a GPU the whole batch is one
@@ -47,6 +49,9 @@ SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch
 torch::Tensor SpatioTemporalImpl::RunLstm(const torch::Tensor& inputs,
                                           const torch::Tensor& lengths) {
   constexpr int64_t kLstmGroup = 64;
+  if (fused_cpu_lstm_ && inputs.device().is_cpu() && inputs.scalar_type() == torch::kFloat) {
+    return CpuLstm(rnn_, inputs, lengths);
+  }
   const int64_t batch = inputs.size(0), steps = inputs.size(1);
   if (batch <= kLstmGroup || inputs.is_cuda()) return std::get<0>(rnn_->forward(inputs));
   auto order = std::get<1>(lengths.sort(/*stable=*/true, /*dim=*/0, /*descending=*/true));

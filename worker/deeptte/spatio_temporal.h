@@ -19,6 +19,8 @@ class SpatioTemporalImpl : public torch::nn::Module {
   SpatioTemporalImpl(int64_t kernel_size, int64_t num_filter, const std::string& pooling);
   SpatioTemporalOut forward(const BatchTensors& batch, const torch::Tensor& attr,
                             const torch::Tensor& local_dist);
+  // On the CPU, the LSTM of cpu_lstm.h (the default) or LibTorch's own (for comparisons).
+  void set_fused_cpu_lstm(bool on) { fused_cpu_lstm_ = on; }
 
  private:
   // [B, T', F] -> [B, T', kHiddenSize]; values at padded steps are unspecified.
@@ -30,6 +32,7 @@ class SpatioTemporalImpl : public torch::nn::Module {
 
   int64_t kernel_size_;
   bool attention_;
+  bool fused_cpu_lstm_ = true;
   GeoConv geo_conv_{nullptr};
   torch::nn::LSTM rnn_{nullptr};
   torch::nn::Linear attr2atten_{nullptr};

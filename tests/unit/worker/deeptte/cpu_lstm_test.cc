@@ -1,0 +1,97 @@
+// The CPU LSTM (cpu_lstm.h) against LibTorch's: outputs and gradients, on random padded batches
+// and through the whole model on real ones, to 1e-5 of the largest value of each tensor.
+#include "worker/deeptte/cpu_lstm.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <numeric>
+
+#include "tests/unit/worker/deeptte/test_trips.h"
+#include "worker/data/padded_batch.h"
+#include "worker/deeptte/deeptte.h"
+
+namespace tteps {
+namespace {
+
+// max |got - want| over max |want|: a tensor's error relative to its own scale.
+double Relative(const torch::Tensor& got, const torch::Tensor& want) {
+  const double scale = want.abs().max().item<double>();
+  return (got - want).abs().max().item<double>() / std::max(scale, 1e-30);
+}
+
+struct LstmRun {
+  torch::Tensor out, d_inputs;
+  std::vector<torch::Tensor> d_params;
+};
+
+// Outputs at the real steps (zero elsewhere), and the gradients of a weighted sum of them.
+LstmRun RunLstm(torch::nn::LSTM& rnn, const torch::Tensor& inputs, const torch::Tensor& lengths,
+                const torch::Tensor& weights, bool ours) {
+  rnn->zero_grad();
+  auto x = inputs.clone().requires_grad_(true);
+  const auto mask =
+      (torch::arange(inputs.size(1)).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2);
+  auto out = ours ? deeptte::CpuLstm(rnn, x, lengths) : std::get<0>(rnn->forward(x));
+  out = out.masked_fill(mask.logical_not(), 0.0);
+  (out * weights).sum().backward();
+  LstmRun r{out.detach(), x.grad(), {}};
+  for (const auto& p : rnn->parameters()) r.d_params.push_back(p.grad().clone());
+  return r;
+}
+
+TEST(CpuLstm, OutputsAndGradientsEqualLibTorchsOnAPaddedBatch) {
+  torch::manual_seed(5);
+  torch::nn::LSTM rnn(torch::nn::LSTMOptions(61, 128).num_layers(2).batch_first(true));
+  // Unsorted lengths, ties, a trip of one step and padding past the longest trip.
+  const auto lengths = torch::tensor({12, 3, 7, 1, 12, 5, 9}, torch::kLong);
+  const auto inputs = torch::randn({7, 14, 61});
+  const auto weights = torch::randn({7, 14, 128});
+  const LstmRun ours = RunLstm(rnn, inputs, lengths, weights, true);
+  const LstmRun theirs = RunLstm(rnn, inputs, lengths, weights, false);
+  EXPECT_LT(Relative(ours.out, theirs.out), 1e-5);
+  EXPECT_LT(Relative(ours.d_inputs, theirs.d_inputs), 1e-5);
+  // Padded inputs change nothing, so their gradient is exactly zero in both.
+  EXPECT_EQ(ours.d_inputs[1].slice(0, 3).abs().max().item<float>(), 0.0f);
+  ASSERT_EQ(ours.d_params.size(), 8u);
+  for (size_t i = 0; i < ours.d_params.size(); ++i) {
+    EXPECT_LT(Relative(ours.d_params[i], theirs.d_params[i]), 1e-5) << "parameter " << i;
+  }
+  // The same inputs give the same bits again (--deterministic).
+  const LstmRun again = RunLstm(rnn, inputs, lengths, weights, true);
+  EXPECT_TRUE(torch::equal(again.out, ours.out));
+  EXPECT_TRUE(torch::equal(again.d_params[1], ours.d_params[1]));
+}
+
+// The model's loss and every parameter's gradient with either LSTM, on real batches: mixed
+// lengths, and one larger than the 64 trips LibTorch's path groups by.
+TEST(CpuLstm, TheModelsLossAndGradientsEqualThoseWithLibTorchsLstm) {
+  using testing_util::SampleStats;
+  using testing_util::SampleTrips;
+  for (const size_t size : {5, 150}) {
+    std::vector<size_t> idx(size);
+    std::iota(idx.begin(), idx.end(), size_t{300});
+    const auto batch =
+        deeptte::ToTensors(data::MakeBatch(SampleTrips(), idx, SampleStats()), torch::kFloat);
+    torch::manual_seed(7);
+    deeptte::DeepTTE model(deeptte::ModelConfig{}, SampleStats());
+    std::vector<torch::Tensor> grads[2];
+    double loss[2];
+    for (int ours = 0; ours < 2; ++ours) {
+      model->set_fused_cpu_lstm(ours == 1);
+      model->zero_grad();
+      auto l = model->Loss(batch).total;
+      l.backward();
+      loss[ours] = l.item<double>();
+      for (const auto& p : model->parameters()) grads[ours].push_back(p.grad().clone());
+    }
+    EXPECT_NEAR(loss[1], loss[0], 1e-5 * loss[0]) << size << " trips";
+    const auto names = model->named_parameters().keys();
+    for (size_t i = 0; i < names.size(); ++i) {
+      EXPECT_LT(Relative(grads[1][i], grads[0][i]), 1e-5) << names[i] << ", " << size << " trips";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tteps

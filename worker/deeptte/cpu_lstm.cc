@@ -1,0 +1,149 @@
+#include "worker/deeptte/cpu_lstm.h"
+
+#include <ATen/Parallel.h>
+
+#include <cstring>
+#include <vector>
+
+#include "worker/deeptte/lstm_math.h"
+
+namespace tteps::deeptte {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Rows per task when LibTorch runs more than one thread.
+constexpr int64_t kRowGrain = 16;
+
+// Where each step's rows begin in the packed layout: the rows running at step t (those of the
+// longest active[t] trips, longest first) are rows begin[t] .. begin[t] + active[t].
+std::vector<int64_t> StepBegins(const std::vector<int64_t>& active) {
+  std::vector<int64_t> begin(active.size() + 1, 0);
+  for (size_t t = 0; t < active.size(); ++t) begin[t + 1] = begin[t] + active[t];
+  return begin;
+}
+
+// One LSTM layer over packed inputs (as PackedSequence lays them out).
+struct LstmLayer : public torch::autograd::Function<LstmLayer> {
+  // x: [N, F], N the real steps of all trips. Returns h: [N, H].
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& w_ih, const torch::Tensor& w_hh,
+                               const torch::Tensor& b_ih, const torch::Tensor& b_hh,
+                               const std::vector<int64_t>& active) {
+    const int64_t hidden = w_hh.size(1), gates = 4 * hidden;
+    // Every step's input projection and both biases at once; the recurrence adds in place.
+    auto acts = torch::addmm(b_ih + b_hh, x, w_ih.t());
+    auto c = torch::empty({x.size(0), hidden}, x.options());
+    auto tanh_c = torch::empty_like(c);
+    auto h = torch::empty_like(c);
+    float* a = acts.data_ptr<float>();
+    float* cp = c.data_ptr<float>();
+    float* tp = tanh_c.data_ptr<float>();
+    float* hp = h.data_ptr<float>();
+    const std::vector<int64_t> begin = StepBegins(active);
+    for (size_t t = 0; t < active.size(); ++t) {
+      const int64_t n = active[t], prev = t > 0 ? begin[t - 1] : 0;
+      if (t > 0) acts.narrow(0, begin[t], n).addmm_(h.narrow(0, prev, n), w_hh.t());
+      at::parallel_for(0, n, kRowGrain, [&](int64_t from, int64_t to) {
+        for (int64_t r = from; r < to; ++r) {
+          const int64_t row = begin[t] + r;
+          lstm_math::CellForward(a + row * gates, t > 0 ? cp + (prev + r) * hidden : nullptr,
+                                 cp + row * hidden, tp + row * hidden, hp + row * hidden, hidden);
+        }
+      });
+    }
+    ctx->save_for_backward({x, w_ih, w_hh, acts, c, tanh_c, h});
+    ctx->saved_data["active"] = active;
+    return h;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_out) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &x = saved[0], &w_ih = saved[1], &w_hh = saved[2], &acts = saved[3];
+    const auto &c = saved[4], &tanh_c = saved[5], &h = saved[6];
+    const std::vector<int64_t> active = ctx->saved_data["active"].toIntVector();
+    const int64_t hidden = w_hh.size(1), gates = 4 * hidden, batch = active.front();
+    const std::vector<int64_t> begin = StepBegins(active);
+    const auto grad_h = grad_out[0].defined() ? grad_out[0].contiguous() : torch::zeros_like(h);
+    auto d_gates = torch::empty_like(acts);
+    // The gradients reaching h_t and c_t from step t + 1; rows that have ended there stay 0.
+    auto dh_next = torch::zeros({batch, hidden}, x.options());
+    auto dc = torch::zeros({batch, hidden}, x.options());
+    auto dh = torch::empty({batch, hidden}, x.options());
+    const float *a = acts.data_ptr<float>(), *cp = c.data_ptr<float>();
+    const float *tp = tanh_c.data_ptr<float>(), *gh = grad_h.data_ptr<float>();
+    float *dg = d_gates.data_ptr<float>(), *dn = dh_next.data_ptr<float>();
+    float *dcp = dc.data_ptr<float>(), *dhp = dh.data_ptr<float>();
+    for (int64_t t = static_cast<int64_t>(active.size()) - 1; t >= 0; --t) {
+      const int64_t n = active[t];
+      at::parallel_for(0, n, kRowGrain, [&](int64_t from, int64_t to) {
+        for (int64_t r = from; r < to; ++r) {
+          const int64_t row = begin[t] + r;
+          for (int64_t j = 0; j < hidden; ++j) {
+            dhp[r * hidden + j] = gh[row * hidden + j] + dn[r * hidden + j];
+          }
+          lstm_math::CellBackward(
+              a + row * gates, t > 0 ? cp + (begin[t - 1] + r) * hidden : nullptr,
+              tp + row * hidden, dhp + r * hidden, dcp + r * hidden, dg + row * gates, hidden);
+        }
+      });
+      if (t > 0) {
+        auto into = dh_next.narrow(0, 0, n);
+        torch::mm_out(into, d_gates.narrow(0, begin[t], n), w_hh);
+      }
+    }
+    // The recurrence's gradient over all steps at once: each row of step t >= 1 against the
+    // h it read, the same row of step t - 1 (gathered, as those are not one slice).
+    const int64_t later = x.size(0) - active.front();
+    auto h_prev = torch::empty({later, hidden}, x.options());
+    for (size_t t = 1; t < active.size(); ++t) {
+      std::memcpy(h_prev.data_ptr<float>() + (begin[t] - batch) * hidden,
+                  h.data_ptr<float>() + begin[t - 1] * hidden, active[t] * hidden * sizeof(float));
+    }
+    auto dw_hh = torch::mm(d_gates.narrow(0, batch, later).t(), h_prev);
+    auto dx = torch::mm(d_gates, w_ih);
+    auto dw_ih = torch::mm(d_gates.t(), x);
+    auto db = d_gates.sum(0);
+    return {dx, dw_ih, dw_hh, db, db.clone(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor CpuLstm(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
+                      const torch::Tensor& lengths) {
+  const auto& o = rnn->options;
+  TORCH_CHECK(o.batch_first() && o.bias() && !o.bidirectional() && o.dropout() == 0.0,
+              "CpuLstm runs a batch-first, biased, one-way LSTM without dropout");
+  TORCH_CHECK(inputs.device().is_cpu() && inputs.scalar_type() == torch::kFloat,
+              "CpuLstm takes float inputs on the CPU");
+  const int64_t batch = inputs.size(0), steps = inputs.size(1);
+  auto sorted = lengths.sort(/*stable=*/true, /*dim=*/0, /*descending=*/true);
+  const auto len = std::get<0>(sorted).contiguous();
+  const auto order = std::get<1>(sorted).contiguous();
+  const int64_t* lp = len.data_ptr<int64_t>();
+  const int64_t* op = order.data_ptr<int64_t>();
+  TORCH_CHECK(batch > 0 && lp[batch - 1] >= 1 && lp[0] <= steps, "CpuLstm: lengths out of range");
+  // Packed order: step by step, the running trips longest first; where each packed row lives
+  // in the [B * T] rows of the batch.
+  std::vector<int64_t> active(lp[0], 0), where;
+  for (int64_t t = 0, n = batch; t < lp[0]; ++t) {
+    while (lp[n - 1] <= t) --n;
+    active[t] = n;
+    for (int64_t r = 0; r < n; ++r) where.push_back(op[r] * steps + t);
+  }
+  const auto index = torch::tensor(where, torch::kLong);
+  const auto params = rnn->named_parameters();
+  auto x = inputs.reshape({batch * steps, inputs.size(2)}).index_select(0, index);
+  for (int64_t l = 0; l < o.num_layers(); ++l) {
+    const std::string k = std::to_string(l);
+    x = LstmLayer::apply(x, params["weight_ih_l" + k], params["weight_hh_l" + k],
+                         params["bias_ih_l" + k], params["bias_hh_l" + k], active);
+  }
+  return torch::zeros({batch * steps, x.size(1)}, x.options())
+      .index_copy(0, index, x)
+      .view({batch, steps, x.size(1)});
+}
+
+}  // namespace tteps::deeptte
