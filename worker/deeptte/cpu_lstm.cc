@@ -42,9 +42,12 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     float* tp = tanh_c.data_ptr<float>();
     float* hp = h.data_ptr<float>();
     const std::vector<int64_t> begin = StepBegins(active);
+    // Transposed once: OpenBLAS multiplies a few rows by a contiguous right-hand matrix without
+    // packing it (at 4 rows, a quarter of the time it takes with the transposed view).
+    const auto w_hh_t = w_hh.t().contiguous();
     for (size_t t = 0; t < active.size(); ++t) {
       const int64_t n = active[t], prev = t > 0 ? begin[t - 1] : 0;
-      if (t > 0) acts.narrow(0, begin[t], n).addmm_(h.narrow(0, prev, n), w_hh.t());
+      if (t > 0) acts.narrow(0, begin[t], n).addmm_(h.narrow(0, prev, n), w_hh_t);
       at::parallel_for(0, n, kRowGrain, [&](int64_t from, int64_t to) {
         for (int64_t r = from; r < to; ++r) {
           const int64_t row = begin[t] + r;
