@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "common/optimizer_kernels.h"
+
 namespace tteps {
 namespace {
 
@@ -20,6 +22,18 @@ torch::Tensor LossOf(const torch::optim::Optimizer::LossClosure& closure) {
   at::AutoGradMode enable_grad(true);
   return closure();
 }
+
+// On the CPU, whether every parameter is a contiguous float tensor (the one-pass kernels' case).
+bool OnCpuInFloat(const std::vector<torch::Tensor>& params) {
+  for (const auto& p : params) {
+    if (!p.device().is_cpu() || p.scalar_type() != torch::kFloat || !p.is_contiguous()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+float* Floats(const torch::Tensor& t) { return t.data_ptr<float>(); }
 
 }  // namespace
 
@@ -43,12 +57,21 @@ torch::Tensor MultiTensorAdam::step(LossClosure closure) {
   std::vector<torch::Tensor> p, grads, avg, avg_sq;
   std::vector<at::Scalar> sqrt_bc2, step_size;
   const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
+  const bool one_pass = OnCpuInFloat(params);
   for (size_t i : WithGradients(params)) {
     if (!exp_avg_[i].defined()) {
-      exp_avg_[i] = torch::zeros_like(params[i], at::MemoryFormat::Preserve);
-      exp_avg_sq_[i] = torch::zeros_like(params[i], at::MemoryFormat::Preserve);
+      exp_avg_[i] = torch::zeros_like(params[i], at::MemoryFormat::Contiguous);
+      exp_avg_sq_[i] = torch::zeros_like(params[i], at::MemoryFormat::Contiguous);
     }
     const int64_t s = ++steps_[i];
+    if (one_pass) {
+      const auto scalars =
+          optimizer_kernels::AdamStepScalars(beta1, beta2, options.eps(), options.lr(), s);
+      const auto g = params[i].grad().contiguous();
+      optimizer_kernels::Adam(params[i].numel(), scalars, Floats(params[i]), Floats(g), 1.0f,
+                              Floats(exp_avg_[i]), Floats(exp_avg_sq_[i]));
+      continue;
+    }
     p.push_back(params[i]);
     grads.push_back(params[i].grad());
     avg.push_back(exp_avg_[i]);
@@ -88,6 +111,10 @@ torch::Tensor MultiTensorSGD::step(LossClosure closure) {
     grads.push_back(params[i].grad());
   }
   if (p.empty()) return loss;
+  if (OnCpuInFloat(p)) {
+    StepOnCpu(p, grads, options);
+    return loss;
+  }
   if (options.momentum() == 0) {
     at::_foreach_add_(p, grads, -options.lr());
     return loss;
@@ -109,6 +136,29 @@ torch::Tensor MultiTensorSGD::step(LossClosure closure) {
   }
   at::_foreach_add_(p, step_bufs, -options.lr());
   return loss;
+}
+
+void MultiTensorSGD::StepOnCpu(const std::vector<torch::Tensor>& p,
+                               const std::vector<torch::Tensor>& grads,
+                               const torch::optim::SGDOptions& options) {
+  const auto& params = param_groups().front().params();
+  const float neg_lr = static_cast<float>(-options.lr());
+  size_t k = 0;
+  for (size_t i : WithGradients(params)) {
+    const auto g = grads[k].contiguous();
+    const auto& param = p[k++];
+    const size_t n = param.numel();
+    if (options.momentum() == 0) {
+      optimizer_kernels::Sgd(n, neg_lr, Floats(param), Floats(g), 1.0f);
+    } else if (!momentum_[i].defined()) {
+      // As torch::optim::SGD: the buffer starts as the first gradient.
+      momentum_[i] = g.clone().contiguous();
+      optimizer_kernels::Sgd(n, neg_lr, Floats(param), Floats(momentum_[i]), 1.0f);
+    } else {
+      optimizer_kernels::Momentum(n, static_cast<float>(options.momentum()), neg_lr, Floats(param),
+                                  Floats(g), 1.0f, Floats(momentum_[i]));
+    }
+  }
 }
 
 }  // namespace tteps

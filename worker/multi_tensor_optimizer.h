@@ -1,7 +1,8 @@
-// LibTorch's Adam and SGD, stepped with multi-tensor ("foreach") kernels: a handful of kernel
-// launches per step on a GPU instead of about eight per parameter tensor, as PyTorch's
-// optimizers do by default on CUDA. Same options, same arithmetic: on the CPU each foreach
-// kernel runs the per-tensor operation, so the results equal torch::optim bit for bit
+// LibTorch's Adam and SGD in fewer passes. On a GPU with multi-tensor ("foreach") kernels: a
+// handful of kernel launches per step instead of about eight per parameter tensor, as PyTorch's
+// optimizers do by default on CUDA. On the CPU (float parameters) one pass over each tensor
+// with the parameter servers' kernels (common/optimizer_kernels.h) instead of about six. Same
+// options, same arithmetic: on the CPU the results equal torch::optim bit for bit
 // (multi_tensor_optimizer_test). Weight decay and AMSGrad are not offered by tteps' flags and
 // are refused. The state is kept here, not in the base class's state map.
 #pragma once
@@ -28,6 +29,10 @@ class MultiTensorSGD : public torch::optim::SGD {
   torch::Tensor step(LossClosure closure = nullptr) override;
 
  private:
+  // p and grads: the parameters with a gradient, in order.
+  void StepOnCpu(const std::vector<torch::Tensor>& p, const std::vector<torch::Tensor>& grads,
+                 const torch::optim::SGDOptions& options);
+
   std::vector<torch::Tensor> momentum_;  // per parameter; undefined until first grad
 };
 
