@@ -8,6 +8,7 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,9 @@ DEFINE_string(data, TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl",
 DEFINE_string(stats, TTEPS_SOURCE_DIR "/data/chengdu/stats.json", "normalisation stats");
 DEFINE_string(batch_sizes, "64,400", "batch sizes to measure, comma separated");
 DEFINE_int32(steps, 20, "timed steps per batch size");
+DEFINE_int32(rounds, 1,
+             "rounds over all batch sizes (tteps and PyTorch alternated on the CPU); the last "
+             "lines give each size's medians");
 DEFINE_int32(warmup, 3, "untimed steps per batch size");
 DEFINE_int32(threads, 1, "LibTorch intra-op threads");
 DEFINE_string(optimizer, "adam", "adam, sgd or momentum");
@@ -95,8 +99,46 @@ double PyTorchTripsPerSecond(int64_t batch_size, const std::string& device) {
 // The timed steps of one batch size: trips trained, seconds and points over them.
 struct Measured {
   int64_t trips = 0, points = 0;
-  double seconds = 0;
+  double seconds = 0, flop = 0;
 };
+
+// The floating-point operations (2 per multiply-add) of a training step's matrix products, which
+// are nearly all of its arithmetic: per local path, the two LSTM layers' input and recurrent
+// products, the local estimator's three layers, the geo-convolution and the attention; per
+// trip, the entire estimator. Backward costs twice the forward (the inputs' and the weights'
+// gradients). Element-wise work, the embeddings and the optimizer are left out.
+double StepFlop(const tteps::data::Trips& trips, const std::vector<size_t>& batch) {
+  using namespace tteps::deeptte;
+  const tteps::ModelConfig c;
+  const double h = kHiddenSize, gates = 4 * kHiddenSize;
+  const double lstm_in = c.num_filter + 1 + kAttrSize;
+  const double per_path = gates * (lstm_in + h) + gates * (h + h)  // the LSTM
+                          + h * 64 + 64 * 32 + 32                  // local estimator
+                          + 16 * c.kernel_size * c.num_filter      // geo-convolution
+                          + 2 * h;                                 // attention
+  const double w = c.final_fc_size;
+  const double per_trip = (kAttrSize + h) * w + c.num_final_fcs * w * w + w + h * kAttrSize;
+  double macs = 0;
+  for (size_t i : batch) {
+    macs +=
+        per_path * (trips.length(i) - (c.kernel_size - 1)) + per_trip + 4 * 16 * trips.length(i);
+  }
+  return 2 * 3 * macs;
+}
+
+// One core's single-precision matrix-product rate with LibTorch's BLAS (GFLOP/s), the best of
+// three products of two 2048 x 2048 matrices: the ceiling for the figures above.
+double SgemmPeakGflops() {
+  const auto a = torch::randn({2048, 2048}), b = torch::randn({2048, 2048});
+  double best = 0;
+  for (int i = 0; i < 4; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto c = torch::mm(a, b);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (i > 0) best = std::max(best, 2.0 * 2048 * 2048 * 2048 / s / 1e9);
+  }
+  return best;
+}
 
 Measured TimeSteps(const tteps::data::Trips& trips, const tteps::data::NormStats& stats,
                    const std::vector<size_t>& lengths, int64_t bs, int64_t pad_multiple,
@@ -136,21 +178,28 @@ Measured TimeSteps(const tteps::data::Trips& trips, const tteps::data::NormStats
       m.seconds += dt;
       m.trips += s.trips;
       for (size_t i : batch) m.points += trips.length(i);
+      m.flop += StepFlop(trips, batch);
     }
   }
   return m;
 }
 
-// Times one batch size with one pad multiple and prints its line (and PyTorch's beside it).
-void MeasureOne(const tteps::data::Trips& trips, const tteps::data::NormStats& stats,
-                const std::vector<size_t>& lengths, const std::string& bs_text,
-                int64_t pad_multiple, torch::Device device, double pytorch) {
-  using tteps::JsonObject;
-  const int64_t bs = std::stoll(bs_text);
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty()      ? 0
+         : v.size() % 2 ? v[v.size() / 2]
+                        : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Times one batch size with one pad multiple and prints its line; returns its trips/s.
+double MeasureOne(const tteps::data::Trips& trips, const tteps::data::NormStats& stats,
+                  const std::vector<size_t>& lengths, int64_t bs, int64_t pad_multiple,
+                  torch::Device device, int round) {
   const Measured m = TimeSteps(trips, stats, lengths, bs, pad_multiple, device);
   const double ours = m.trips / m.seconds;
-  std::printf("%s\n", JsonObject()
+  std::printf("%s\n", tteps::JsonObject()
                           .Add("bench", "train_throughput")
+                          .Add("round", round)
                           .Add("batch_size", bs)
                           .Add("pad_multiple", pad_multiple)
                           .Add("threads", FLAGS_threads)
@@ -160,20 +209,13 @@ void MeasureOne(const tteps::data::Trips& trips, const tteps::data::NormStats& s
                           .Add("steps", FLAGS_steps)
                           .Add("trips_per_s", ours)
                           .Add("ms_per_step", 1e3 * m.seconds / FLAGS_steps)
+                          .Add("gflop_per_step", m.flop / FLAGS_steps / 1e9)
+                          .Add("gflops", m.flop / m.seconds / 1e9)
                           .Add("mean_points_per_trip", double(m.points) / m.trips)
                           .str()
                           .c_str());
   std::fflush(stdout);
-  if (!FLAGS_pytorch) return;
-  std::printf("%s\n", JsonObject()
-                          .Add("bench", "train_throughput_pytorch")
-                          .Add("batch_size", bs)
-                          .Add("device", device.str())
-                          .Add("pytorch_trips_per_s", pytorch)
-                          .Add("tteps_over_pytorch", pytorch > 0 ? ours / pytorch : 0)
-                          .str()
-                          .c_str());
-  std::fflush(stdout);
+  return ours;
 }
 
 }  // namespace
@@ -181,27 +223,69 @@ void MeasureOne(const tteps::data::Trips& trips, const tteps::data::NormStats& s
 int main(int argc, char** argv) {
   tteps::InitProgram(&argc, &argv,
                      "bench/train_throughput: DeepTTE training throughput in one process.\n"
-                     "Prints one JSON line per batch size.");
+                     "Prints one JSON line per batch size and round, then each size's medians.");
   torch::set_num_threads(FLAGS_threads);
   using namespace tteps;
-  // The baselines run first, before this process starts CUDA: on the H100 machine a
-  // std::system() after CUDA had started crashed this process (SIGSEGV) now and then.
-  std::map<std::string, double> theirs;
-  if (FLAGS_pytorch) {
-    for (const auto& bs : SplitList(FLAGS_batch_sizes)) {
-      theirs[bs] = PyTorchTripsPerSecond(std::stoll(bs), FLAGS_device);
+  const torch::Device device = ResolveDevice(FLAGS_device, 0);
+  // On a GPU the baselines all run first, before this process starts CUDA: on the H100 machine
+  // a std::system() after CUDA had started crashed this process (SIGSEGV) now and then. On the
+  // CPU each round runs the baseline beside tteps, so that both meet the machine's same mood.
+  const bool alternate = device.is_cpu();
+  const auto sizes = SplitList(FLAGS_batch_sizes);
+  const auto pads = SplitList(FLAGS_pad_multiples);
+  std::map<std::string, std::vector<double>> theirs, ours;
+  if (FLAGS_pytorch && !alternate) {
+    for (int r = 0; r < FLAGS_rounds; ++r) {
+      for (const auto& bs : sizes) {
+        theirs[bs].push_back(PyTorchTripsPerSecond(std::stoll(bs), FLAGS_device));
+      }
     }
   }
-  const torch::Device device = ResolveDevice(FLAGS_device, 0);
   const auto source = OpenTrips({FLAGS_data}, "fail", 3);  // JSON-lines or a store
   const data::Trips& trips = *source;
   auto stats = data::LoadNormStats(FLAGS_stats);
   std::vector<size_t> lengths;
   for (size_t i = 0; i < trips.size(); ++i) lengths.push_back(trips.length(i));
 
-  for (const auto& bs_text : SplitList(FLAGS_batch_sizes)) {
-    for (const auto& pad_text : SplitList(FLAGS_pad_multiples)) {
-      MeasureOne(trips, stats, lengths, bs_text, std::stoll(pad_text), device, theirs[bs_text]);
+  for (int r = 0; r < FLAGS_rounds; ++r) {
+    for (const auto& bs : sizes) {
+      if (FLAGS_pytorch && alternate) {
+        theirs[bs].push_back(PyTorchTripsPerSecond(std::stoll(bs), FLAGS_device));
+      }
+      for (const auto& pad : pads) {
+        ours[bs + "/" + pad].push_back(
+            MeasureOne(trips, stats, lengths, std::stoll(bs), std::stoll(pad), device, r));
+      }
+      if (FLAGS_pytorch) {
+        std::printf("%s\n", JsonObject()
+                                .Add("bench", "train_throughput_pytorch")
+                                .Add("round", r)
+                                .Add("batch_size", static_cast<int64_t>(std::stoll(bs)))
+                                .Add("device", device.str())
+                                .Add("pytorch_trips_per_s", theirs[bs][r])
+                                .str()
+                                .c_str());
+      }
+    }
+  }
+  const double peak = device.is_cpu() ? SgemmPeakGflops() : 0;
+  for (const auto& bs : sizes) {
+    for (const auto& pad : pads) {
+      const double tps = Median(ours[bs + "/" + pad]), pytorch = Median(theirs[bs]);
+      JsonObject line;
+      line.Add("bench", "train_throughput_median")
+          .Add("rounds", FLAGS_rounds)
+          .Add("batch_size", static_cast<int64_t>(std::stoll(bs)))
+          .Add("pad_multiple", static_cast<int64_t>(std::stoll(pad)))
+          .Add("device", device.str())
+          .Add("fused_cpu_lstm", FLAGS_fused_cpu_lstm)
+          .Add("trips_per_s", tps);
+      if (FLAGS_pytorch) {
+        line.Add("pytorch_trips_per_s", pytorch)
+            .Add("tteps_over_pytorch", pytorch > 0 ? tps / pytorch : 0);
+      }
+      if (peak > 0) line.Add("sgemm_peak_gflops", peak);
+      std::printf("%s\n", line.str().c_str());
     }
   }
   return 0;

@@ -71,11 +71,13 @@ torch::Tensor SpatioTemporalImpl::RunLstm(const torch::Tensor& inputs,
 torch::Tensor SpatioTemporalImpl::AttentionPool(const torch::Tensor& padded,
                                                 const torch::Tensor& mask,
                                                 const torch::Tensor& attr) {
-  auto query = torch::tanh(attr2atten_(attr)).unsqueeze(2);  // [B, H, 1]
-  auto score = -torch::bmm(padded, query).squeeze(2);        // [B, T']
+  // Products with one vector per trip, as element-wise products and sums: LibTorch's bmm runs
+  // (and differentiates) them as one small matrix product per trip.
+  auto query = torch::tanh(attr2atten_(attr)).unsqueeze(1);  // [B, 1, H]
+  auto score = -(padded * query).sum(2);                     // [B, T']
   score = score.masked_fill(mask.logical_not(), -std::numeric_limits<double>::infinity());
-  auto weights = torch::softmax(score, /*dim=*/1);             // exp(-s) / sum exp(-s)
-  return torch::bmm(weights.unsqueeze(1), padded).squeeze(1);  // [B, H]
+  auto weights = torch::softmax(score, /*dim=*/1);  // exp(-s) / sum exp(-s)
+  return (weights.unsqueeze(2) * padded).sum(1);    // [B, H]
 }
 
 }  // namespace tteps::deeptte
