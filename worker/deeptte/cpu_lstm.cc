@@ -24,16 +24,23 @@ std::vector<int64_t> StepBegins(const std::vector<int64_t>& active) {
   return begin;
 }
 
-// One LSTM layer over packed inputs (as PackedSequence lays them out).
+// One LSTM layer over packed inputs (as PackedSequence lays them out). Its input at each step
+// is [x, per_trip]: per_trip is the same at every step of a trip, so its part of the input
+// projection (and of the gradients) is computed once per trip instead of once per step.
 struct LstmLayer : public torch::autograd::Function<LstmLayer> {
-  // x: [N, F], N the real steps of all trips. Returns h: [N, H].
+  // x: [N, F], N the real steps of all trips; per_trip: [B, P], B the trips (longest first;
+  // P may be 0). Returns h: [N, H].
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
-                               const torch::Tensor& w_ih, const torch::Tensor& w_hh,
-                               const torch::Tensor& b_ih, const torch::Tensor& b_hh,
-                               const std::vector<int64_t>& active) {
-    const int64_t hidden = w_hh.size(1), gates = 4 * hidden;
-    // Every step's input projection and both biases at once; the recurrence adds in place.
-    auto acts = torch::addmm(b_ih + b_hh, x, w_ih.t());
+                               const torch::Tensor& per_trip, const torch::Tensor& w_ih,
+                               const torch::Tensor& w_hh, const torch::Tensor& b_ih,
+                               const torch::Tensor& b_hh, const std::vector<int64_t>& active) {
+    const int64_t hidden = w_hh.size(1), gates = 4 * hidden, width = x.size(1);
+    // Every step's input projection at once; the trips' part, the biases and the recurrence
+    // are added per step.
+    auto acts = torch::mm(x, w_ih.narrow(1, 0, width).t());
+    const auto trip_part =
+        torch::addmm(b_ih + b_hh, per_trip, w_ih.narrow(1, width, per_trip.size(1)).t());
+    const float* tr = trip_part.data_ptr<float>();
     auto c = torch::empty({x.size(0), hidden}, x.options());
     auto tanh_c = torch::empty_like(c);
     auto h = torch::empty_like(c);
@@ -51,20 +58,21 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
       at::parallel_for(0, n, kRowGrain, [&](int64_t from, int64_t to) {
         for (int64_t r = from; r < to; ++r) {
           const int64_t row = begin[t] + r;
+          for (int64_t j = 0; j < gates; ++j) a[row * gates + j] += tr[r * gates + j];
           lstm_math::CellForward(a + row * gates, t > 0 ? cp + (prev + r) * hidden : nullptr,
                                  cp + row * hidden, tp + row * hidden, hp + row * hidden, hidden);
         }
       });
     }
-    ctx->save_for_backward({x, w_ih, w_hh, acts, c, tanh_c, h});
+    ctx->save_for_backward({x, per_trip, w_ih, w_hh, acts, c, tanh_c, h});
     ctx->saved_data["active"] = active;
     return h;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_out) {
     const auto saved = ctx->get_saved_variables();
-    const auto &x = saved[0], &w_ih = saved[1], &w_hh = saved[2], &acts = saved[3];
-    const auto &c = saved[4], &tanh_c = saved[5], &h = saved[6];
+    const auto &x = saved[0], &per_trip = saved[1], &w_ih = saved[2], &w_hh = saved[3];
+    const auto &acts = saved[4], &c = saved[5], &tanh_c = saved[6], &h = saved[7];
     const std::vector<int64_t> active = ctx->saved_data["active"].toIntVector();
     const int64_t hidden = w_hh.size(1), gates = 4 * hidden, batch = active.front();
     const std::vector<int64_t> begin = StepBegins(active);
@@ -74,10 +82,12 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     auto dh_next = torch::zeros({batch, hidden}, x.options());
     auto dc = torch::zeros({batch, hidden}, x.options());
     auto dh = torch::empty({batch, hidden}, x.options());
+    auto per_trip_sum = torch::zeros({batch, gates}, x.options());  // d_gates summed per trip
     const float *a = acts.data_ptr<float>(), *cp = c.data_ptr<float>();
     const float *tp = tanh_c.data_ptr<float>(), *gh = grad_h.data_ptr<float>();
     float *dg = d_gates.data_ptr<float>(), *dn = dh_next.data_ptr<float>();
     float *dcp = dc.data_ptr<float>(), *dhp = dh.data_ptr<float>();
+    float* sum = per_trip_sum.data_ptr<float>();
     for (int64_t t = static_cast<int64_t>(active.size()) - 1; t >= 0; --t) {
       const int64_t n = active[t];
       at::parallel_for(0, n, kRowGrain, [&](int64_t from, int64_t to) {
@@ -89,6 +99,7 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
           lstm_math::CellBackward(
               a + row * gates, t > 0 ? cp + (begin[t - 1] + r) * hidden : nullptr,
               tp + row * hidden, dhp + r * hidden, dcp + r * hidden, dg + row * gates, hidden);
+          for (int64_t j = 0; j < gates; ++j) sum[r * gates + j] += dg[row * gates + j];
         }
       });
       if (t > 0) {
@@ -105,17 +116,20 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
                   h.data_ptr<float>() + begin[t - 1] * hidden, active[t] * hidden * sizeof(float));
     }
     auto dw_hh = torch::mm(d_gates.narrow(0, batch, later).t(), h_prev);
-    auto dx = torch::mm(d_gates, w_ih);
-    auto dw_ih = torch::mm(d_gates.t(), x);
-    auto db = d_gates.sum(0);
-    return {dx, dw_ih, dw_hh, db, db.clone(), torch::Tensor()};
+    const int64_t width = x.size(1);
+    const auto w_trip = w_ih.narrow(1, width, per_trip.size(1));
+    auto dx = torch::mm(d_gates, w_ih.narrow(1, 0, width));
+    auto d_per_trip = torch::mm(per_trip_sum, w_trip);
+    auto dw_ih = torch::cat({torch::mm(d_gates.t(), x), torch::mm(per_trip_sum.t(), per_trip)}, 1);
+    auto db = per_trip_sum.sum(0);
+    return {dx, d_per_trip, dw_ih, dw_hh, db, db.clone(), torch::Tensor()};
   }
 };
 
 }  // namespace
 
 torch::Tensor CpuLstm(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
-                      const torch::Tensor& lengths) {
+                      const torch::Tensor& per_trip, const torch::Tensor& lengths) {
   const auto& o = rnn->options;
   TORCH_CHECK(o.batch_first() && o.bias() && !o.bidirectional() && o.dropout() == 0.0,
               "CpuLstm runs a batch-first, biased, one-way LSTM without dropout");
@@ -139,9 +153,11 @@ torch::Tensor CpuLstm(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
   const auto index = torch::tensor(where, torch::kLong);
   const auto params = rnn->named_parameters();
   auto x = inputs.reshape({batch * steps, inputs.size(2)}).index_select(0, index);
+  const auto none = torch::empty({batch, 0}, x.options());
   for (int64_t l = 0; l < o.num_layers(); ++l) {
     const std::string k = std::to_string(l);
-    x = LstmLayer::apply(x, params["weight_ih_l" + k], params["weight_hh_l" + k],
+    x = LstmLayer::apply(x, l == 0 ? per_trip.index_select(0, order) : none,
+                         params["weight_ih_l" + k], params["weight_hh_l" + k],
                          params["bias_ih_l" + k], params["bias_hh_l" + k], active);
   }
   return torch::zeros({batch * steps, x.size(1)}, x.options())

@@ -21,14 +21,13 @@ SpatioTemporalImpl::SpatioTemporalImpl(int64_t kernel_size, int64_t num_filter,
 SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch::Tensor& attr,
                                               const torch::Tensor& local_dist) {
   auto conv = geo_conv_(b, local_dist);  // [B, T', F + 1]
-  auto inputs = torch::cat({conv, attr.unsqueeze(1).expand({-1, conv.size(1), -1})}, 2);
 
   SpatioTemporalOut out;
   out.local_lengths = b.lengths - (kernel_size_ - 1);
-  auto steps = torch::arange(inputs.size(1), out.local_lengths.options());
+  auto steps = torch::arange(conv.size(1), out.local_lengths.options());
   out.mask = steps.unsqueeze(0) < out.local_lengths.unsqueeze(1);
   out.hiddens =
-      RunLstm(inputs, out.local_lengths).masked_fill(out.mask.logical_not().unsqueeze(2), 0.0);
+      RunLstm(conv, attr, out.local_lengths).masked_fill(out.mask.logical_not().unsqueeze(2), 0.0);
   if (attention_) {
     out.pooled = AttentionPool(out.hiddens, out.mask, attr);
   } else {
@@ -46,12 +45,13 @@ SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch
 // groups of kLstmGroup, each padded only to its own longest trip. On a GPU the whole batch is one
 // cuDNN call: its time goes by the number of steps, not the rows, and each group would cost a
 // call and a device sync.
-torch::Tensor SpatioTemporalImpl::RunLstm(const torch::Tensor& inputs,
+torch::Tensor SpatioTemporalImpl::RunLstm(const torch::Tensor& conv, const torch::Tensor& attr,
                                           const torch::Tensor& lengths) {
   constexpr int64_t kLstmGroup = 64;
-  if (fused_cpu_lstm_ && inputs.device().is_cpu() && inputs.scalar_type() == torch::kFloat) {
-    return CpuLstm(rnn_, inputs, lengths);
+  if (fused_cpu_lstm_ && conv.device().is_cpu() && conv.scalar_type() == torch::kFloat) {
+    return CpuLstm(rnn_, conv, attr, lengths);
   }
+  const auto inputs = torch::cat({conv, attr.unsqueeze(1).expand({-1, conv.size(1), -1})}, 2);
   const int64_t batch = inputs.size(0), steps = inputs.size(1);
   if (batch <= kLstmGroup || inputs.is_cuda()) return std::get<0>(rnn_->forward(inputs));
   auto order = std::get<1>(lengths.sort(/*stable=*/true, /*dim=*/0, /*descending=*/true));

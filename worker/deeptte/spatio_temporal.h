@@ -23,8 +23,10 @@ class SpatioTemporalImpl : public torch::nn::Module {
   void set_fused_cpu_lstm(bool on) { fused_cpu_lstm_ = on; }
 
  private:
-  // [B, T', F] -> [B, T', kHiddenSize]; values at padded steps are unspecified.
-  torch::Tensor RunLstm(const torch::Tensor& inputs, const torch::Tensor& lengths);
+  // The LSTM over [conv, attr] at every step: conv [B, T', F + 1], attr [B, kAttrSize] ->
+  // [B, T', kHiddenSize]; values at padded steps are unspecified.
+  torch::Tensor RunLstm(const torch::Tensor& conv, const torch::Tensor& attr,
+                        const torch::Tensor& lengths);
   // Attention weights exp(-<h_t, tanh(W attr)>) normalised over the real steps only:
   // the public code let padded steps (h = 0, weight exp(0) = 1) into the sum.
   torch::Tensor AttentionPool(const torch::Tensor& padded, const torch::Tensor& mask,

@@ -21,7 +21,7 @@ double Relative(const torch::Tensor& got, const torch::Tensor& want) {
 }
 
 struct LstmRun {
-  torch::Tensor out, d_inputs;
+  torch::Tensor out, d_steps, d_trip;  // the gradients of the per-step and per-trip inputs
   std::vector<torch::Tensor> d_params;
 };
 
@@ -32,10 +32,15 @@ LstmRun RunLstm(torch::nn::LSTM& rnn, const torch::Tensor& inputs, const torch::
   auto x = inputs.clone().requires_grad_(true);
   const auto mask =
       (torch::arange(inputs.size(1)).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2);
-  auto out = ours ? deeptte::CpuLstm(rnn, x, lengths) : std::get<0>(rnn->forward(x));
+  // Ours takes the last 5 input columns as the trip's own (as the model's attributes): those of
+  // step 0, the same at every step here.
+  auto per_trip = x.select(1, 0).slice(1, x.size(2) - 5);
+  auto out = ours ? deeptte::CpuLstm(rnn, x.slice(2, 0, x.size(2) - 5), per_trip, lengths)
+                  : std::get<0>(rnn->forward(x));
   out = out.masked_fill(mask.logical_not(), 0.0);
   (out * weights).sum().backward();
-  LstmRun r{out.detach(), x.grad(), {}};
+  const int64_t p = x.size(2) - 5;
+  LstmRun r{out.detach(), x.grad().slice(2, 0, p), x.grad().slice(2, p).sum(1), {}};
   for (const auto& p : rnn->parameters()) r.d_params.push_back(p.grad().clone());
   return r;
 }
@@ -45,14 +50,17 @@ TEST(CpuLstm, OutputsAndGradientsEqualLibTorchsOnAPaddedBatch) {
   torch::nn::LSTM rnn(torch::nn::LSTMOptions(61, 128).num_layers(2).batch_first(true));
   // Unsorted lengths, ties, a trip of one step and padding past the longest trip.
   const auto lengths = torch::tensor({12, 3, 7, 1, 12, 5, 9}, torch::kLong);
-  const auto inputs = torch::randn({7, 14, 61});
+  auto inputs = torch::randn({7, 14, 61});
+  // The last 5 columns the same at every step of a trip (ours takes them once per trip).
+  inputs.slice(2, 56).copy_(inputs.select(1, 0).slice(1, 56).unsqueeze(1).expand({7, 14, 5}));
   const auto weights = torch::randn({7, 14, 128});
   const LstmRun ours = RunLstm(rnn, inputs, lengths, weights, true);
   const LstmRun theirs = RunLstm(rnn, inputs, lengths, weights, false);
   EXPECT_LT(Relative(ours.out, theirs.out), 1e-5);
-  EXPECT_LT(Relative(ours.d_inputs, theirs.d_inputs), 1e-5);
+  EXPECT_LT(Relative(ours.d_steps, theirs.d_steps), 1e-5);
+  EXPECT_LT(Relative(ours.d_trip, theirs.d_trip), 1e-5);
   // Padded inputs change nothing, so their gradient is exactly zero in both.
-  EXPECT_EQ(ours.d_inputs[1].slice(0, 3).abs().max().item<float>(), 0.0f);
+  EXPECT_EQ(ours.d_steps[1].slice(0, 3).abs().max().item<float>(), 0.0f);
   ASSERT_EQ(ours.d_params.size(), 8u);
   for (size_t i = 0; i < ours.d_params.size(); ++i) {
     EXPECT_LT(Relative(ours.d_params[i], theirs.d_params[i]), 1e-5) << "parameter " << i;
