@@ -218,6 +218,39 @@ double MeasureOne(const tteps::data::Trips& trips, const tteps::data::NormStats&
   return ours;
 }
 
+// Each size's (and pad multiple's) median over the rounds, beside PyTorch's, with the core's
+// sgemm peak on the CPU. ours: by "size/pad"; theirs: by size.
+void PrintMedians(const std::vector<std::string>& sizes, const std::vector<std::string>& pads,
+                  const std::map<std::string, std::vector<double>>& ours,
+                  const std::map<std::string, std::vector<double>>& theirs, torch::Device device) {
+  using tteps::JsonObject;
+  const auto median_of = [](const std::map<std::string, std::vector<double>>& m,
+                            const std::string& key) {
+    const auto it = m.find(key);
+    return it == m.end() ? 0.0 : Median(it->second);
+  };
+  const double peak = device.is_cpu() ? SgemmPeakGflops() : 0;
+  for (const auto& bs : sizes) {
+    for (const auto& pad : pads) {
+      const double tps = median_of(ours, bs + "/" + pad), pytorch = median_of(theirs, bs);
+      JsonObject line;
+      line.Add("bench", "train_throughput_median")
+          .Add("rounds", FLAGS_rounds)
+          .Add("batch_size", static_cast<int64_t>(std::stoll(bs)))
+          .Add("pad_multiple", static_cast<int64_t>(std::stoll(pad)))
+          .Add("device", device.str())
+          .Add("fused_cpu_lstm", FLAGS_fused_cpu_lstm)
+          .Add("trips_per_s", tps);
+      if (FLAGS_pytorch) {
+        line.Add("pytorch_trips_per_s", pytorch)
+            .Add("tteps_over_pytorch", pytorch > 0 ? tps / pytorch : 0);
+      }
+      if (peak > 0) line.Add("sgemm_peak_gflops", peak);
+      std::printf("%s\n", line.str().c_str());
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -268,25 +301,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  const double peak = device.is_cpu() ? SgemmPeakGflops() : 0;
-  for (const auto& bs : sizes) {
-    for (const auto& pad : pads) {
-      const double tps = Median(ours[bs + "/" + pad]), pytorch = Median(theirs[bs]);
-      JsonObject line;
-      line.Add("bench", "train_throughput_median")
-          .Add("rounds", FLAGS_rounds)
-          .Add("batch_size", static_cast<int64_t>(std::stoll(bs)))
-          .Add("pad_multiple", static_cast<int64_t>(std::stoll(pad)))
-          .Add("device", device.str())
-          .Add("fused_cpu_lstm", FLAGS_fused_cpu_lstm)
-          .Add("trips_per_s", tps);
-      if (FLAGS_pytorch) {
-        line.Add("pytorch_trips_per_s", pytorch)
-            .Add("tteps_over_pytorch", pytorch > 0 ? tps / pytorch : 0);
-      }
-      if (peak > 0) line.Add("sgemm_peak_gflops", peak);
-      std::printf("%s\n", line.str().c_str());
-    }
-  }
+  PrintMedians(sizes, pads, ours, theirs, device);
   return 0;
 }

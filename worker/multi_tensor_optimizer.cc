@@ -112,7 +112,7 @@ torch::Tensor MultiTensorSGD::step(LossClosure closure) {
   }
   if (p.empty()) return loss;
   if (OnCpuInFloat(p)) {
-    StepOnCpu(p, grads, options);
+    StepOnCpu(options);
     return loss;
   }
   if (options.momentum() == 0) {
@@ -138,15 +138,12 @@ torch::Tensor MultiTensorSGD::step(LossClosure closure) {
   return loss;
 }
 
-void MultiTensorSGD::StepOnCpu(const std::vector<torch::Tensor>& p,
-                               const std::vector<torch::Tensor>& grads,
-                               const torch::optim::SGDOptions& options) {
+void MultiTensorSGD::StepOnCpu(const torch::optim::SGDOptions& options) {
   const auto& params = param_groups().front().params();
   const float neg_lr = static_cast<float>(-options.lr());
-  size_t k = 0;
   for (size_t i : WithGradients(params)) {
-    const auto g = grads[k].contiguous();
-    const auto& param = p[k++];
+    const auto& param = params[i];
+    const auto g = param.grad().contiguous();
     const size_t n = param.numel();
     if (options.momentum() == 0) {
       optimizer_kernels::Sgd(n, neg_lr, Floats(param), Floats(g), 1.0f);

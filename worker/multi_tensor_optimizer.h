@@ -29,9 +29,8 @@ class MultiTensorSGD : public torch::optim::SGD {
   torch::Tensor step(LossClosure closure = nullptr) override;
 
  private:
-  // p and grads: the parameters with a gradient, in order.
-  void StepOnCpu(const std::vector<torch::Tensor>& p, const std::vector<torch::Tensor>& grads,
-                 const torch::optim::SGDOptions& options);
+  // One pass per parameter with a gradient (all of them float on the CPU).
+  void StepOnCpu(const torch::optim::SGDOptions& options);
 
   std::vector<torch::Tensor> momentum_;  // per parameter; undefined until first grad
 };
