@@ -276,7 +276,9 @@ TEST(ReplicaCluster, AWorkerJoiningASyncJobTakesALostSliceOverAndTheModelIsTheSa
 // (a released one: the step it left after, so no step of the place is trained twice), and the
 // job ends with exit 0 and a join record. --min_workers 2: training pauses from the loss to the
 // join. With --replicas 2 (async) the replicas stay bit-identical through the loss and the
-// join: the primary names both in its order.
+// join: the primary names both in its order. 20 epochs (320 steps): in async mode the survivor
+// does not wait for the lost worker, and 80 steps (5 epochs) had ended in 2.6 s, before the
+// loss was noticed (2.5 s of silence), so no place was left to join.
 TEST(ReplicaCluster, AWorkerJoiningAnAsyncOrSspJobTakesALostWorkersPlace) {
   for (const std::string mode : {"async", "ssp"}) {
     SCOPED_TRACE(mode);
@@ -285,7 +287,7 @@ TEST(ReplicaCluster, AWorkerJoiningAnAsyncOrSspJobTakesALostWorkersPlace) {
     const std::string own = mode == "async" ? " --replicas 2" : " --staleness 2";
     BackgroundJob run(Launcher() + " --mode " + mode + " --workers 2 --servers " + servers +
                           " --out_dir " + dir + "/run --" + own + " --train_data " + kData +
-                          " --epochs 5 --log_every 1 --heartbeat_s 0.5 --timeout_s 20"
+                          " --epochs 20 --log_every 1 --heartbeat_s 0.5 --timeout_s 20"
                           " --optimizer adam --lr 0.001 --min_workers 2",
                       dir + "/run", dir + "/log");
     ASSERT_TRUE(run.WaitForTraining(120)) << run.log();
