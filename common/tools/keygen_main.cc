@@ -17,6 +17,12 @@ int main(int argc, char** argv) {
                  "Then run the job with --curve_dir DIR (launch/tteps --curve_dir DIR ...).\n");
     return argc == 2 ? 0 : 2;
   }
+  // A flag in the place of DIR (--helpfull, --curve_dir) is a mistake, not a directory to make.
+  if (argv[1][0] == '-') {
+    std::fprintf(stderr, "tteps-keygen: %s is not a directory name; usage: tteps-keygen DIR\n",
+                 argv[1]);
+    return 2;
+  }
   try {
     tteps::GenerateCurveKeys(argv[1]);
     tteps::LoadCurveKeys(argv[1]);  // what a job will check

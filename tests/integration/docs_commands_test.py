@@ -8,6 +8,7 @@ import glob
 import os
 import re
 import subprocess
+import tempfile
 import sys
 
 bin_dir, src = sys.argv[1], sys.argv[2]
@@ -38,8 +39,9 @@ def commands(path):
 
 
 def helpfull(program):
+    # In a scratch directory: a program that took --helpfull for a path must not write in the tree.
     p = subprocess.run([os.path.join(bin_dir, program), "--helpfull"], capture_output=True,
-                       text=True)
+                       text=True, cwd=tempfile.mkdtemp(prefix="tteps-helpfull-"))
     return set(re.findall(r"^\s+-(\w+) \(", p.stdout + p.stderr, re.M))
 
 

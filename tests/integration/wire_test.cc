@@ -214,6 +214,11 @@ int64_t Flood(const std::string& out_dir, int64_t count, int64_t* nan_pushes) {
 TEST(Wire, CurveJobEqualsThePlainOneAndStrangersChangeNothing) {
   const std::string dir = FreshDir("curve");
   ASSERT_EQ(RunCommand(Bin() + "/tteps-keygen " + dir + "/keys", 20, dir + "/keygen.log"), 0);
+  // A flag where DIR belongs is refused, and no directory named after it appears.
+  EXPECT_EQ(RunCommand("bash -c 'cd " + dir + " && " + Bin() + "/tteps-keygen --helpfull'", 20,
+                       dir + "/keygen-flag.log"),
+            2);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/--helpfull"));
   const CurveKeys cluster = LoadCurveKeys(dir + "/keys");
   GenerateCurveKeys(dir + "/stranger");
   const CurveKeys stranger = LoadCurveKeys(dir + "/stranger");
