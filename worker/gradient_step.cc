@@ -1,12 +1,17 @@
 #include "worker/gradient_step.h"
 
+#include <algorithm>
+
 #include "worker/data/padded_batch.h"
 #include "worker/multi_tensor_optimizer.h"
 
 namespace tteps {
 
-MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model, const data::Trips& trips,
-                                    const std::vector<size_t>& indices) {
+namespace {
+
+// One forward and backward over all of `indices`.
+MicroBatchStats AccumulateOnce(deeptte::DeepTTEImpl& model, const data::Trips& trips,
+                               const std::vector<size_t>& indices) {
   MicroBatchStats s;
   if (indices.empty()) return s;
   model.train();
@@ -18,6 +23,28 @@ MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model, const data::Tri
   (loss * static_cast<double>(s.trips)).backward();
   s.loss_sum = loss.item<double>() * s.trips;
   return s;
+}
+
+}  // namespace
+
+MicroBatchStats AccumulateInPieces(deeptte::DeepTTEImpl& model, const data::Trips& trips,
+                                   const std::vector<size_t>& indices, size_t piece) {
+  if (indices.size() <= piece) return AccumulateOnce(model, trips, indices);
+  MicroBatchStats s;
+  for (size_t at = 0; at < indices.size(); at += piece) {
+    const auto from = indices.begin() + at;
+    const MicroBatchStats p = AccumulateOnce(
+        model, trips, std::vector<size_t>(from, from + std::min(piece, indices.size() - at)));
+    s.loss_sum += p.loss_sum;
+    s.trips += p.trips;
+  }
+  return s;
+}
+
+MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model, const data::Trips& trips,
+                                    const std::vector<size_t>& indices) {
+  const bool cpu = model.device().is_cpu();
+  return AccumulateInPieces(model, trips, indices, cpu ? kCpuPieceTrips : indices.size());
 }
 
 namespace {

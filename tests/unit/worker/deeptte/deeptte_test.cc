@@ -278,6 +278,44 @@ TEST(Evaluate, ReportsFiniteErrorsAndRefusesADivergedModel) {
   }
 }
 
+// Every parameter's gradient after accumulating `indices` in pieces of `piece` trips, one vector.
+std::vector<float> PieceGradients(DeepTTE& model, const std::vector<size_t>& indices, size_t piece,
+                                  MicroBatchStats* stats) {
+  model->zero_grad();
+  *stats = piece == 0 ? AccumulateGradients(*model, SampleTrips(), indices)
+                      : AccumulateInPieces(*model, SampleTrips(), indices, piece);
+  const ParamLayout layout = LayoutOf(*model);
+  std::vector<float> grad(layout.total());
+  CopyGradsOut(*model, layout, grad.data());
+  return grad;
+}
+
+// A large CPU batch runs in pieces of kCpuPieceTrips: the same loss and gradient as one pass, to
+// the rounding of a sum in another order.
+TEST(AccumulateGradients, ALargeBatchInPiecesEqualsOnePass) {
+  DeepTTE model = MakeModel();
+  std::vector<size_t> indices(kCpuPieceTrips + 150);
+  std::iota(indices.begin(), indices.end(), 0);
+  MicroBatchStats whole, pieces, automatic;
+  const auto g_whole = PieceGradients(model, indices, indices.size(), &whole);
+  const auto g_pieces = PieceGradients(model, indices, kCpuPieceTrips, &pieces);
+  const auto g_auto = PieceGradients(model, indices, 0, &automatic);
+  EXPECT_EQ(whole.trips, static_cast<int64_t>(indices.size()));
+  EXPECT_EQ(pieces.trips, whole.trips);
+  EXPECT_NEAR(pieces.loss_sum, whole.loss_sum, 1e-6 * std::abs(whole.loss_sum));
+  float largest = 0, diff = 0;
+  for (size_t k = 0; k < g_whole.size(); ++k) {
+    largest = std::max(largest, std::abs(g_whole[k]));
+    diff = std::max(diff, std::abs(g_whole[k] - g_pieces[k]));
+  }
+  EXPECT_GT(largest, 0);
+  EXPECT_LT(diff, 1e-5 * largest);
+  EXPECT_GT(diff, 0) << "the pieces summed in the same order as one pass: were they pieces?";
+  // On the CPU, AccumulateGradients is the pieces, bit for bit.
+  EXPECT_EQ(g_auto, g_pieces);
+  EXPECT_EQ(automatic.loss_sum, pieces.loss_sum);
+}
+
 // What makes sparse rows exact: after a step's backward, every key outside the spans of the
 // rows its trips used has a gradient of exactly zero, so sending only the spans loses nothing.
 TEST(EmbeddingRows, EveryGradientOutsideTheUsedRowsIsExactlyZero) {
