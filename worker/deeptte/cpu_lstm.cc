@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "worker/deeptte/lstm_math.h"
+#include "worker/deeptte/row_gemm.h"
 
 namespace tteps::deeptte {
 namespace {
@@ -52,10 +53,14 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     // Transposed once: OpenBLAS multiplies a few rows by a contiguous right-hand matrix without
     // packing it (at 4 rows, a quarter of the time it takes with the transposed view).
     const auto w_hh_t = w_hh.t().contiguous();
+    const float* wt = w_hh_t.data_ptr<float>();
     const auto& cell = lstm_math::BestCellKernels();
     for (size_t t = 0; t < active.size(); ++t) {
       const int64_t n = active[t], prev = t > 0 ? begin[t - 1] : 0;
-      if (t > 0) acts.narrow(0, begin[t], n).addmm_(h.narrow(0, prev, n), w_hh_t);
+      if (t > 0) {
+        RowGemm(false, false, n, gates, hidden, 1, hp + prev * hidden, hidden, wt, gates, 1,
+                a + begin[t] * gates, gates);
+      }
       at::parallel_for(0, n, kRowGrain, [&](int64_t from, int64_t to) {
         for (int64_t r = from; r < to; ++r) {
           const int64_t row = begin[t] + r;
@@ -87,6 +92,8 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     float *dg = d_gates.data_ptr<float>(), *dn = dh_next.data_ptr<float>();
     float* dcp = dc.data_ptr<float>();
     float* sum = per_trip_sum.data_ptr<float>();
+    const auto w_hh_c = w_hh.contiguous();
+    const float* w = w_hh_c.data_ptr<float>();
     const auto& cell = lstm_math::BestCellKernels();
     for (int64_t t = static_cast<int64_t>(active.size()) - 1; t >= 0; --t) {
       const int64_t n = active[t];
@@ -99,8 +106,8 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
         }
       });
       if (t > 0) {
-        auto into = dh_next.narrow(0, 0, n);
-        torch::mm_out(into, d_gates.narrow(0, begin[t], n), w_hh);
+        RowGemm(false, false, n, hidden, gates, 1, dg + begin[t] * gates, gates, w, hidden, 0, dn,
+                hidden);
       }
     }
     // The recurrence's gradient over all steps at once: each row of step t >= 1 against the

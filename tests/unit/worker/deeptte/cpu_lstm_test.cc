@@ -1,15 +1,18 @@
 // The CPU LSTM (cpu_lstm.h) against LibTorch's: outputs and gradients, on random padded batches
-// and through the whole model on real ones, to 1e-5 of the largest value of each tensor.
+// and through the whole model on real ones, to 1e-5 of the largest value of each tensor; and its
+// per-step matrix products (row_gemm.h) against LibTorch's mm.
 #include "worker/deeptte/cpu_lstm.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cstdio>
 #include <numeric>
 
 #include "tests/unit/worker/deeptte/test_trips.h"
 #include "worker/data/padded_batch.h"
 #include "worker/deeptte/deeptte.h"
+#include "worker/deeptte/row_gemm.h"
 
 namespace tteps {
 namespace {
@@ -18,6 +21,42 @@ namespace {
 double Relative(const torch::Tensor& got, const torch::Tensor& want) {
   const double scale = want.abs().max().item<double>();
   return (got - want).abs().max().item<double>() / std::max(scale, 1e-30);
+}
+
+// RowGemm and its LibTorch path against torch::mm: every transposition, scale and accumulation,
+// matrices inside wider rows (the columns past each block untouched).
+TEST(RowGemm, EqualsLibTorchsProducts) {
+  std::printf("RowGemm calls the BLAS: %s\n", deeptte::RowGemmCallsBlas() ? "yes" : "no");
+  torch::manual_seed(4);
+  const int64_t m = 7, n = 13, k = 9, pad = 3;
+  for (const auto& gemm : {&deeptte::RowGemm, &deeptte::RowGemmWithTorch}) {
+    for (int trans = 0; trans < 4; ++trans) {
+      const bool ta = trans & 1, tb = trans & 2;
+      const auto a = torch::randn({ta ? k : m, (ta ? m : k) + pad});
+      const auto b = torch::randn({tb ? n : k, (tb ? k : n) + pad});
+      const auto pa = a.narrow(1, 0, ta ? m : k), pb = b.narrow(1, 0, tb ? k : n);
+      const auto product = torch::mm(ta ? pa.t() : pa, tb ? pb.t() : pb);
+      for (const auto& [alpha, beta] : {std::pair{1.0f, 0.0f}, {1.0f, 1.0f}, {0.5f, 2.0f}}) {
+        SCOPED_TRACE(std::to_string(trans) + " " + std::to_string(alpha) + " " +
+                     std::to_string(beta));
+        auto c = torch::randn({m, n + pad});
+        const auto want = alpha * product + beta * c.narrow(1, 0, n);
+        const auto beyond = c.narrow(1, n, pad).clone();
+        (*gemm)(ta, tb, m, n, k, alpha, a.data_ptr<float>(), a.size(1), b.data_ptr<float>(),
+                b.size(1), beta, c.data_ptr<float>(), c.size(1));
+        EXPECT_LT(Relative(c.narrow(1, 0, n), want), 1e-6);
+        EXPECT_TRUE(torch::equal(c.narrow(1, n, pad), beyond));
+      }
+    }
+  }
+  // With the BLAS, the very call LibTorch's mm makes: the same bits.
+  const auto a = torch::randn({64, 128}), b = torch::randn({128, 512});
+  auto c = torch::empty({64, 512});
+  deeptte::RowGemm(false, false, 64, 512, 128, 1, a.data_ptr<float>(), 128, b.data_ptr<float>(),
+                   512, 0, c.data_ptr<float>(), 512);
+  if (deeptte::RowGemmCallsBlas()) {
+    EXPECT_TRUE(torch::equal(c, torch::mm(a, b)));
+  }
 }
 
 struct LstmRun {

@@ -1,0 +1,34 @@
+#include "worker/deeptte/row_gemm.h"
+
+#ifdef TTEPS_HAVE_BLAS
+extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
+                       const int* k, const float* alpha, const float* a, const int* lda,
+                       const float* b, const int* ldb, const float* beta, float* c, const int* ldc);
+#endif
+
+namespace tteps::deeptte {
+
+void RowGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+             int64_t ldc) {
+  if (m == 0 || n == 0) return;
+#ifdef TTEPS_HAVE_BLAS
+  // Column-major BLAS sees the row-major C as C^T = op(B)^T op(A)^T, as LibTorch hands it over.
+  const char ta = trans_a ? 'T' : 'N', tb = trans_b ? 'T' : 'N';
+  const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
+  const int ia = static_cast<int>(lda), ib = static_cast<int>(ldb), ic = static_cast<int>(ldc);
+  sgemm_(&tb, &ta, &in, &im, &ik, &alpha, b, &ib, a, &ia, &beta, c, &ic);
+#else
+  RowGemmWithTorch(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#endif
+}
+
+bool RowGemmCallsBlas() {
+#ifdef TTEPS_HAVE_BLAS
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace tteps::deeptte

@@ -1,0 +1,27 @@
+// C = alpha * op(A) op(B) + beta * C on row-major float matrices in CPU memory, without tensors:
+// for the CPU LSTM's per-step products (cpu_lstm.cc), hundreds per step of a few rows each,
+// where creating views and dispatching LibTorch operators cost as much as the arithmetic at
+// small batches. With the BLAS LibTorch calls (Debian's: found by CMake) it calls sgemm_ with
+// the arguments LibTorch's mm would pass, so the numbers are the same bit for bit; without one
+// (a PyTorch wheel bundles its own), it runs LibTorch's operator on the same memory.
+#pragma once
+
+#include <cstdint>
+
+namespace tteps::deeptte {
+
+// op(A) is m x k (A itself k x m when trans_a), op(B) k x n, C m x n; ld*: each matrix's row
+// stride in floats.
+void RowGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+             int64_t ldc);
+
+// The same with LibTorch's operators on the same memory: RowGemm's path without a BLAS.
+void RowGemmWithTorch(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                      float* c, int64_t ldc);
+
+// Whether RowGemm calls the BLAS directly (else RowGemmWithTorch).
+bool RowGemmCallsBlas();
+
+}  // namespace tteps::deeptte
