@@ -168,7 +168,7 @@ Measured TimeSteps(const tteps::data::Trips& trips, const tteps::data::NormStats
           FLAGS_trace + "." + std::to_string(bs) + ".json");
     }
     const auto t0 = std::chrono::steady_clock::now();
-    optimizer->zero_grad();
+    model->zero_grad(/*set_to_none=*/true);  // as the worker does
     auto s = AccumulateGradients(*model, trips, batch);
     ScaleGradients(*model, 1.0 / s.trips);
     optimizer->step();

@@ -125,8 +125,22 @@ MicroBatchStats AccumulateMeasured(deeptte::DeepTTEImpl& model, const data::Trip
 void ScaleGradients(torch::nn::Module& model, double factor) {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> grads = DefinedGradients(model);
-  // One multi-tensor kernel on a GPU; on the CPU the per-tensor mul_ as before.
-  if (!grads.empty()) at::_foreach_mul_(grads, factor);
+  if (grads.empty()) return;
+  if (!grads.front().is_cuda()) {
+    // On the CPU one pass per tensor (the per-tensor mul_ costs an operator and a scalar
+    // tensor each); the same float product mul_ computes.
+    const float f = static_cast<float>(factor);
+    for (auto& g : grads) {
+      if (g.scalar_type() != torch::kFloat || !g.is_contiguous()) {
+        g.mul_(factor);
+        continue;
+      }
+      float* p = g.data_ptr<float>();
+      for (int64_t i = 0, n = g.numel(); i < n; ++i) p[i] *= f;
+    }
+    return;
+  }
+  at::_foreach_mul_(grads, factor);  // one multi-tensor kernel on a GPU
 }
 
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const OptimizerConfig& opts,

@@ -273,7 +273,7 @@ MicroBatchStats StepRun::Accumulate(const std::vector<size_t>& slice, PieceNoise
 
 void StepRun::PushAdopted(AdoptedSlice& a, int64_t step) {
   // Its gradient for `step` on the current weights, pushed as that slice's; then its next data.
-  model_.zero_grad();
+  model_.zero_grad(/*set_to_none=*/true);  // as LibTorch 2 does: no fill, no add to zeros
   MicroBatchStats sum;
   PieceNoise pieces;
   for (const auto& slice : a.next.slices) {
@@ -295,7 +295,7 @@ TableRows StepRun::NextRows(const StepData& own) const {
 }
 
 MicroBatchStats StepRun::ComputeOwn(int64_t step, const StepData& data) {
-  model_.zero_grad();
+  model_.zero_grad(/*set_to_none=*/true);  // as LibTorch 2 does: no fill, no add to zeros
   MicroBatchStats sum;
   own_pieces_ = {};
   for (int64_t a = 0; a < accumulation_; ++a) {

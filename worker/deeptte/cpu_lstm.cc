@@ -52,7 +52,9 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     const std::vector<int64_t> begin = StepBegins(active);
     // Transposed once: OpenBLAS multiplies a few rows by a contiguous right-hand matrix without
     // packing it (at 4 rows, a quarter of the time it takes with the transposed view).
-    const auto w_hh_t = w_hh.t().contiguous();
+    const auto w_hh_c = w_hh.contiguous();
+    auto w_hh_t = torch::empty({hidden, gates}, w_hh.options());
+    Transpose(w_hh_c.data_ptr<float>(), gates, hidden, w_hh_t.data_ptr<float>());
     const float* wt = w_hh_t.data_ptr<float>();
     const auto& cell = lstm_math::BestCellKernels();
     for (size_t t = 0; t < active.size(); ++t) {

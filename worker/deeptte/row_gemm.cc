@@ -23,6 +23,19 @@ void RowGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
 #endif
 }
 
+void Transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
+  constexpr int64_t kBlock = 16;
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
+    for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
+      const int64_t r1 = r0 + kBlock < rows ? r0 + kBlock : rows;
+      const int64_t c1 = c0 + kBlock < cols ? c0 + kBlock : cols;
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t c = c0; c < c1; ++c) dst[c * rows + r] = src[r * cols + c];
+      }
+    }
+  }
+}
+
 bool RowGemmCallsBlas() {
 #ifdef TTEPS_HAVE_BLAS
   return true;

@@ -59,6 +59,15 @@ TEST(RowGemm, EqualsLibTorchsProducts) {
   }
 }
 
+TEST(RowGemm, TransposeEqualsLibTorchs) {
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{512, 128}, {37, 5}, {1, 19}}) {
+    const auto src = torch::randn({rows, cols});
+    auto dst = torch::empty({cols, rows});
+    deeptte::Transpose(src.data_ptr<float>(), rows, cols, dst.data_ptr<float>());
+    EXPECT_TRUE(torch::equal(dst, src.t())) << rows << " x " << cols;
+  }
+}
+
 struct LstmRun {
   torch::Tensor out, d_steps, d_trip;  // the gradients of the per-step and per-trip inputs
   std::vector<torch::Tensor> d_params;
