@@ -7,37 +7,32 @@
 
 namespace tteps {
 
-namespace {
-
-// One forward and backward over all of `indices`.
-MicroBatchStats AccumulateOnce(deeptte::DeepTTEImpl& model, const data::Trips& trips,
-                               const std::vector<size_t>& indices) {
-  MicroBatchStats s;
-  if (indices.empty()) return s;
-  model.train();
-  auto batch =
-      deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats(), model.pad_multiple()),
-                         torch::kFloat, model.device());
-  auto loss = model.Loss(batch).total;
-  s.trips = batch.size();
-  (loss * static_cast<double>(s.trips)).backward();
-  s.loss_sum = loss.item<double>() * s.trips;
-  return s;
-}
-
-}  // namespace
-
 MicroBatchStats AccumulateInPieces(deeptte::DeepTTEImpl& model, const data::Trips& trips,
                                    const std::vector<size_t>& indices, size_t piece) {
-  if (indices.size() <= piece) return AccumulateOnce(model, trips, indices);
   MicroBatchStats s;
+  if (indices.empty()) return s;
+  piece = std::max<size_t>(piece, 1);
+  model.train();
+  // Each piece's forward, then one backward through all of them: each parameter's gradient
+  // arrives once (the gradient hooks of an overlapped push see the whole of it), and the
+  // backward still runs piece by piece (the engine takes the latest nodes first).
+  torch::Tensor total;
+  std::vector<std::pair<torch::Tensor, int64_t>> losses;  // each piece's mean loss and trips
   for (size_t at = 0; at < indices.size(); at += piece) {
     const auto from = indices.begin() + at;
-    const MicroBatchStats p = AccumulateOnce(
-        model, trips, std::vector<size_t>(from, from + std::min(piece, indices.size() - at)));
-    s.loss_sum += p.loss_sum;
-    s.trips += p.trips;
+    const std::vector<size_t> part(from, from + std::min(piece, indices.size() - at));
+    auto batch =
+        deeptte::ToTensors(data::MakeBatch(trips, part, model.stats(), model.pad_multiple()),
+                           torch::kFloat, model.device());
+    const auto n = static_cast<int64_t>(batch.size());
+    const auto loss = model.Loss(batch).total;
+    const auto sum = loss * static_cast<double>(n);
+    total = total.defined() ? total + sum : sum;
+    losses.emplace_back(loss.detach(), n);
+    s.trips += n;
   }
+  total.backward();
+  for (const auto& [loss, n] : losses) s.loss_sum += loss.item<double>() * n;
   return s;
 }
 

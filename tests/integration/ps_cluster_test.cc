@@ -72,6 +72,15 @@ TEST(PsCluster, SyncWithSmallPushBucketsEqualsLocalTraining) {
   EXPECT_LT(diff, 1e-5);
 }
 
+TEST(PsCluster, SyncWithBatchesRunInPiecesEqualsLocalTraining) {
+  // 600 trips a step: local training runs them in pieces of 256 and each worker its 300 (CPU
+  // batches above 256 trips); small buckets go out during the backward through the pieces.
+  const double diff = SyncVersusLocal(
+      "sync_pieces", "--optimizer momentum --lr 0.01 --batch_size 600 --push_bucket_mb 0.05");
+  std::printf("sync vs local, 600 trips a step in pieces: max |diff| = %g\n", diff);
+  EXPECT_LT(diff, 1e-5);
+}
+
 TEST(PsCluster, SyncWithBalancedSlicesEqualsLocalTraining) {
   // Other trips per worker (cut by estimated cost), the same global batch: the same model.
   const double diff =

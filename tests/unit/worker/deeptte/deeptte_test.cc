@@ -14,6 +14,8 @@
 #include "worker/deeptte/checkpoint.h"
 #include "worker/deeptte/embedding_rows.h"
 #include "worker/evaluator.h"
+#include "worker/exchange/gradient_hooks.h"
+#include "worker/grad_buckets.h"
 #include "worker/gradient_step.h"
 #include "worker/model_params.h"
 #include "worker/row_spans.h"
@@ -314,6 +316,32 @@ TEST(AccumulateGradients, ALargeBatchInPiecesEqualsOnePass) {
   // On the CPU, AccumulateGradients is the pieces, bit for bit.
   EXPECT_EQ(g_auto, g_pieces);
   EXPECT_EQ(automatic.loss_sum, pieces.loss_sum);
+}
+
+// An overlapped push's gradient hooks, armed before a CPU batch that runs in pieces, see each
+// parameter's whole gradient: what each bucket holds when it completes (when a push or an
+// allreduce would send it) is what .grad ends with, and every bucket completes once.
+TEST(AccumulateGradients, GradientHooksSeeAPiecedBatchsWholeGradient) {
+  DeepTTE model = MakeModel();
+  const ParamLayout layout = LayoutOf(*model);
+  std::vector<float> hooked(layout.total(), -1.f), sent(layout.total(), -2.f);
+  const std::vector<Bucket> buckets = PlanBuckets(layout, 64 * 1024);
+  int buckets_done = 0;
+  GradientHooks hooks(*model, layout, buckets, [&](int b) {
+    ++buckets_done;
+    std::copy(hooked.begin() + buckets[b].begin, hooked.begin() + buckets[b].end,
+              sent.begin() + buckets[b].begin);
+  });
+  std::vector<size_t> indices(kCpuPieceTrips + 40);
+  std::iota(indices.begin(), indices.end(), 0);
+  model->zero_grad(/*set_to_none=*/true);
+  hooks.Arm(hooked.data());
+  AccumulateGradients(*model, SampleTrips(), indices);
+  hooks.Finish();
+  EXPECT_EQ(buckets_done, static_cast<int>(buckets.size()));
+  std::vector<float> grad(layout.total());
+  CopyGradsOut(*model, layout, grad.data());
+  EXPECT_EQ(sent, grad);
 }
 
 // What makes sparse rows exact: after a step's backward, every key outside the spans of the
