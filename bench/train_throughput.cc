@@ -45,9 +45,9 @@ DEFINE_string(pad_multiples, "1",
               "plans its kernels per shape; rounding the padded length up gives fewer shapes)");
 DEFINE_bool(fused_cpu_lstm, true,
             "on the CPU, tteps's LSTM (worker/deeptte/cpu_lstm.h); false: LibTorch's, as before");
-DEFINE_int64(cpu_piece, static_cast<int64_t>(tteps::kCpuPieceTrips),
-             "on the CPU, trips per forward piece of a batch (worker/gradient_step.h); 0: the "
-             "whole batch in one piece, as before");
+DEFINE_int64(cpu_chunk, static_cast<int64_t>(tteps::kCpuChunkTrips),
+             "on the CPU, trips per forward chunk of a batch (worker/gradient_step.h); 0: the "
+             "whole batch in one chunk, as before");
 DEFINE_string(trace, "",
               "write LibTorch's profile of each batch size's timed steps to TRACE.<batch>.json "
               "(Chrome trace format; bench/op_breakdown.py sums it per operator)");
@@ -172,8 +172,8 @@ Measured TimeSteps(const tteps::data::Trips& trips, const tteps::data::NormStats
     }
     const auto t0 = std::chrono::steady_clock::now();
     model->zero_grad(/*set_to_none=*/true);  // as the worker does
-    const size_t piece = device.is_cpu() && FLAGS_cpu_piece > 0 ? FLAGS_cpu_piece : batch.size();
-    auto s = AccumulateInPieces(*model, trips, batch, piece);
+    const size_t chunk = device.is_cpu() && FLAGS_cpu_chunk > 0 ? FLAGS_cpu_chunk : batch.size();
+    auto s = AccumulateInChunks(*model, trips, batch, chunk);
     ScaleGradients(*model, 1.0 / s.trips);
     optimizer->step();
     if (device.is_cuda()) torch::cuda::synchronize();  // the step's kernels, not their launch
@@ -210,7 +210,7 @@ double MeasureOne(const tteps::data::Trips& trips, const tteps::data::NormStats&
                           .Add("device", device.str())
                           .Add("optimizer", FLAGS_optimizer)
                           .Add("fused_cpu_lstm", FLAGS_fused_cpu_lstm)
-                          .Add("cpu_piece", FLAGS_cpu_piece)
+                          .Add("cpu_chunk", FLAGS_cpu_chunk)
                           .Add("steps", FLAGS_steps)
                           .Add("trips_per_s", ours)
                           .Add("ms_per_step", 1e3 * m.seconds / FLAGS_steps)

@@ -7,20 +7,20 @@
 
 namespace tteps {
 
-MicroBatchStats AccumulateInPieces(deeptte::DeepTTEImpl& model, const data::Trips& trips,
-                                   const std::vector<size_t>& indices, size_t piece) {
+MicroBatchStats AccumulateInChunks(deeptte::DeepTTEImpl& model, const data::Trips& trips,
+                                   const std::vector<size_t>& indices, size_t chunk) {
   MicroBatchStats s;
   if (indices.empty()) return s;
-  piece = std::max<size_t>(piece, 1);
+  chunk = std::max<size_t>(chunk, 1);
   model.train();
-  // Each piece's forward, then one backward through all of them: each parameter's gradient
+  // Each chunk's forward, then one backward through all of them: each parameter's gradient
   // arrives once (the gradient hooks of an overlapped push see the whole of it), and the
-  // backward still runs piece by piece (the engine takes the latest nodes first).
+  // backward still runs chunk by chunk (the engine takes the latest nodes first).
   torch::Tensor total;
-  std::vector<std::pair<torch::Tensor, int64_t>> losses;  // each piece's mean loss and trips
-  for (size_t at = 0; at < indices.size(); at += piece) {
+  std::vector<std::pair<torch::Tensor, int64_t>> losses;  // each chunk's mean loss and trips
+  for (size_t at = 0; at < indices.size(); at += chunk) {
     const auto from = indices.begin() + at;
-    const std::vector<size_t> part(from, from + std::min(piece, indices.size() - at));
+    const std::vector<size_t> part(from, from + std::min(chunk, indices.size() - at));
     auto batch =
         deeptte::ToTensors(data::MakeBatch(trips, part, model.stats(), model.pad_multiple()),
                            torch::kFloat, model.device());
@@ -39,7 +39,7 @@ MicroBatchStats AccumulateInPieces(deeptte::DeepTTEImpl& model, const data::Trip
 MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model, const data::Trips& trips,
                                     const std::vector<size_t>& indices) {
   const bool cpu = model.device().is_cpu();
-  return AccumulateInPieces(model, trips, indices, cpu ? kCpuPieceTrips : indices.size());
+  return AccumulateInChunks(model, trips, indices, cpu ? kCpuChunkTrips : indices.size());
 }
 
 namespace {

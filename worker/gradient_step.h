@@ -22,17 +22,17 @@ struct MicroBatchStats {
 // Adds the gradient of the SUM of per-trip losses over `indices` to the parameters' .grad.
 // Summing (not averaging) lets micro-batches and workers be combined by sample count:
 // dividing the total by the total trip count gives the gradient of the union batch.
-// On the CPU a batch of more than kCpuPieceTrips runs its forward in pieces of that many, then
-// one backward (the same gradient, summed in another order): one piece's activations stay in
+// On the CPU a batch of more than kCpuChunkTrips runs its forward in chunks of that many, then
+// one backward (the same gradient, summed in another order): one chunk's activations stay in
 // the caches where a whole batch of 1,024 trips' did not (72 MB of LSTM gates; trips/s fell by a
 // fifth from 256 to 1,024).
 MicroBatchStats AccumulateGradients(deeptte::DeepTTEImpl& model, const data::Trips& trips,
                                     const std::vector<size_t>& indices);
-constexpr size_t kCpuPieceTrips = 256;
+constexpr size_t kCpuChunkTrips = 256;
 
-// AccumulateGradients with pieces of at most `piece` trips, on any device.
-MicroBatchStats AccumulateInPieces(deeptte::DeepTTEImpl& model, const data::Trips& trips,
-                                   const std::vector<size_t>& indices, size_t piece);
+// AccumulateGradients with chunks of at most `chunk` trips, on any device.
+MicroBatchStats AccumulateInChunks(deeptte::DeepTTEImpl& model, const data::Trips& trips,
+                                   const std::vector<size_t>& indices, size_t chunk);
 
 // The name of the first parameter whose gradient holds a NaN or infinity; empty if none does.
 std::string NonFiniteGradient(torch::nn::Module& model);

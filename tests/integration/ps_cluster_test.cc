@@ -72,12 +72,12 @@ TEST(PsCluster, SyncWithSmallPushBucketsEqualsLocalTraining) {
   EXPECT_LT(diff, 1e-5);
 }
 
-TEST(PsCluster, SyncWithBatchesRunInPiecesEqualsLocalTraining) {
-  // 600 trips a step: local training runs them in pieces of 256 and each worker its 300 (CPU
-  // batches above 256 trips); small buckets go out during the backward through the pieces.
+TEST(PsCluster, SyncWithBatchesRunInChunksEqualsLocalTraining) {
+  // 600 trips a step: local training runs them in chunks of 256 and each worker its 300 (CPU
+  // batches above 256 trips); small buckets go out during the backward through the chunks.
   const double diff = SyncVersusLocal(
-      "sync_pieces", "--optimizer momentum --lr 0.01 --batch_size 600 --push_bucket_mb 0.05");
-  std::printf("sync vs local, 600 trips a step in pieces: max |diff| = %g\n", diff);
+      "sync_chunks", "--optimizer momentum --lr 0.01 --batch_size 600 --push_bucket_mb 0.05");
+  std::printf("sync vs local, 600 trips a step in chunks: max |diff| = %g\n", diff);
   EXPECT_LT(diff, 1e-5);
 }
 

@@ -280,48 +280,48 @@ TEST(Evaluate, ReportsFiniteErrorsAndRefusesADivergedModel) {
   }
 }
 
-// Every parameter's gradient after accumulating `indices` in pieces of `piece` trips, one vector.
-std::vector<float> PieceGradients(DeepTTE& model, const std::vector<size_t>& indices, size_t piece,
+// Every parameter's gradient after accumulating `indices` in chunks of `chunk` trips, one vector.
+std::vector<float> ChunkGradients(DeepTTE& model, const std::vector<size_t>& indices, size_t chunk,
                                   MicroBatchStats* stats) {
   model->zero_grad();
-  *stats = piece == 0 ? AccumulateGradients(*model, SampleTrips(), indices)
-                      : AccumulateInPieces(*model, SampleTrips(), indices, piece);
+  *stats = chunk == 0 ? AccumulateGradients(*model, SampleTrips(), indices)
+                      : AccumulateInChunks(*model, SampleTrips(), indices, chunk);
   const ParamLayout layout = LayoutOf(*model);
   std::vector<float> grad(layout.total());
   CopyGradsOut(*model, layout, grad.data());
   return grad;
 }
 
-// A large CPU batch runs in pieces of kCpuPieceTrips: the same loss and gradient as one pass, to
+// A large CPU batch runs in chunks of kCpuChunkTrips: the same loss and gradient as one pass, to
 // the rounding of a sum in another order.
-TEST(AccumulateGradients, ALargeBatchInPiecesEqualsOnePass) {
+TEST(AccumulateGradients, ALargeBatchInChunksEqualsOnePass) {
   DeepTTE model = MakeModel();
-  std::vector<size_t> indices(kCpuPieceTrips + 150);
+  std::vector<size_t> indices(kCpuChunkTrips + 150);
   std::iota(indices.begin(), indices.end(), 0);
-  MicroBatchStats whole, pieces, automatic;
-  const auto g_whole = PieceGradients(model, indices, indices.size(), &whole);
-  const auto g_pieces = PieceGradients(model, indices, kCpuPieceTrips, &pieces);
-  const auto g_auto = PieceGradients(model, indices, 0, &automatic);
+  MicroBatchStats whole, chunks, automatic;
+  const auto g_whole = ChunkGradients(model, indices, indices.size(), &whole);
+  const auto g_chunks = ChunkGradients(model, indices, kCpuChunkTrips, &chunks);
+  const auto g_auto = ChunkGradients(model, indices, 0, &automatic);
   EXPECT_EQ(whole.trips, static_cast<int64_t>(indices.size()));
-  EXPECT_EQ(pieces.trips, whole.trips);
-  EXPECT_NEAR(pieces.loss_sum, whole.loss_sum, 1e-6 * std::abs(whole.loss_sum));
+  EXPECT_EQ(chunks.trips, whole.trips);
+  EXPECT_NEAR(chunks.loss_sum, whole.loss_sum, 1e-6 * std::abs(whole.loss_sum));
   float largest = 0, diff = 0;
   for (size_t k = 0; k < g_whole.size(); ++k) {
     largest = std::max(largest, std::abs(g_whole[k]));
-    diff = std::max(diff, std::abs(g_whole[k] - g_pieces[k]));
+    diff = std::max(diff, std::abs(g_whole[k] - g_chunks[k]));
   }
   EXPECT_GT(largest, 0);
   EXPECT_LT(diff, 1e-5 * largest);
-  EXPECT_GT(diff, 0) << "the pieces summed in the same order as one pass: were they pieces?";
-  // On the CPU, AccumulateGradients is the pieces, bit for bit.
-  EXPECT_EQ(g_auto, g_pieces);
-  EXPECT_EQ(automatic.loss_sum, pieces.loss_sum);
+  EXPECT_GT(diff, 0) << "the chunks summed in the same order as one pass: were they chunks?";
+  // On the CPU, AccumulateGradients is the chunks, bit for bit.
+  EXPECT_EQ(g_auto, g_chunks);
+  EXPECT_EQ(automatic.loss_sum, chunks.loss_sum);
 }
 
-// An overlapped push's gradient hooks, armed before a CPU batch that runs in pieces, see each
+// An overlapped push's gradient hooks, armed before a CPU batch that runs in chunks, see each
 // parameter's whole gradient: what each bucket holds when it completes (when a push or an
 // allreduce would send it) is what .grad ends with, and every bucket completes once.
-TEST(AccumulateGradients, GradientHooksSeeAPiecedBatchsWholeGradient) {
+TEST(AccumulateGradients, GradientHooksSeeAChunkedBatchsWholeGradient) {
   DeepTTE model = MakeModel();
   const ParamLayout layout = LayoutOf(*model);
   std::vector<float> hooked(layout.total(), -1.f), sent(layout.total(), -2.f);
@@ -332,7 +332,7 @@ TEST(AccumulateGradients, GradientHooksSeeAPiecedBatchsWholeGradient) {
     std::copy(hooked.begin() + buckets[b].begin, hooked.begin() + buckets[b].end,
               sent.begin() + buckets[b].begin);
   });
-  std::vector<size_t> indices(kCpuPieceTrips + 40);
+  std::vector<size_t> indices(kCpuChunkTrips + 40);
   std::iota(indices.begin(), indices.end(), 0);
   model->zero_grad(/*set_to_none=*/true);
   hooks.Arm(hooked.data());
