@@ -1,9 +1,10 @@
 // C = alpha * op(A) op(B) + beta * C on row-major float matrices in CPU memory, without tensors:
 // for the CPU LSTM's per-step products (cpu_lstm.cc), hundreds per step of a few rows each,
 // where creating views and dispatching LibTorch operators cost as much as the arithmetic at
-// small batches. With the BLAS LibTorch calls (Debian's: found by CMake) it calls sgemm_ with
-// the arguments LibTorch's mm would pass, so the numbers are the same bit for bit; without one
-// (a PyTorch wheel bundles its own), it runs LibTorch's operator on the same memory.
+// small batches. With the BLAS LibTorch calls (Debian's: found by CMake) it calls sgemm_ as
+// LibTorch's mm would, in blocks of 8 rows (OpenBLAS's small-matrix kernel, row_gemm.cc): equal
+// to LibTorch's product to float rounding. Without one (a PyTorch wheel bundles its own BLAS),
+// it runs LibTorch's operator on the same memory.
 #pragma once
 
 #include <cstdint>

@@ -28,7 +28,7 @@ double Relative(const torch::Tensor& got, const torch::Tensor& want) {
 TEST(RowGemm, EqualsLibTorchsProducts) {
   std::printf("RowGemm calls the BLAS: %s\n", deeptte::RowGemmCallsBlas() ? "yes" : "no");
   torch::manual_seed(4);
-  const int64_t m = 7, n = 13, k = 9, pad = 3;
+  const int64_t m = 21, n = 13, k = 9, pad = 3;  // rows in blocks of 8, 8 and 5
   for (const auto& gemm : {&deeptte::RowGemm, &deeptte::RowGemmWithTorch}) {
     for (int trans = 0; trans < 4; ++trans) {
       const bool ta = trans & 1, tb = trans & 2;
@@ -48,14 +48,6 @@ TEST(RowGemm, EqualsLibTorchsProducts) {
         EXPECT_TRUE(torch::equal(c.narrow(1, n, pad), beyond));
       }
     }
-  }
-  // With the BLAS, the very call LibTorch's mm makes: the same bits.
-  const auto a = torch::randn({64, 128}), b = torch::randn({128, 512});
-  auto c = torch::empty({64, 512});
-  deeptte::RowGemm(false, false, 64, 512, 128, 1, a.data_ptr<float>(), 128, b.data_ptr<float>(),
-                   512, 0, c.data_ptr<float>(), 512);
-  if (deeptte::RowGemmCallsBlas()) {
-    EXPECT_TRUE(torch::equal(c, torch::mm(a, b)));
   }
 }
 
