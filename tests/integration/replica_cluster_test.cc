@@ -80,8 +80,10 @@ TEST(ReplicaCluster, SyncOutlivesAKilledServerAndAKilledWorker) {
     const std::string dir = FreshDir("replicas_kill_" + c.name);
     const std::string job =
         " --mode sync --workers 3 --servers " + std::to_string(c.servers) + " --out_dir " + dir;
+    // 10 epochs (160 steps): enough that the killed worker's 2.5 s of silence is noticed while
+    // the job still trains (with 3, 48 steps of 25 ms ended first and nothing was lost).
     const std::string flags = " -- --replicas 2 --train_data " + std::string(kData) +
-                              " --epochs 3 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 " +
+                              " --epochs 10 --log_every 1 --heartbeat_s 0.5 --timeout_s 20 " +
                               c.flags;
     ASSERT_EQ(RunCommand(Launcher() + job + "/plain" + flags, 300, dir + "/plain.log"), 0)
         << ReadFile(dir + "/plain.log");
