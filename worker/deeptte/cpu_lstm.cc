@@ -17,14 +17,6 @@ using torch::autograd::variable_list;
 // Rows per task when LibTorch runs more than one thread.
 constexpr int64_t kRowGrain = 16;
 
-// Where each step's rows begin in the packed layout: the rows running at step t (those of the
-// longest active[t] trips, longest first) are rows begin[t] .. begin[t] + active[t].
-std::vector<int64_t> StepBegins(const std::vector<int64_t>& active) {
-  std::vector<int64_t> begin(active.size() + 1, 0);
-  for (size_t t = 0; t < active.size(); ++t) begin[t + 1] = begin[t] + active[t];
-  return begin;
-}
-
 // One LSTM layer over packed inputs (as PackedSequence lays them out). Its input at each step
 // is [x, per_trip]: per_trip is the same at every step of a trip, so its part of the input
 // projection (and of the gradients) is computed once per trip instead of once per step.
@@ -138,8 +130,14 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
 
 }  // namespace
 
-torch::Tensor CpuLstm(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
-                      const torch::Tensor& per_trip, const torch::Tensor& lengths) {
+std::vector<int64_t> StepBegins(const std::vector<int64_t>& active) {
+  std::vector<int64_t> begin(active.size() + 1, 0);
+  for (size_t t = 0; t < active.size(); ++t) begin[t + 1] = begin[t] + active[t];
+  return begin;
+}
+
+PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
+                          const torch::Tensor& per_trip, const torch::Tensor& lengths) {
   const auto& o = rnn->options;
   TORCH_CHECK(o.batch_first() && o.bias() && !o.bidirectional() && o.dropout() == 0.0,
               "CpuLstm runs a batch-first, biased, one-way LSTM without dropout");
@@ -152,27 +150,40 @@ torch::Tensor CpuLstm(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
   const int64_t* lp = len.data_ptr<int64_t>();
   const int64_t* op = order.data_ptr<int64_t>();
   TORCH_CHECK(batch > 0 && lp[batch - 1] >= 1 && lp[0] <= steps, "CpuLstm: lengths out of range");
-  // Packed order: step by step, the running trips longest first; where each packed row lives
-  // in the [B * T] rows of the batch.
-  std::vector<int64_t> active(lp[0], 0), where;
+  PackedSteps out;
+  out.order.assign(op, op + batch);
+  out.active.assign(lp[0], 0);
+  std::vector<int64_t> where, trip;
   for (int64_t t = 0, n = batch; t < lp[0]; ++t) {
     while (lp[n - 1] <= t) --n;
-    active[t] = n;
-    for (int64_t r = 0; r < n; ++r) where.push_back(op[r] * steps + t);
+    out.active[t] = n;
+    for (int64_t r = 0; r < n; ++r) {
+      where.push_back(op[r] * steps + t);
+      trip.push_back(op[r]);
+    }
   }
-  const auto index = torch::tensor(where, torch::kLong);
+  out.padded_index = torch::tensor(where, torch::kLong);
+  out.trip = torch::tensor(trip, torch::kLong);
   const auto params = rnn->named_parameters();
-  auto x = inputs.reshape({batch * steps, inputs.size(2)}).index_select(0, index);
+  auto x = inputs.reshape({batch * steps, inputs.size(2)}).index_select(0, out.padded_index);
   const auto none = torch::empty({batch, 0}, x.options());
   for (int64_t l = 0; l < o.num_layers(); ++l) {
     const std::string k = std::to_string(l);
     x = LstmLayer::apply(x, l == 0 ? per_trip.index_select(0, order) : none,
                          params["weight_ih_l" + k], params["weight_hh_l" + k],
-                         params["bias_ih_l" + k], params["bias_hh_l" + k], active);
+                         params["bias_ih_l" + k], params["bias_hh_l" + k], out.active);
   }
-  return torch::zeros({batch * steps, x.size(1)}, x.options())
-      .index_copy(0, index, x)
-      .view({batch, steps, x.size(1)});
+  out.rows = x;
+  return out;
+}
+
+torch::Tensor CpuLstm(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
+                      const torch::Tensor& per_trip, const torch::Tensor& lengths) {
+  const auto p = CpuLstmPacked(rnn, inputs, per_trip, lengths);
+  const int64_t batch = inputs.size(0), steps = inputs.size(1), hidden = p.rows.size(1);
+  return torch::zeros({batch * steps, hidden}, p.rows.options())
+      .index_copy(0, p.padded_index, p.rows)
+      .view({batch, steps, hidden});
 }
 
 }  // namespace tteps::deeptte

@@ -12,6 +12,8 @@
 
 #include <torch/torch.h>
 
+#include <vector>
+
 namespace tteps::deeptte {
 
 // rnn: batch first, with biases, no dropout, one direction. The input at step t of row b is
@@ -21,5 +23,23 @@ namespace tteps::deeptte {
 // padded steps (a row's padded steps are not computed at all).
 torch::Tensor CpuLstm(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
                       const torch::Tensor& per_trip, const torch::Tensor& lengths);
+
+// The last layer's outputs at the real steps only, in packed order (as PackedSequence lays them
+// out): the rows of step t are those of the active[t] longest trips, longest first. What reads
+// them per row (the local estimator, the attention) then skips the padding, and no padded copy
+// is made.
+struct PackedSteps {
+  torch::Tensor rows;           // [N, H], N = the real steps of all trips
+  torch::Tensor padded_index;   // [N] int64: each row's place b * T + t in the [B, T] padding
+  torch::Tensor trip;           // [N] int64: each row's trip b
+  std::vector<int64_t> active;  // rows running at each step (non-increasing)
+  std::vector<int64_t> order;   // the trips, longest first: rank r of a step's rows is order[r]
+};
+// Where each step's rows begin in the packed layout: the rows running at step t (those of the
+// longest active[t] trips, longest first) are rows begin[t] .. begin[t] + active[t].
+std::vector<int64_t> StepBegins(const std::vector<int64_t>& active);
+
+PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
+                          const torch::Tensor& per_trip, const torch::Tensor& lengths);
 
 }  // namespace tteps::deeptte

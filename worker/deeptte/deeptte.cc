@@ -17,6 +17,11 @@ torch::Tensor LocalPathLoss(const torch::Tensor& pred_s, const torch::Tensor& la
   return per_trip.mean();
 }
 
+torch::Tensor PackedLocalPathLoss(const torch::Tensor& pred_s, const torch::Tensor& label_s,
+                                  const torch::Tensor& weight) {
+  return ((pred_s - label_s).abs() / (label_s + kLocalEpsSeconds) * weight).sum();
+}
+
 const std::vector<std::string>& DeepTTEImpl::ForwardBlocks() {
   static const std::vector<std::string> blocks = {"attr_net", "spatio_temporal", "entire_estimate",
                                                   "local_estimate"};
@@ -80,9 +85,20 @@ LossParts DeepTTEImpl::Loss(const BatchTensors& b) {
   // Local labels: the seconds spent on each local path, from the raw time gaps.
   auto label = LocalPathDelta(b.time_gap, config_.kernel_size);
   Gate(3);
-  auto local_pred = local_estimate_(out.sptm.hiddens) * LocalScale(stats_.time_gap_std) +
-                    LocalScale(stats_.time_gap_mean);
-  loss.local = LocalPathLoss(local_pred, label, out.sptm.mask);
+  if (out.sptm.is_packed()) {
+    const auto& steps = out.sptm.packed;
+    auto local_pred = local_estimate_(steps.rows) * LocalScale(stats_.time_gap_std) +
+                      LocalScale(stats_.time_gap_mean);
+    // Each trip's paths weigh 1 / (its paths * trips): the mean over its paths, then over trips.
+    const auto lengths = out.sptm.local_lengths.to(local_pred.scalar_type());
+    const auto weight = (1.0 / (lengths * lengths.size(0))).index_select(0, steps.trip);
+    loss.local = PackedLocalPathLoss(local_pred,
+                                     label.reshape(-1).index_select(0, steps.padded_index), weight);
+  } else {
+    auto local_pred = local_estimate_(out.sptm.hiddens) * LocalScale(stats_.time_gap_std) +
+                      LocalScale(stats_.time_gap_mean);
+    loss.local = LocalPathLoss(local_pred, label, out.sptm.mask);
+  }
   loss.total =
       (1.0 - config_.local_loss_weight) * loss.entire + config_.local_loss_weight * loss.local;
   return loss;

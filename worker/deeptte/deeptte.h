@@ -28,6 +28,11 @@ struct LossParts {
 torch::Tensor LocalPathLoss(const torch::Tensor& pred_s, const torch::Tensor& label_s,
                             const torch::Tensor& mask);
 
+// The same over the real local paths only, as one row each ([N]): weight is each row's share,
+// 1 / (its trip's local paths * trips), so the sum is LocalPathLoss's mean of means.
+torch::Tensor PackedLocalPathLoss(const torch::Tensor& pred_s, const torch::Tensor& label_s,
+                                  const torch::Tensor& weight);
+
 class DeepTTEImpl : public torch::nn::Module {
  public:
   DeepTTEImpl(const ModelConfig& config, const data::NormStats& stats);

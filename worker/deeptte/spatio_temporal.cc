@@ -2,6 +2,7 @@
 
 #include "worker/deeptte/cpu_lstm.h"
 #include "worker/deeptte/model_config.h"
+#include "worker/deeptte/packed_attention.h"
 
 namespace tteps::deeptte {
 
@@ -24,6 +25,17 @@ SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch
 
   SpatioTemporalOut out;
   out.local_lengths = b.lengths - (kernel_size_ - 1);
+  if (fused_cpu_lstm_ && conv.device().is_cpu() && conv.scalar_type() == torch::kFloat) {
+    out.packed = CpuLstmPacked(rnn_, conv, attr, out.local_lengths);
+    if (attention_) {
+      out.pooled = PackedAttentionPool(out.packed, torch::tanh(attr2atten_(attr)));
+    } else {
+      out.pooled = torch::zeros({conv.size(0), out.packed.rows.size(1)}, conv.options())
+                       .index_add(0, out.packed.trip, out.packed.rows) /
+                   out.local_lengths.unsqueeze(1).to(conv.scalar_type());
+    }
+    return out;
+  }
   auto steps = torch::arange(conv.size(1), out.local_lengths.options());
   out.mask = steps.unsqueeze(0) < out.local_lengths.unsqueeze(1);
   out.hiddens =
@@ -37,8 +49,8 @@ SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch
   return out;
 }
 
-// On the CPU in float, the LSTM of cpu_lstm.h, which runs each row for its real steps only.
-// Otherwise LibTorch's: it runs on padded inputs, not a packed sequence: it is causal, so the
+// LibTorch's LSTM (forward() runs the one of cpu_lstm.h instead on the CPU in float): it runs
+// on padded inputs, not a packed sequence: it is causal, so the
 // outputs at a trip's real steps do not depend on the padding after them, and only those are read.
 // (Packing gives the same numbers, but its per-step slicing dominated the backward pass.)
 // On the CPU, to keep padding cheap in large batches, trips are sorted by length and run in
@@ -48,9 +60,6 @@ SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch
 torch::Tensor SpatioTemporalImpl::RunLstm(const torch::Tensor& conv, const torch::Tensor& attr,
                                           const torch::Tensor& lengths) {
   constexpr int64_t kLstmGroup = 64;
-  if (fused_cpu_lstm_ && conv.device().is_cpu() && conv.scalar_type() == torch::kFloat) {
-    return CpuLstm(rnn_, conv, attr, lengths);
-  }
   const auto inputs = torch::cat({conv, attr.unsqueeze(1).expand({-1, conv.size(1), -1})}, 2);
   const int64_t batch = inputs.size(0), steps = inputs.size(1);
   if (batch <= kLstmGroup || inputs.is_cuda()) return std::get<0>(rnn_->forward(inputs));

@@ -3,15 +3,22 @@
 
 #include <torch/torch.h>
 
+#include "worker/deeptte/cpu_lstm.h"
 #include "worker/deeptte/geo_conv.h"
 
 namespace tteps::deeptte {
 
+// The LSTM's outputs come in one of two forms: padded (LibTorch's LSTM: hiddens and mask) or,
+// on the CPU with our LSTM, packed (only the real steps' rows; then hiddens and mask are
+// undefined).
 struct SpatioTemporalOut {
   torch::Tensor hiddens;        // [B, T', kHiddenSize] LSTM output per local path, zero padded
   torch::Tensor mask;           // [B, T'] bool: true on real local paths
+  PackedSteps packed;           // the rows of the real local paths (cpu_lstm.h)
   torch::Tensor local_lengths;  // [B] int64: local paths per trip (length - k + 1)
   torch::Tensor pooled;         // [B, kHiddenSize]
+
+  bool is_packed() const { return packed.rows.defined(); }
 };
 
 class SpatioTemporalImpl : public torch::nn::Module {
@@ -23,8 +30,8 @@ class SpatioTemporalImpl : public torch::nn::Module {
   void set_fused_cpu_lstm(bool on) { fused_cpu_lstm_ = on; }
 
  private:
-  // The LSTM over [conv, attr] at every step: conv [B, T', F + 1], attr [B, kAttrSize] ->
-  // [B, T', kHiddenSize]; values at padded steps are unspecified.
+  // LibTorch's LSTM over [conv, attr] at every step: conv [B, T', F + 1], attr [B, kAttrSize]
+  // -> [B, T', kHiddenSize]; values at padded steps are unspecified.
   torch::Tensor RunLstm(const torch::Tensor& conv, const torch::Tensor& attr,
                         const torch::Tensor& lengths);
   // Attention weights exp(-<h_t, tanh(W attr)>) normalised over the real steps only:

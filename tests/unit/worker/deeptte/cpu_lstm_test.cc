@@ -112,33 +112,39 @@ TEST(CpuLstm, OutputsAndGradientsEqualLibTorchsOnAPaddedBatch) {
 }
 
 // The model's loss and every parameter's gradient with either LSTM, on real batches: mixed
-// lengths, and one larger than the 64 trips LibTorch's path groups by.
+// lengths, and one larger than the 64 trips LibTorch's path groups by. Ours hands its outputs on
+// packed (the attention or mean pooling and the local loss over the real steps' rows only);
+// LibTorch's padded, with masks.
 TEST(CpuLstm, TheModelsLossAndGradientsEqualThoseWithLibTorchsLstm) {
   using testing_util::SampleStats;
   using testing_util::SampleTrips;
-  for (const size_t size : {5, 150}) {
-    std::vector<size_t> idx(size);
-    std::iota(idx.begin(), idx.end(), size_t{300});
-    const auto batch =
-        deeptte::ToTensors(data::MakeBatch(SampleTrips(), idx, SampleStats()), torch::kFloat);
-    torch::manual_seed(7);
-    deeptte::DeepTTE model(deeptte::ModelConfig{}, SampleStats());
-    std::vector<torch::Tensor> grads[2];
-    double loss[2];
-    for (int ours = 0; ours < 2; ++ours) {
-      model->set_fused_cpu_lstm(ours == 1);
-      model->zero_grad();
-      auto l = model->Loss(batch).total;
-      l.backward();
-      loss[ours] = l.item<double>();
-      for (const auto& p : model->parameters()) grads[ours].push_back(p.grad().clone());
+  for (const std::string pooling : {"attention", "mean"})
+    for (const size_t size : {5, 150}) {
+      SCOPED_TRACE(pooling);
+      std::vector<size_t> idx(size);
+      std::iota(idx.begin(), idx.end(), size_t{300});
+      const auto batch =
+          deeptte::ToTensors(data::MakeBatch(SampleTrips(), idx, SampleStats()), torch::kFloat);
+      torch::manual_seed(7);
+      deeptte::ModelConfig config;
+      config.pooling = pooling;
+      deeptte::DeepTTE model(config, SampleStats());
+      std::vector<torch::Tensor> grads[2];
+      double loss[2];
+      for (int ours = 0; ours < 2; ++ours) {
+        model->set_fused_cpu_lstm(ours == 1);
+        model->zero_grad();
+        auto l = model->Loss(batch).total;
+        l.backward();
+        loss[ours] = l.item<double>();
+        for (const auto& p : model->parameters()) grads[ours].push_back(p.grad().clone());
+      }
+      EXPECT_NEAR(loss[1], loss[0], 1e-5 * loss[0]) << size << " trips";
+      const auto names = model->named_parameters().keys();
+      for (size_t i = 0; i < names.size(); ++i) {
+        EXPECT_LT(Relative(grads[1][i], grads[0][i]), 1e-5) << names[i] << ", " << size << " trips";
+      }
     }
-    EXPECT_NEAR(loss[1], loss[0], 1e-5 * loss[0]) << size << " trips";
-    const auto names = model->named_parameters().keys();
-    for (size_t i = 0; i < names.size(); ++i) {
-      EXPECT_LT(Relative(grads[1][i], grads[0][i]), 1e-5) << names[i] << ", " << size << " trips";
-    }
-  }
 }
 
 }  // namespace
