@@ -43,8 +43,9 @@ DEFINE_string(device, "cpu", "cpu, cuda or cuda:N");
 DEFINE_string(pad_multiples, "1",
               "sequence pad multiples to measure each batch size with, comma separated (a GPU "
               "plans its kernels per shape; rounding the padded length up gives fewer shapes)");
-DEFINE_bool(fused_cpu_lstm, true,
-            "on the CPU, tteps's LSTM (worker/deeptte/cpu_lstm.h); false: LibTorch's, as before");
+DEFINE_bool(fused_cpu_kernels, true,
+            "on the CPU, tteps's kernels (the LSTM, the attention pooling and the estimators of "
+            "worker/deeptte); false: LibTorch's operators, as before");
 DEFINE_int64(cpu_chunk, static_cast<int64_t>(tteps::kCpuChunkTrips),
              "on the CPU, trips per forward chunk of a batch (worker/gradient_step.h); 0: the "
              "whole batch in one chunk, as before");
@@ -151,7 +152,7 @@ Measured TimeSteps(const tteps::data::Trips& trips, const tteps::data::NormStats
   deeptte::DeepTTE model(deeptte::ModelConfig{}, stats);
   model->to(device);
   model->set_pad_multiple(pad_multiple);
-  model->set_fused_cpu_lstm(FLAGS_fused_cpu_lstm);
+  model->set_fused_cpu_kernels(FLAGS_fused_cpu_kernels);
   OptimizerConfig opts;
   opts.name = FLAGS_optimizer;
   auto optimizer = MakeOptimizer(opts, model->parameters());
@@ -209,7 +210,7 @@ double MeasureOne(const tteps::data::Trips& trips, const tteps::data::NormStats&
                           .Add("threads", FLAGS_threads)
                           .Add("device", device.str())
                           .Add("optimizer", FLAGS_optimizer)
-                          .Add("fused_cpu_lstm", FLAGS_fused_cpu_lstm)
+                          .Add("fused_cpu_kernels", FLAGS_fused_cpu_kernels)
                           .Add("cpu_chunk", FLAGS_cpu_chunk)
                           .Add("steps", FLAGS_steps)
                           .Add("trips_per_s", ours)
@@ -244,7 +245,7 @@ void PrintMedians(const std::vector<std::string>& sizes, const std::vector<std::
           .Add("batch_size", static_cast<int64_t>(std::stoll(bs)))
           .Add("pad_multiple", static_cast<int64_t>(std::stoll(pad)))
           .Add("device", device.str())
-          .Add("fused_cpu_lstm", FLAGS_fused_cpu_lstm)
+          .Add("fused_cpu_kernels", FLAGS_fused_cpu_kernels)
           .Add("trips_per_s", tps);
       if (FLAGS_pytorch) {
         line.Add("pytorch_trips_per_s", pytorch)

@@ -2,11 +2,11 @@
 // nonlinearities, the cell update and their derivatives, one pass over a row instead of a dozen
 // tensor operations. Torch-free.
 //
-// The same code (lstm_math_lanes.h) is built for two instruction sets: SSE2, four lanes, which
-// every x86-64 has, and AVX2 with FMA, eight lanes, in a file of its own built with those flags
-// and chosen at run time where the CPU has them. Within one machine the choice never changes, so
-// runs stay reproducible; across CPUs the results may differ by float roundings (as OpenBLAS's
-// do).
+// The same code (lstm_math_lanes.h) is built for three instruction sets: SSE2, four lanes, which
+// every x86-64 has; AVX2 with FMA, eight lanes; AVX-512 with FMA, sixteen lanes; the last two
+// each in a file of its own built with those flags, the widest the CPU has chosen at run time.
+// Within one machine the choice never changes, so runs stay reproducible; across CPUs the results
+// may differ by float roundings (as OpenBLAS's do).
 //
 // exp, sigmoid and tanh are our own: a degree-7 Taylor polynomial of exp after range reduction
 // by powers of 2 (relative error below 1e-7, one float rounding), and for tanh near 0 its odd
@@ -20,7 +20,7 @@
 namespace tteps::deeptte::lstm_math {
 
 struct CellKernels {
-  const char* isa;  // "sse2" or "avx2"
+  const char* isa;  // "sse2", "avx2" or "avx512"
   int lanes;
 
   // In place over n floats (any n).

@@ -1,8 +1,8 @@
 // The cell kernels of lstm_math.h written once over a GCC vector type V of float lanes; each
 // instruction set's file includes this and instantiates it (lstm_math.cc: SSE2, four lanes;
-// lstm_math_avx2.cc: AVX2 + FMA, eight lanes). Everything here has internal linkage and uses no
-// library templates: code built with -mavx2 must never be merged by the linker into code that
-// runs on CPUs without it.
+// lstm_math_avx2.cc: AVX2 + FMA, eight lanes; lstm_math_avx512.cc: sixteen). Everything here
+// has internal linkage and uses no library templates: code built with -mavx2 must never be
+// merged by the linker into code that runs on CPUs without it.
 #pragma once
 
 #include <cstring>

@@ -17,6 +17,11 @@ void RowGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
              int64_t ldc);
 
+// The same in one call: for products over many rows whose right-hand matrix is small (packing
+// it once beats the small-matrix kernel's re-reading per block).
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
 // The same with LibTorch's operators on the same memory: RowGemm's path without a BLAS.
 void RowGemmWithTorch(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                       const float* a, int64_t lda, const float* b, int64_t ldb, float beta,

@@ -132,7 +132,7 @@ TEST(CpuLstm, TheModelsLossAndGradientsEqualThoseWithLibTorchsLstm) {
       std::vector<torch::Tensor> grads[2];
       double loss[2];
       for (int ours = 0; ours < 2; ++ours) {
-        model->set_fused_cpu_lstm(ours == 1);
+        model->set_fused_cpu_kernels(ours == 1);
         model->zero_grad();
         auto l = model->Loss(batch).total;
         l.backward();

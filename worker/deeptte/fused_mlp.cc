@@ -1,0 +1,92 @@
+#include "worker/deeptte/fused_mlp.h"
+
+#include <cstring>
+
+#include "worker/deeptte/row_gemm.h"
+
+namespace tteps::deeptte {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+constexpr float kLeakySlope = 0.01f;  // torch::leaky_relu's default
+constexpr int64_t kLeaky = 1, kResidual = 2;
+
+// One layer: y = act(a W^T + b), output y or a + y.
+struct LinearNode : public torch::autograd::Function<LinearNode> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& input,
+                               const torch::Tensor& weight, const torch::Tensor& bias,
+                               int64_t kind) {
+    const auto a = input.contiguous(), w = weight.contiguous(), b = bias.contiguous();
+    const int64_t rows = a.size(0), out = w.size(0), in = w.size(1);
+    auto z = torch::empty({rows, out}, a.options());
+    float* zp = z.data_ptr<float>();
+    const float* bp = b.data_ptr<float>();
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(zp + r * out, bp, out * sizeof(float));
+    Gemm(false, true, rows, out, in, 1, a.data_ptr<float>(), in, w.data_ptr<float>(), in, 1, zp,
+         out);
+    auto next = torch::empty_like(z);
+    float* np = next.data_ptr<float>();
+    const float* ap = a.data_ptr<float>();
+    const bool leaky = kind & kLeaky, residual = kind & kResidual;
+    for (int64_t i = 0, n = rows * out; i < n; ++i) {
+      const float y = leaky && !(zp[i] > 0) ? zp[i] * kLeakySlope : zp[i];
+      np[i] = residual ? ap[i] + y : y;
+    }
+    ctx->save_for_backward({a, w, z});
+    ctx->saved_data["kind"] = kind;
+    return next;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_out) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &a = saved[0], &w = saved[1], &z = saved[2];
+    const int64_t kind = ctx->saved_data["kind"].toInt();
+    const int64_t rows = a.size(0), out = w.size(0), in = w.size(1);
+    const bool leaky = kind & kLeaky, residual = kind & kResidual;
+    const auto da = grad_out[0].contiguous();
+    torch::Tensor dz = da;
+    if (leaky) {
+      dz = torch::empty_like(z);
+      const float *zp = z.data_ptr<float>(), *dap = da.data_ptr<float>();
+      float* dzp = dz.data_ptr<float>();
+      for (int64_t i = 0, n = rows * out; i < n; ++i) {
+        dzp[i] = zp[i] > 0 ? dap[i] : dap[i] * kLeakySlope;
+      }
+    }
+    const float* dzp = dz.data_ptr<float>();
+    auto dw = torch::empty_like(w);
+    Gemm(true, false, out, in, rows, 1, dzp, out, a.data_ptr<float>(), in, 0, dw.data_ptr<float>(),
+         in);
+    auto db = torch::zeros({out}, w.options());
+    float* dbp = db.data_ptr<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < out; ++j) dbp[j] += dzp[r * out + j];
+    }
+    // The input's gradient: through the product, and straight through a residual addition.
+    auto d_input = residual ? da.clone() : torch::empty({rows, in}, w.options());
+    Gemm(false, false, rows, in, out, 1, dzp, out, w.data_ptr<float>(), in, residual ? 1 : 0,
+         d_input.data_ptr<float>(), in);
+    return {d_input, dw, db, torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor FusedMlp(const torch::Tensor& x, const std::vector<MlpLayer>& layers) {
+  TORCH_CHECK(x.device().is_cpu() && x.scalar_type() == torch::kFloat && x.dim() == 2,
+              "FusedMlp takes [N, in] floats on the CPU");
+  torch::Tensor a = x;
+  for (const auto& l : layers) {
+    TORCH_CHECK(l.weight.dim() == 2 && l.weight.size(1) == a.size(1) &&
+                    l.bias.numel() == l.weight.size(0) &&
+                    (!l.residual || l.weight.size(0) == a.size(1)),
+                "FusedMlp: layer shapes do not chain");
+    a = LinearNode::apply(a, l.weight, l.bias,
+                          (l.leaky ? kLeaky : 0) | (l.residual ? kResidual : 0));
+  }
+  return a;
+}
+
+}  // namespace tteps::deeptte
