@@ -65,7 +65,7 @@ class DeepTTEImpl : public torch::nn::Module {
   // packed_attention.h, the estimators of fused_mlp.h) or LibTorch's operators: the same model
   // and results to float rounding; the switch is for comparisons. Not part of the model's state.
   void set_fused_cpu_kernels(bool on) {
-    spatio_temporal_->set_fused_cpu_lstm(on);
+    spatio_temporal_->set_fused_cpu(on);
     entire_estimate_->set_fused_cpu(on);
     local_estimate_->set_fused_cpu(on);
   }

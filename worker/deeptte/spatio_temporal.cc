@@ -25,7 +25,7 @@ SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch
 
   SpatioTemporalOut out;
   out.local_lengths = b.lengths - (kernel_size_ - 1);
-  if (fused_cpu_lstm_ && conv.device().is_cpu() && conv.scalar_type() == torch::kFloat) {
+  if (fused_cpu_ && conv.device().is_cpu() && conv.scalar_type() == torch::kFloat) {
     out.packed = CpuLstmPacked(rnn_, conv, attr, out.local_lengths);
     if (attention_) {
       out.pooled = PackedAttentionPool(out.packed, torch::tanh(attr2atten_(attr)));

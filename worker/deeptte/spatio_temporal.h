@@ -26,8 +26,9 @@ class SpatioTemporalImpl : public torch::nn::Module {
   SpatioTemporalImpl(int64_t kernel_size, int64_t num_filter, const std::string& pooling);
   SpatioTemporalOut forward(const BatchTensors& batch, const torch::Tensor& attr,
                             const torch::Tensor& local_dist);
-  // On the CPU, the LSTM of cpu_lstm.h (the default) or LibTorch's own (for comparisons).
-  void set_fused_cpu_lstm(bool on) { fused_cpu_lstm_ = on; }
+  // On the CPU, the LSTM of cpu_lstm.h with packed outputs and the attention of
+  // packed_attention.h (the default), or LibTorch's operators on the padded batch.
+  void set_fused_cpu(bool on) { fused_cpu_ = on; }
 
  private:
   // LibTorch's LSTM over [conv, attr] at every step: conv [B, T', F + 1], attr [B, kAttrSize]
@@ -41,7 +42,7 @@ class SpatioTemporalImpl : public torch::nn::Module {
 
   int64_t kernel_size_;
   bool attention_;
-  bool fused_cpu_lstm_ = true;
+  bool fused_cpu_ = true;
   GeoConv geo_conv_{nullptr};
   torch::nn::LSTM rnn_{nullptr};
   torch::nn::Linear attr2atten_{nullptr};
