@@ -486,6 +486,15 @@ ParamServer::Admission ParamServer::AdmitPush(Message& m, int* slice) {
              std::to_string(shard_->version()) + " waits for its global norm");
     return Admission::kHeld;
   }
+  // Sync with --replicas: the worker pulled the next version from a replica that completed the
+  // step first, while the step's last push is still on its way here (it comes over another
+  // worker's connection, which ZeroMQ does not order with this one).
+  if (shard_->consistency() == Consistency::kSync && h.step == shard_->version() + 1) {
+    Hold(m, &ahead_,
+         "a push of version " + std::to_string(h.step) + " while this server still collects " +
+             std::to_string(shard_->version()));
+    return Admission::kHeld;
+  }
   *slice = h.slice >= 0 ? h.slice : h.sender_id;
   // Declared lost (and perhaps only stopped): refused, even once a joiner has its place. A
   // backup holds it instead (its primary may have applied it before the word came) unless the
@@ -594,7 +603,10 @@ void ParamServer::AfterPush(int64_t before) {
     if (!send_norm_) throw std::logic_error("clipping in sync mode needs a norm exchange");
     send_norm_(shard_->version(), shard_->partial_squared_norm());
   }
-  if (shard_->version() != before && on_version_) on_version_(shard_->version());
+  if (shard_->version() != before) {
+    if (on_version_) on_version_(shard_->version());
+    for (Message& m : ahead_.Take()) Handle(m);
+  }
 }
 
 void ParamServer::PollNorm() {
@@ -604,6 +616,7 @@ void ParamServer::PollNorm() {
     shard_->CompleteStep(*norm);
     if (on_version_) on_version_(shard_->version());
     for (Message& m : after_norm_.Take()) Handle(m);
+    for (Message& m : ahead_.Take()) Handle(m);
   }
 }
 

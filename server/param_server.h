@@ -106,7 +106,8 @@ class ParamServer {
   void CheckPush(const Message& m);
   // Whether the membership admits a push and of which slice: a lost worker's is refused
   // (throws), a joiner's before its place is given and one of the next version while this one
-  // waits for its norm are held, an adopted slice's copy of a complete slice counted already.
+  // waits for its norm or (sync) its last push are held, an adopted slice's copy of a complete
+  // slice counted already.
   enum class Admission { kAdmitted, kHeld, kCounted };
   Admission AdmitPush(Message& m, int* slice);
   // A sync push of another worker's slice (h.slice): whether that slice is complete already
@@ -161,6 +162,7 @@ class ParamServer {
   };
   Held later_epoch_;  // requests of a later epoch
   Held after_norm_;   // pushes of the next version, while this one waits for its norm
+  Held ahead_;        // sync: pushes of the next version, while this one waits for a push
   Held before_join_;  // a joiner's pushes before the scheduler's word that it joined
   std::map<int64_t, int64_t> staleness_;  // staleness -> pushes
   int64_t max_push_trips_;

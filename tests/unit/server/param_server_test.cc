@@ -688,6 +688,37 @@ TEST_F(ParamServerTest, APushOfTheNextVersionWaitsForThisVersionsNorm) {
   EXPECT_EQ(server_->Stats().pushes, 4);
 }
 
+// Sync with --replicas: a worker may pull the next version from a replica that completed the
+// step first and push it here before this server has the step's last push (it comes over
+// another connection). The push is held, then counted once the step is complete.
+TEST_F(ParamServerTest, ASyncPushOfTheNextVersionWaitsForThisStepsLastPush) {
+  StartServer(1.0);
+  auto w0 = Client(0), w1 = Client(1);
+  Init(*w0, InitValues().data());
+  auto g = std::make_shared<const std::vector<float>>(std::vector<float>(kN, 1.0f));
+  Push(*w0, g, {}, {0, 1, 1.0});
+  std::atomic<bool> acked{false};
+  std::thread next([&] {
+    Push(*w0, g, {}, {1, 1, 1.0});
+    acked = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(acked.load());  // held: version 0 waits for worker 1's push
+  Push(*w1, g, {}, {0, 1, 1.0});
+  next.join();
+  Push(*w1, g, {}, {1, 1, 1.0});
+  std::vector<float> out(kN);
+  EXPECT_EQ(Pull(*w1, 2, out.data()).version, 2);
+  const std::vector<float> init = InitValues();
+  for (int64_t k = 0; k < kN; ++k) {
+    EXPECT_EQ(out[k], static_cast<float>(static_cast<float>(init[k] - kLr * 1.0f) - kLr * 1.0f))
+        << k;
+  }
+  StopServer();
+  EXPECT_EQ(server_->errors(), 0);
+  EXPECT_EQ(server_->Stats().pushes, 4);
+}
+
 // --replicas 2 in one process: two servers hold the whole range. A client pushes to both and
 // pulls from the first; once that one is declared lost (it stops serving here, as if killed),
 // the pull waiting on it is asked of the replica, which holds every push already.
