@@ -50,8 +50,8 @@ SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch
 }
 
 // LibTorch's LSTM (forward() runs the one of cpu_lstm.h instead on the CPU in float): it runs
-// on padded inputs, not a packed sequence: it is causal, so the
-// outputs at a trip's real steps do not depend on the padding after them, and only those are read.
+// on padded inputs, not a packed sequence: it is causal, so the outputs at a trip's real steps
+// do not depend on the padding after them, and only those are read.
 // (Packing gives the same numbers, but its per-step slicing dominated the backward pass.)
 // On the CPU, to keep padding cheap in large batches, trips are sorted by length and run in
 // groups of kLstmGroup, each padded only to its own longest trip. On a GPU the whole batch is one
