@@ -40,6 +40,9 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_out) {
+    // No gradient reaches the output (it fed nothing that was differentiated): none leaves.
+    if (!grad_out[0].defined())
+      return {torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
     const auto saved = ctx->get_saved_variables();
     const auto &a = saved[0], &w = saved[1], &z = saved[2];
     const int64_t kind = ctx->saved_data["kind"].toInt();
