@@ -85,19 +85,18 @@ LossParts DeepTTEImpl::Loss(const BatchTensors& b) {
   // Local labels: the seconds spent on each local path, from the raw time gaps.
   auto label = LocalPathDelta(b.time_gap, config_.kernel_size);
   Gate(3);
-  if (out.sptm.is_packed()) {
-    const auto& steps = out.sptm.packed;
-    auto local_pred = local_estimate_(steps.rows) * LocalScale(stats_.time_gap_std) +
-                      LocalScale(stats_.time_gap_mean);
+  const auto& sptm = out.sptm;
+  auto local_pred = local_estimate_(sptm.is_packed() ? sptm.packed.rows : sptm.hiddens) *
+                        LocalScale(stats_.time_gap_std) +
+                    LocalScale(stats_.time_gap_mean);
+  if (sptm.is_packed()) {
     // Each trip's paths weigh 1 / (its paths * trips): the mean over its paths, then over trips.
-    const auto lengths = out.sptm.local_lengths.to(local_pred.scalar_type());
-    const auto weight = (1.0 / (lengths * lengths.size(0))).index_select(0, steps.trip);
-    loss.local = PackedLocalPathLoss(local_pred,
-                                     label.reshape(-1).index_select(0, steps.padded_index), weight);
+    const auto lengths = sptm.local_lengths.to(local_pred.scalar_type());
+    const auto weight = (1.0 / (lengths * lengths.size(0))).index_select(0, sptm.packed.trip);
+    loss.local = PackedLocalPathLoss(
+        local_pred, label.reshape(-1).index_select(0, sptm.packed.padded_index), weight);
   } else {
-    auto local_pred = local_estimate_(out.sptm.hiddens) * LocalScale(stats_.time_gap_std) +
-                      LocalScale(stats_.time_gap_mean);
-    loss.local = LocalPathLoss(local_pred, label, out.sptm.mask);
+    loss.local = LocalPathLoss(local_pred, label, sptm.mask);
   }
   loss.total =
       (1.0 - config_.local_loss_weight) * loss.entire + config_.local_loss_weight * loss.local;

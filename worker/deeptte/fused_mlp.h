@@ -18,7 +18,8 @@ struct MlpLayer {
 };
 
 // x: [N, in] float on the CPU; returns the last layer's output [N, out]. The same as LibTorch's
-// Linear, leaky_relu and add to float rounding (estimators_test compares outputs and gradients).
+// Linear, leaky_relu and add to float rounding (CpuLstm.TheModelsLossAndGradientsEqualThoseWith
+// LibTorchsLstm compares the model's loss and gradients with and without these nodes).
 torch::Tensor FusedMlp(const torch::Tensor& x, const std::vector<MlpLayer>& layers);
 
 }  // namespace tteps::deeptte

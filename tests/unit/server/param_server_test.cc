@@ -149,6 +149,22 @@ class ParamServerTest : public ::testing::Test {
     return std::make_unique<KVClient>(ctx_, map, map_.workers[worker], o);
   }
 
+  // After two sync steps in which both workers pushed all-ones gradients of one trip each:
+  // version 2 holds the initial values less two SGD steps of 1, and the server counted four
+  // pushes and no error.
+  void ExpectTwoStepsOfOnesThenStop(KVClient& client) {
+    std::vector<float> out(kN);
+    EXPECT_EQ(Pull(client, 2, out.data()).version, 2);
+    const std::vector<float> init = InitValues();
+    for (int64_t k = 0; k < kN; ++k) {
+      EXPECT_EQ(out[k], static_cast<float>(static_cast<float>(init[k] - kLr * 1.0f) - kLr * 1.0f))
+          << k;
+    }
+    StopServer();
+    EXPECT_EQ(server_->errors(), 0);
+    EXPECT_EQ(server_->Stats().pushes, 4);
+  }
+
   zmq::context_t ctx_;
   zmq::socket_t router_ = MakeSocket(ctx_, zmq::socket_type::router);
   ClusterMap map_;
@@ -676,16 +692,7 @@ TEST_F(ParamServerTest, APushOfTheNextVersionWaitsForThisVersionsNorm) {
     std::lock_guard<std::mutex> lock(norms_mu_);
     norms_[1] = 1.0;
   }
-  std::vector<float> out(kN);
-  EXPECT_EQ(Pull(*w1, 2, out.data()).version, 2);
-  const std::vector<float> init = InitValues();
-  for (int64_t k = 0; k < kN; ++k) {
-    EXPECT_EQ(out[k], static_cast<float>(static_cast<float>(init[k] - kLr * 1.0f) - kLr * 1.0f))
-        << k;
-  }
-  StopServer();
-  EXPECT_EQ(server_->errors(), 0);
-  EXPECT_EQ(server_->Stats().pushes, 4);
+  ExpectTwoStepsOfOnesThenStop(*w1);
 }
 
 // Sync with --replicas: a worker may pull the next version from a replica that completed the
@@ -707,16 +714,7 @@ TEST_F(ParamServerTest, ASyncPushOfTheNextVersionWaitsForThisStepsLastPush) {
   Push(*w1, g, {}, {0, 1, 1.0});
   next.join();
   Push(*w1, g, {}, {1, 1, 1.0});
-  std::vector<float> out(kN);
-  EXPECT_EQ(Pull(*w1, 2, out.data()).version, 2);
-  const std::vector<float> init = InitValues();
-  for (int64_t k = 0; k < kN; ++k) {
-    EXPECT_EQ(out[k], static_cast<float>(static_cast<float>(init[k] - kLr * 1.0f) - kLr * 1.0f))
-        << k;
-  }
-  StopServer();
-  EXPECT_EQ(server_->errors(), 0);
-  EXPECT_EQ(server_->Stats().pushes, 4);
+  ExpectTwoStepsOfOnesThenStop(*w1);
 }
 
 // --replicas 2 in one process: two servers hold the whole range. A client pushes to both and
