@@ -3,11 +3,11 @@
 // The same parameters, names and layout as the torch::nn::LSTM it runs; the same results to
 // float rounding (cpu_lstm_test compares outputs and gradients with LibTorch's).
 //
-// Per layer: the input projections of every step in one GEMM (of the inputs the same at every
-// step, once per trip); per step one GEMM for the
-// recurrence over the rows still running and one pass of lstm_math over their gates. Backward:
-// per step one pass and one GEMM for the gradient reaching the previous h; then the weights'
-// gradients and the input's in three GEMMs over all steps at once.
+// Per layer and step, one GEMM of the running rows' [h_prev, x] against [W_hh, W_ih]^T (the
+// input's part of the trip, the same at every step, once per trip) and one pass of lstm_math
+// over their gates. Backward: per step one pass and one GEMM for the gradient reaching the
+// previous h; then the weights' gradients in one GEMM over all steps' [h_prev, x] and the
+// input's in one more.
 #pragma once
 
 #include <torch/torch.h>

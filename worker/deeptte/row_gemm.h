@@ -27,7 +27,7 @@ void RowGemmWithTorch(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
                       const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                       float* c, int64_t ldc);
 
-// dst (cols x rows) = src (rows x cols)^T, both contiguous, in cache-sized blocks (LibTorch's
+// dst (cols x rows) = src (rows x cols)^T, both contiguous, in SSE tiles (LibTorch's
 // copy of a transposed view walks one of them with a stride: 4x slower at 512 x 128).
 void Transpose(const float* src, int64_t rows, int64_t cols, float* dst);
 

@@ -52,7 +52,8 @@ TEST(RowGemm, EqualsLibTorchsProducts) {
 }
 
 TEST(RowGemm, TransposeEqualsLibTorchs) {
-  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{512, 128}, {37, 5}, {1, 19}}) {
+  for (const auto& [rows, cols] :
+       {std::pair<int64_t, int64_t>{512, 128}, {512, 61}, {37, 5}, {1, 19}}) {
     const auto src = torch::randn({rows, cols});
     auto dst = torch::empty({cols, rows});
     deeptte::Transpose(src.data_ptr<float>(), rows, cols, dst.data_ptr<float>());
