@@ -93,7 +93,12 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     const auto grad_h = grad_out[0].defined() ? grad_out[0].contiguous() : torch::zeros_like(h);
     const int64_t rows = xh.size(0), cols = xh.size(1), width = cols - hidden;
     const int64_t steps = static_cast<int64_t>(active.size());
-    auto d_gates = torch::empty_like(acts);
+    // The gates' gradients live only until the weights' product of their block below: they
+    // go into a buffer of a block's rows (plus a step's), which stays in cache, instead of an
+    // array of all rows that the cell's pass would write out to memory and read back.
+    constexpr int64_t kWeightBlock = 256;  // rows of dG per product (512 KB)
+    const int64_t capacity = kWeightBlock + batch;
+    auto d_gates = torch::empty({capacity, gates}, xh.options());
     // Per step, the gradient reaching each row's [h_prev, x] in one product with [W_hh, W_ih]
     // (the matrix the forward pass multiplied, untransposed): h_prev's part feeds the step
     // before, x's is the input's gradient.
@@ -112,8 +117,9 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     float *dcp = dc.data_ptr<float>(), *dwt = dw_t.data_ptr<float>();
     float* sum = per_trip_sum.data_ptr<float>();
     const auto& cell = lstm_math::BestCellKernels();
-    constexpr int64_t kWeightBlock = 256;  // rows of dG per product (512 KB)
-    int64_t unsummed_end = rows;           // dG rows from begin[t] to here are not in dw_t yet
+    int64_t unsummed_end = rows;  // dG rows from begin[t] to here are not in dw_t yet
+    // Row `row`'s gates' gradient in the buffer: the unsummed rows end at its end.
+    const auto Dg = [&](int64_t row) { return dg + (row - unsummed_end + capacity) * gates; };
     for (int64_t t = steps - 1; t >= 0; --t) {
       const int64_t n = active[t], next_n = t + 1 < steps ? active[t + 1] : 0;
       at::parallel_for(0, n, kRowGrain, [&](int64_t from, int64_t to) {
@@ -123,16 +129,16 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
           cell.backward(a + row * gates, t > 0 ? cp + (begin[t - 1] + r) * hidden : nullptr,
                         tp + row * hidden, gh + row * hidden,
                         r < next_n ? dhx + (begin[t + 1] + r) * cols : nullptr, dcp + r * hidden,
-                        dg + row * gates, sum + r * gates, hidden);
+                        Dg(row), sum + r * gates, hidden);
         }
       });
       // At step 0, h_prev was zero: only x's part.
       const int64_t skip = t > 0 ? 0 : hidden;
-      RowGemm(false, false, n, cols - skip, gates, 1, dg + begin[t] * gates, gates, wc + skip,
-              w_cat.size(1), 0, dhx + begin[t] * cols + skip, cols);
+      RowGemm(false, false, n, cols - skip, gates, 1, Dg(begin[t]), gates, wc + skip, w_cat.size(1),
+              0, dhx + begin[t] * cols + skip, cols);
       if (unsummed_end - begin[t] >= kWeightBlock || t == 0) {
         RowGemm(true, false, cols, gates, unsummed_end - begin[t], 1, xp + begin[t] * cols, cols,
-                dg + begin[t] * gates, gates, unsummed_end == rows ? 0 : 1, dwt, gates);
+                Dg(begin[t]), gates, unsummed_end == rows ? 0 : 1, dwt, gates);
         unsummed_end = begin[t];
       }
     }
