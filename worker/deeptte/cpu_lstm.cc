@@ -31,10 +31,10 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     const int64_t cols = hidden + width, rows = x.size(0), batch = active.front();
     // Each row's [h_prev, x] side by side (h_prev: the same trip's h at the step before, zero at
     // step 0), so that a step's whole projection is one product of a few rows against
-    // [W_hh, W_ih's x columns]^T, transposed once: OpenBLAS's small-matrix kernel runs it
-    // without packing or zeroing at about 115 GFLOP/s here, where the input projection of all
-    // steps at once ran in its general kernel at 99 (and batch 256's step took 5 % longer).
-    // The backward pass reuses [h_prev, x] for the weights' gradients.
+    // [W_hh, W_ih's x columns]^T, transposed once: OpenBLAS's small-matrix kernel runs it at
+    // the core's peak without packing or zeroing, where the input projection of all steps at
+    // once, in its general kernel, made batch 256's step 5 % longer. The backward pass reuses
+    // [h_prev, x] for the weights' gradients.
     auto xh = torch::empty({rows, cols}, x.options());
     xh.narrow(1, hidden, width).copy_(x);
     xh.narrow(0, 0, batch).narrow(1, 0, hidden).zero_();
@@ -106,7 +106,7 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     const auto w_cat = torch::cat({w_hh, w_ih}, 1);  // [4H, H + F + P]: the trips' columns unread
     // The weights' gradients, transposed: dW^T += [h_prev, x]^T dG over blocks of consecutive
     // steps' rows while their dG is still in cache (the same product over all rows at the end
-    // ran at 85 % of the speed it has on data in cache).
+    // ran at about 90 GFLOP/s, against 100 on data in cache, plus OpenBLAS's packing).
     auto dw_t = torch::empty({cols, gates}, xh.options());
     auto dc = torch::zeros({batch, hidden}, xh.options());           // reaching c_t from step t + 1
     auto per_trip_sum = torch::zeros({batch, gates}, xh.options());  // d_gates summed per trip
