@@ -13,6 +13,7 @@
 #include "worker/data/padded_batch.h"
 #include "worker/deeptte/checkpoint.h"
 #include "worker/deeptte/embedding_rows.h"
+#include "worker/deeptte/geo_conv.h"
 #include "worker/evaluator.h"
 #include "worker/exchange/gradient_hooks.h"
 #include "worker/grad_buckets.h"
@@ -137,6 +138,31 @@ TEST(DeepTTE, LossIsMeanOfPerTripLosses) {
   const double a = model->Loss(Batch({idx[0], idx[1]})).total.item<double>();
   const double b = model->Loss(Batch({idx[2], idx[3], idx[4]})).total.item<double>();
   EXPECT_NEAR(whole, (2 * a + 3 * b) / 5, 1e-5);
+}
+
+// On the CPU in float the local paths' windows are our own autograd node (geo_conv.cc); in
+// double LibTorch's unfold. Both give the same outputs and gradients (to float rounding).
+TEST(DeepTTE, GeoConvWindowsEqualUnfoldInDouble) {
+  torch::manual_seed(3);
+  deeptte::GeoConv conv(3, 32);
+  torch::manual_seed(3);
+  deeptte::GeoConv conv_d(3, 32);  // the same initial values, in double
+  conv_d->to(torch::kDouble);
+  const auto idx = MixedLengths(4);
+  const auto b = Batch(idx), b_d = Batch(idx, torch::kDouble);
+  const int64_t paths = b.lngs.size(1) - 2;
+  const auto dist = torch::rand({b.lngs.size(0), paths}, torch::kDouble);
+  const auto weights = torch::randn({b.lngs.size(0), paths, 33}, torch::kDouble);
+  (conv(b, dist.to(torch::kFloat)) * weights.to(torch::kFloat)).sum().backward();
+  (conv_d->forward(b_d, dist) * weights).sum().backward();
+  const auto out = conv(b, dist.to(torch::kFloat)).to(torch::kDouble);
+  const auto out_d = conv_d->forward(b_d, dist);
+  EXPECT_LT((out - out_d).abs().max().item<double>(), 1e-5 * out_d.abs().max().item<double>());
+  const auto params = conv->named_parameters(), params_d = conv_d->named_parameters();
+  for (const auto& key : params.keys()) {
+    const auto g = params[key].grad().to(torch::kDouble), g_d = params_d[key].grad();
+    EXPECT_LT((g - g_d).abs().max().item<double>(), 1e-5 * g_d.abs().max().item<double>()) << key;
+  }
 }
 
 TEST(DeepTTE, GradientMatchesFiniteDifferencesInDouble) {
