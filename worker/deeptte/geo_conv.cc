@@ -5,7 +5,8 @@ namespace {
 
 // x [B, T, C] -> [B, T-k+1, C * k]: each local path's k points, laid out as x.unfold(1, k, 1)
 // reshaped (channel-major, the convolution weight's [F, C, k]), with its backward as one pass
-// of additions. LibTorch's unfold_backward took 5 % of a step of 4 trips here.
+// of additions (with unfold and LibTorch's unfold_backward, steps of 16 and 64 trips took 2.7 and
+// 1.4 % longer).
 struct LocalWindows : public torch::autograd::Function<LocalWindows> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                int64_t k) {
