@@ -274,18 +274,19 @@ TEST(Mistakes, AFullDiskIsNamedAndKeepsWhatWasWritten) {
       << ReadFile(dir + "/eval.log");
 }
 
-// A worker computing one step for longer than --timeout_s (here slowed 60 times) is busy, not a
-// silent peer: its heartbeats say which step it computes, the others wait for it (a pull the
-// server holds, its reply, a ring's data) and the scheduler names the long step in
-// metrics.jsonl. The sync job ends with the undisturbed job's model, bit for bit. Past
-// --step_timeout_s the job fails, naming the worker and the step. (Before, the server refused
-// the pull after --timeout_s: "pull for 1 waited 3 s (--timeout_s) for worker 1".)
+// A worker computing one step for longer than --timeout_s (here slowed 150 times: a step of 4 to
+// 6 s; slowed 60 times it took 2.6 s once the CPU kernels were faster, too close to the 2 s and
+// under the 3 s below) is busy, not a silent peer: its heartbeats say which step it computes, the
+// others wait for it (a pull the server holds, its reply, a ring's data) and the scheduler names
+// the long step in metrics.jsonl. The sync job ends with the undisturbed job's model, bit for bit.
+// Past --step_timeout_s the job fails, naming the worker and the step. (Before, the server
+// refused the pull after --timeout_s: "pull for 1 waited 3 s (--timeout_s) for worker 1".)
 TEST(Mistakes, ALongStepIsComputationNotASilentPeer) {
   const std::string dir = FreshDir("mistake_long_step");
   const std::string flags = " -- --train_data " TTEPS_SOURCE_DIR
                             "/data/chengdu/trajectories.jsonl --max_steps 2 --heartbeat_s 0.5 "
                             "--timeout_s 2";
-  const std::string slow = " --slowdown 6000 --slowdown_worker 1";
+  const std::string slow = " --slowdown 15000 --slowdown_worker 1";
   const auto job = [&](const std::string& mode, const std::string& name) {
     return Launcher() + " --mode " + mode + " --workers 2" +
            (mode == "sync" ? " --servers 1" : "") + " --out_dir " + dir + "/" + name + flags;

@@ -388,16 +388,17 @@ TEST(PsCluster, KilledLastWorkerIsNamedAndTheJobEndsNonZero) {
 
 // Async and SSP go on with the survivors (no exactness promised): the killed worker is declared
 // lost once silent, the servers stop waiting for its clock (SSP would hold every pull else), and
-// the job ends by itself with exit 0 and the loss recorded. Ten epochs: the survivors must still
-// be training when the loss is declared, 2 s after the kill (with 4, async survivors at 2,056
-// trips/s had finished by then: "async goes on with 0 workers").
+// the job ends by itself with exit 0 and the loss recorded. 25 epochs: the survivors must still
+// be training when the loss is declared, about 3 s after the kill (with 4, async survivors at
+// 2,056 trips/s had finished by then: "async goes on with 0 workers"; with 10 at 2,088 trips/s,
+// after the faster CPU kernels, too).
 TEST(PsCluster, AsyncAndSspGoOnWithoutAKilledWorker) {
   for (const std::string mode : {"async", "ssp"}) {
     const std::string dir = FreshDir("lose_" + mode);
     const auto k = KillWorkerDuringTraining(
         Launcher() + " --mode " + mode + " --workers 3 --servers 2 --out_dir " + dir +
             "/run -- --train_data " + kData +
-            " --epochs 10 --log_every 1 --heartbeat_s 0.5 --staleness 1 --timeout_s 20",
+            " --epochs 25 --log_every 1 --heartbeat_s 0.5 --staleness 1 --timeout_s 20",
         dir + "/run", dir + "/log", 2, 120);
     ASSERT_TRUE(k.killed) << k.log;
     ASSERT_TRUE(k.ended) << "the job did not end after its worker was killed\n" << k.log;
