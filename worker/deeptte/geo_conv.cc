@@ -3,6 +3,23 @@
 namespace tteps::deeptte {
 namespace {
 
+// Calls f(window entry, point entry) for every entry of every window: entry c * k + j of window
+// (b, t) is channel c of point (b, t + j). The forward pass copies along this map, the backward
+// adds back along it.
+template <typename F>
+void ForEachWindowEntry(int64_t batch, int64_t steps, int64_t channels, int64_t k, F f) {
+  const int64_t paths = steps - k + 1;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t t = 0; t < paths; ++t) {
+      const int64_t row = (b * paths + t) * channels * k;
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t point = (b * steps + t + j) * channels;
+        for (int64_t c = 0; c < channels; ++c) f(row + c * k + j, point + c);
+      }
+    }
+  }
+}
+
 // x [B, T, C] -> [B, T-k+1, C * k]: each local path's k points, laid out as x.unfold(1, k, 1)
 // reshaped (channel-major, the convolution weight's [F, C, k]), with its backward as one pass
 // of additions (with unfold and LibTorch's unfold_backward, steps of 16 and 64 trips took 2.7 and
@@ -12,19 +29,10 @@ struct LocalWindows : public torch::autograd::Function<LocalWindows> {
                                int64_t k) {
     const auto xc = x.contiguous();
     const int64_t batch = xc.size(0), steps = xc.size(1), channels = xc.size(2);
-    const int64_t paths = steps - k + 1;
-    auto out = torch::empty({batch, paths, channels * k}, xc.options());
+    auto out = torch::empty({batch, steps - k + 1, channels * k}, xc.options());
     const float* in = xc.data_ptr<float>();
     float* o = out.data_ptr<float>();
-    for (int64_t b = 0; b < batch; ++b) {
-      for (int64_t t = 0; t < paths; ++t) {
-        float* row = o + (b * paths + t) * channels * k;
-        for (int64_t j = 0; j < k; ++j) {
-          const float* point = in + (b * steps + t + j) * channels;
-          for (int64_t c = 0; c < channels; ++c) row[c * k + j] = point[c];
-        }
-      }
-    }
+    ForEachWindowEntry(batch, steps, channels, k, [&](int64_t w, int64_t p) { o[w] = in[p]; });
     ctx->saved_data["k"] = k;
     ctx->saved_data["steps"] = steps;
     return out;
@@ -35,20 +43,11 @@ struct LocalWindows : public torch::autograd::Function<LocalWindows> {
     if (!grad_out[0].defined()) return {torch::Tensor(), torch::Tensor()};
     const auto g = grad_out[0].contiguous();
     const int64_t k = ctx->saved_data["k"].toInt(), steps = ctx->saved_data["steps"].toInt();
-    const int64_t batch = g.size(0), paths = g.size(1), channels = g.size(2) / k;
+    const int64_t batch = g.size(0), channels = g.size(2) / k;
     auto dx = torch::zeros({batch, steps, channels}, g.options());
     const float* gp = g.data_ptr<float>();
     float* d = dx.data_ptr<float>();
-    // In the order unfold_backward sums: for each point, its windows j = 0 .. k-1.
-    for (int64_t b = 0; b < batch; ++b) {
-      for (int64_t t = 0; t < paths; ++t) {
-        const float* row = gp + (b * paths + t) * channels * k;
-        for (int64_t j = 0; j < k; ++j) {
-          float* point = d + (b * steps + t + j) * channels;
-          for (int64_t c = 0; c < channels; ++c) point[c] += row[c * k + j];
-        }
-      }
-    }
+    ForEachWindowEntry(batch, steps, channels, k, [&](int64_t w, int64_t p) { d[p] += gp[w]; });
     return {dx, torch::Tensor()};
   }
 };
