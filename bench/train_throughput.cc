@@ -175,8 +175,7 @@ Measured TimeSteps(const tteps::data::Trips& trips, const tteps::data::NormStats
     model->zero_grad(/*set_to_none=*/true);  // as the worker does
     const size_t chunk = device.is_cpu() && FLAGS_cpu_chunk > 0 ? FLAGS_cpu_chunk : batch.size();
     auto s = AccumulateInChunks(*model, trips, batch, chunk);
-    ScaleGradients(*model, 1.0 / s.trips);
-    optimizer->step();
+    StepOnScaledGradients(*optimizer, *model, 1.0 / s.trips);  // as LocalOptimizer::Step
     if (device.is_cuda()) torch::cuda::synchronize();  // the step's kernels, not their launch
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (step >= FLAGS_warmup) {

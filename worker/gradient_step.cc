@@ -138,6 +138,16 @@ void ScaleGradients(torch::nn::Module& model, double factor) {
   at::_foreach_mul_(grads, factor);  // one multi-tensor kernel on a GPU
 }
 
+void StepOnScaledGradients(torch::optim::Optimizer& optimizer, torch::nn::Module& model,
+                           double factor) {
+  if (auto* ours = dynamic_cast<StepsOnScaledGradients*>(&optimizer)) {
+    ours->StepScaled(factor);
+    return;
+  }
+  ScaleGradients(model, factor);
+  optimizer.step();
+}
+
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const OptimizerConfig& opts,
                                                        std::vector<torch::Tensor> params) {
   // A step of per-tensor kernels is mostly launch overhead on a GPU, and passes over memory on

@@ -49,6 +49,12 @@ MicroBatchStats AccumulateMeasured(deeptte::DeepTTEImpl& model, const data::Trip
 // Multiplies every parameter gradient by `factor` (1 / count turns a sum into a mean).
 void ScaleGradients(torch::nn::Module& model, double factor);
 
+// ScaleGradients(model, factor), then optimizer.step(): with the same result, in one pass over
+// each gradient where the optimizer is ours (StepsOnScaledGradients), which leaves the gradients
+// unscaled on the CPU; `model` holds the optimizer's parameters.
+void StepOnScaledGradients(torch::optim::Optimizer& optimizer, torch::nn::Module& model,
+                           double factor);
+
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const OptimizerConfig& opts,
                                                        std::vector<torch::Tensor> params);
 

@@ -35,6 +35,11 @@ bool OnCpuInFloat(const std::vector<torch::Tensor>& params) {
 
 float* Floats(const torch::Tensor& t) { return t.data_ptr<float>(); }
 
+// The foreach paths' scaling: the gradients multiplied in place, as ScaleGradients does on a GPU.
+void ScaleInPlace(std::vector<torch::Tensor>& grads, double scale) {
+  if (scale != 1) at::_foreach_mul_(grads, scale);
+}
+
 }  // namespace
 
 MultiTensorAdam::MultiTensorAdam(std::vector<torch::Tensor> params,
@@ -50,6 +55,13 @@ MultiTensorAdam::MultiTensorAdam(std::vector<torch::Tensor> params,
 
 torch::Tensor MultiTensorAdam::step(LossClosure closure) {
   const torch::Tensor loss = LossOf(closure);
+  Step(1);
+  return loss;
+}
+
+void MultiTensorAdam::StepScaled(double factor) { Step(factor); }
+
+void MultiTensorAdam::Step(double scale) {
   torch::NoGradGuard no_grad;
   auto& group = param_groups().front();
   const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
@@ -68,8 +80,9 @@ torch::Tensor MultiTensorAdam::step(LossClosure closure) {
       const auto scalars =
           optimizer_kernels::AdamStepScalars(beta1, beta2, options.eps(), options.lr(), s);
       const auto g = params[i].grad().contiguous();
-      optimizer_kernels::Adam(params[i].numel(), scalars, Floats(params[i]), Floats(g), 1.0f,
-                              Floats(exp_avg_[i]), Floats(exp_avg_sq_[i]));
+      optimizer_kernels::Adam(params[i].numel(), scalars, Floats(params[i]), Floats(g),
+                              static_cast<float>(scale), Floats(exp_avg_[i]),
+                              Floats(exp_avg_sq_[i]));
       continue;
     }
     p.push_back(params[i]);
@@ -80,7 +93,8 @@ torch::Tensor MultiTensorAdam::step(LossClosure closure) {
     sqrt_bc2.emplace_back(std::sqrt(1 - std::pow(beta2, s)));
     step_size.emplace_back(-options.lr() / (1 - std::pow(beta1, s)));
   }
-  if (p.empty()) return loss;
+  if (p.empty()) return;
+  ScaleInPlace(grads, scale);
   at::_foreach_mul_(avg, beta1);
   at::_foreach_add_(avg, grads, 1 - beta1);
   at::_foreach_mul_(avg_sq, beta2);
@@ -89,7 +103,6 @@ torch::Tensor MultiTensorAdam::step(LossClosure closure) {
   at::_foreach_div_(denom, sqrt_bc2);
   at::_foreach_add_(denom, options.eps());
   at::_foreach_addcdiv_(p, avg, denom, step_size);
-  return loss;
 }
 
 MultiTensorSGD::MultiTensorSGD(std::vector<torch::Tensor> params, torch::optim::SGDOptions options)
@@ -101,6 +114,13 @@ MultiTensorSGD::MultiTensorSGD(std::vector<torch::Tensor> params, torch::optim::
 
 torch::Tensor MultiTensorSGD::step(LossClosure closure) {
   const torch::Tensor loss = LossOf(closure);
+  Step(1);
+  return loss;
+}
+
+void MultiTensorSGD::StepScaled(double factor) { Step(factor); }
+
+void MultiTensorSGD::Step(double scale) {
   torch::NoGradGuard no_grad;
   auto& group = param_groups().front();
   const auto& options = static_cast<const torch::optim::SGDOptions&>(group.options());
@@ -110,14 +130,15 @@ torch::Tensor MultiTensorSGD::step(LossClosure closure) {
     p.push_back(params[i]);
     grads.push_back(params[i].grad());
   }
-  if (p.empty()) return loss;
+  if (p.empty()) return;
   if (OnCpuInFloat(p)) {
-    StepOnCpu(options);
-    return loss;
+    StepOnCpu(options, static_cast<float>(scale));
+    return;
   }
+  ScaleInPlace(grads, scale);
   if (options.momentum() == 0) {
     at::_foreach_add_(p, grads, -options.lr());
-    return loss;
+    return;
   }
   // As torch::optim::SGD: the buffer starts as the first gradient, then buf = m buf + grad.
   std::vector<torch::Tensor> step_bufs, bufs, buf_grads;
@@ -135,10 +156,9 @@ torch::Tensor MultiTensorSGD::step(LossClosure closure) {
     at::_foreach_add_(bufs, buf_grads, 1 - options.dampening());
   }
   at::_foreach_add_(p, step_bufs, -options.lr());
-  return loss;
 }
 
-void MultiTensorSGD::StepOnCpu(const torch::optim::SGDOptions& options) {
+void MultiTensorSGD::StepOnCpu(const torch::optim::SGDOptions& options, float scale) {
   const auto& params = param_groups().front().params();
   const float neg_lr = static_cast<float>(-options.lr());
   for (size_t i : WithGradients(params)) {
@@ -146,14 +166,16 @@ void MultiTensorSGD::StepOnCpu(const torch::optim::SGDOptions& options) {
     const auto g = param.grad().contiguous();
     const size_t n = param.numel();
     if (options.momentum() == 0) {
-      optimizer_kernels::Sgd(n, neg_lr, Floats(param), Floats(g), 1.0f);
+      optimizer_kernels::Sgd(n, neg_lr, Floats(param), Floats(g), scale);
     } else if (!momentum_[i].defined()) {
-      // As torch::optim::SGD: the buffer starts as the first gradient.
-      momentum_[i] = g.clone().contiguous();
-      optimizer_kernels::Sgd(n, neg_lr, Floats(param), Floats(momentum_[i]), 1.0f);
+      // As torch::optim::SGD: the buffer starts as the first (scaled) gradient.
+      momentum_[i] = g.clone(at::MemoryFormat::Contiguous);
+      float* m = Floats(momentum_[i]);
+      for (size_t j = 0; j < n; ++j) m[j] *= scale;
+      optimizer_kernels::Sgd(n, neg_lr, Floats(param), m, 1.0f);
     } else {
       optimizer_kernels::Momentum(n, static_cast<float>(options.momentum()), neg_lr, Floats(param),
-                                  Floats(g), 1.0f, Floats(momentum_[i]));
+                                  Floats(g), scale, Floats(momentum_[i]));
     }
   }
 }

@@ -13,24 +13,39 @@
 
 namespace tteps {
 
-class MultiTensorAdam : public torch::optim::Adam {
+// An optimizer that steps on its parameters' gradients times a factor, as if they had been
+// multiplied by it in float first (ScaleGradients), without a pass over them to do so: on the CPU
+// the factor is applied as the one pass reads them and the gradients are left as they are; on a
+// GPU they are multiplied in place first.
+class StepsOnScaledGradients {
+ public:
+  virtual ~StepsOnScaledGradients() = default;
+  virtual void StepScaled(double factor) = 0;
+};
+
+class MultiTensorAdam : public torch::optim::Adam, public StepsOnScaledGradients {
  public:
   MultiTensorAdam(std::vector<torch::Tensor> params, torch::optim::AdamOptions options);
   torch::Tensor step(LossClosure closure = nullptr) override;
+  void StepScaled(double factor) override;
 
  private:
+  void Step(double scale);
+
   std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;  // per parameter; undefined until first grad
   std::vector<int64_t> steps_;
 };
 
-class MultiTensorSGD : public torch::optim::SGD {
+class MultiTensorSGD : public torch::optim::SGD, public StepsOnScaledGradients {
  public:
   MultiTensorSGD(std::vector<torch::Tensor> params, torch::optim::SGDOptions options);
   torch::Tensor step(LossClosure closure = nullptr) override;
+  void StepScaled(double factor) override;
 
  private:
+  void Step(double scale);
   // One pass per parameter with a gradient (all of them float on the CPU).
-  void StepOnCpu(const torch::optim::SGDOptions& options);
+  void StepOnCpu(const torch::optim::SGDOptions& options, float scale);
 
   std::vector<torch::Tensor> momentum_;  // per parameter; undefined until first grad
 };

@@ -14,13 +14,16 @@ LocalOptimizer::LocalOptimizer(deeptte::DeepTTEImpl& model, const OptimizerConfi
 
 void LocalOptimizer::Step(int64_t step, int64_t trips, const PieceNoise& pieces) {
   if (adascale_) gain_ = adascale_->Step(GradientSquaredNorm(model_), trips, pieces);
-  ScaleGradients(model_, 1.0 / static_cast<double>(trips));
-  if (opts_.clip_norm > 0) {
-    torch::nn::utils::clip_grad_norm_(model_.parameters(), opts_.clip_norm);
-  }
   const double lr = LearningRate(opts_, step) * gain_;
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
-  optimizer_->step();
+  const double mean = 1.0 / static_cast<double>(trips);
+  if (opts_.clip_norm > 0) {  // the clip's norm is the mean's
+    ScaleGradients(model_, mean);
+    torch::nn::utils::clip_grad_norm_(model_.parameters(), opts_.clip_norm);
+    optimizer_->step();
+    return;
+  }
+  StepOnScaledGradients(*optimizer_, model_, mean);
 }
 
 }  // namespace tteps

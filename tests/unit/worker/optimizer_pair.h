@@ -1,5 +1,7 @@
 // Two optimizers stepped over the same parameters and gradients (multi_tensor_optimizer_test,
 // gpu_test): tensors of several shapes, six steps, one parameter without a gradient in two.
+// With `scale` other than 1, A steps with StepScaled(scale) on the gradients as they are and B
+// on the gradients multiplied by it (in float) first.
 #pragma once
 
 #include <torch/torch.h>
@@ -12,7 +14,8 @@ namespace tteps::testing_util {
 // The parameters after the steps, for optimizer A and for optimizer B.
 template <typename A, typename B, typename Options>
 std::pair<std::vector<torch::Tensor>, std::vector<torch::Tensor>> StepBoth(const Options& options,
-                                                                           torch::Device device) {
+                                                                           torch::Device device,
+                                                                           double scale = 1) {
   torch::manual_seed(3);
   const std::vector<std::vector<int64_t>> shapes = {{7}, {3, 5}, {64, 16}, {1}, {2, 3, 4}};
   std::vector<torch::Tensor> a, b;
@@ -36,7 +39,14 @@ std::pair<std::vector<torch::Tensor>, std::vector<torch::Tensor>> StepBoth(const
         }
       }
     }
-    opt_a.step();
+    if (scale == 1) {
+      opt_a.step();
+    } else {
+      opt_a.StepScaled(scale);
+      for (auto& p : b) {
+        if (p.grad().defined()) p.mutable_grad().mul_(static_cast<float>(scale));
+      }
+    }
     opt_b.step();
   }
   std::vector<torch::Tensor> out_a, out_b;
