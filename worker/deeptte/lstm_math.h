@@ -9,9 +9,10 @@
 // may differ by float roundings (as OpenBLAS's do).
 //
 // exp, sigmoid and tanh are our own: a degree-7 Taylor polynomial of exp after range reduction
-// by powers of 2 (relative error below 1e-7, one float rounding), and for tanh near 0 its odd
-// Taylor series, where 1 - 2 / (e^2x + 1) would cancel. lstm_math_test checks every instruction
-// set this CPU has against std::exp, std::tanh and the cell's formulas in double.
+// by powers of 2 (relative error below 1e-7, one float rounding), and tanh |x| from e^-2|x| - 1
+// computed without its constant term (accurate near 0, where 1 - 2 / (e^2x + 1) would cancel).
+// lstm_math_test checks every instruction set this CPU has against std::exp, std::tanh and the
+// cell's formulas in double.
 #pragma once
 
 #include <cstdint>

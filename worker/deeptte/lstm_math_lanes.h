@@ -58,22 +58,38 @@ inline V Sigmoid(V x) {
   return Splat<V>(1.0f) / (Splat<V>(1.0f) + Exp(-x));
 }
 
+// e^y - 1 for y <= 0, to a few float roundings of itself also near 0 (where e^y - 1 cancels):
+// with y = n ln 2 + r, 2^n (e^r - 1) + (2^n - 1), where e^r - 1 = r + r^2 (1/2 + r/6 + ...)
+// has no constant term to cancel against.
+template <typename V>
+inline V Expm1NonPositive(V y) {
+  using I = decltype(y < y);
+  y = y < Splat<V>(-87.0f) ? Splat<V>(-87.0f) : y;
+  const V shifter = Splat<V>(12582912.0f);
+  const V n = (y * Splat<V>(1.44269504088896341f) + shifter) - shifter;
+  const V r = (y - n * Splat<V>(0.693359375f)) - n * Splat<V>(-2.12194440e-4f);
+  V p = Splat<V>(1.0f / 5040);
+  p = p * r + Splat<V>(1.0f / 720);
+  p = p * r + Splat<V>(1.0f / 120);
+  p = p * r + Splat<V>(1.0f / 24);
+  p = p * r + Splat<V>(1.0f / 6);
+  p = p * r + Splat<V>(0.5f);
+  const V em1 = p * (r * r) + r;
+  const V two_n = (V)((__builtin_convertvector(n, I) + 127) << 23);
+  return two_n * em1 + (two_n - Splat<V>(1.0f));
+}
+
+// tanh |x| = (1 - e^-2|x|) / (1 + e^-2|x|) = -t / (2 + t) with t = e^-2|x| - 1: accurate near 0
+// without a second formula; x's sign bit is put back on.
 template <typename V>
 inline V Tanh(V x) {
-  const V a = x < Splat<V>(0.0f) ? -x : x;
-  const V clamped = a > Splat<V>(9.0f) ? Splat<V>(9.0f) : a;
-  const V far = Splat<V>(1.0f) - Splat<V>(2.0f) / (Exp(clamped + clamped) + Splat<V>(1.0f));
-  // Near 0: x - x^3/3 + 2x^5/15 - ... to x^13; below 0.4 the next term is under 2e-9.
-  const V s = a * a;
-  V p = Splat<V>(21844.0f / 6081075);
-  p = p * s - Splat<V>(1382.0f / 155925);
-  p = p * s + Splat<V>(62.0f / 2835);
-  p = p * s - Splat<V>(17.0f / 315);
-  p = p * s + Splat<V>(2.0f / 15);
-  p = p * s - Splat<V>(1.0f / 3);
-  const V near = a + a * s * p;
-  const V t = a < Splat<V>(0.4f) ? near : far;
-  return x < Splat<V>(0.0f) ? -t : t;
+  using I = decltype(x < x);
+  const I bits = (I)x;
+  const I magnitude = bits & 0x7fffffff;
+  const I sign = bits ^ magnitude;
+  const V t = Expm1NonPositive((V)magnitude * Splat<V>(-2.0f));
+  const V m = (Splat<V>(0.0f) - t) / (Splat<V>(2.0f) + t);  // 0 - t: tanh(0) = +0
+  return (V)((I)m ^ sign);
 }
 
 // Calls f(j, k) over [0, n) in groups of k = all lanes, the last group maybe narrower.
