@@ -90,7 +90,11 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     const std::vector<int64_t> active = ctx->saved_data["active"].toIntVector();
     const int64_t hidden = w_hh.size(1), gates = 4 * hidden, batch = active.front();
     const std::vector<int64_t> begin = StepBegins(active);
-    const auto grad_h = grad_out[0].defined() ? grad_out[0].contiguous() : torch::zeros_like(h);
+    // The gradient reaching h, read in place row by row: the next layer's is a view of the
+    // gradients of its [h_prev, x] (x's columns), which a contiguous copy would move (1 MB).
+    auto grad_h = grad_out[0].defined() ? grad_out[0] : torch::zeros_like(h);
+    if (grad_h.stride(1) != 1 || grad_h.stride(0) < hidden) grad_h = grad_h.contiguous();
+    const int64_t gh_stride = grad_h.stride(0);
     const int64_t rows = xh.size(0), cols = xh.size(1), width = cols - hidden;
     const int64_t steps = static_cast<int64_t>(active.size());
     // The gates' gradients live only until the weights' product of their block below: they
@@ -135,7 +139,7 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
           const int64_t row = begin[t] + r;
           // A row whose trip ended at step t gets no gradient from step t + 1.
           cell.backward(a + row * gates, t > 0 ? cp + (begin[t - 1] + r) * hidden : nullptr,
-                        tp + row * hidden, gh + row * hidden,
+                        tp + row * hidden, gh + row * gh_stride,
                         r < next_n ? dhx + (begin[t + 1] + r) * cols : nullptr, dcp + r * hidden,
                         Dg(row), sum + r * gates, hidden);
         }
