@@ -110,13 +110,14 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     // before, x's is the input's gradient.
     auto d_hx = torch::empty({rows, cols}, xh.options());
     const auto w_hh_c = w_hh.contiguous(), w_ih_c = w_ih.contiguous();
-    const int64_t ih_cols = w_ih.size(1);  // F + P: the trips' columns unread here
-    // The weights' gradients: dW += dG^T [h_prev, x] over blocks of consecutive steps' rows while
-    // their dG is still in cache (the same product over all rows at the end ran at about 90
-    // GFLOP/s, against 100 on data in cache, plus OpenBLAS's packing), written straight into
-    // dW_hh and dW_ih's x columns (as fast as their transposes, without transposing them back).
-    auto dw_hh = torch::empty_like(w_hh_c);
-    auto dw_ih = torch::empty({gates, ih_cols}, xh.options());
+    // The weights' gradients, transposed: dW^T += [h_prev, x]^T dG over blocks of consecutive
+    // steps' rows while their dG is still in cache (the same product over all rows at the end
+    // ran at about 90 GFLOP/s, against 100 on data in cache, plus OpenBLAS's packing). Each
+    // block's [h_prev, x] is transposed first, so that the product is OpenBLAS's small kernel
+    // on two untransposed operands, the case it runs fastest (112 GFLOP/s against 93-97 with
+    // one transposed operand, on these shapes); dW^T is transposed into place at the end.
+    auto xt = torch::empty({cols, capacity}, xh.options());
+    auto dw_t = torch::empty({cols, gates}, xh.options());
     auto dc = torch::zeros({batch, hidden}, xh.options());           // reaching c_t from step t + 1
     auto per_trip_sum = torch::zeros({batch, gates}, xh.options());  // d_gates summed per trip
     const float *a = acts.data_ptr<float>(), *cp = c.data_ptr<float>();
@@ -124,8 +125,8 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     const float *xp = xh.data_ptr<float>(), *whh = w_hh_c.data_ptr<float>();
     const float* wih = w_ih_c.data_ptr<float>();
     float *dg = d_gates.data_ptr<float>(), *dhx = d_hx.data_ptr<float>();
-    float *dcp = dc.data_ptr<float>(), *dwh = dw_hh.data_ptr<float>();
-    float* dwi = dw_ih.data_ptr<float>();
+    float *dcp = dc.data_ptr<float>(), *dwt = dw_t.data_ptr<float>();
+    float* xtp = xt.data_ptr<float>();
     float* sum = per_trip_sum.data_ptr<float>();
     const auto& cell = lstm_math::BestCellKernels();
     int64_t unsummed_end =
@@ -150,19 +151,21 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
         RowGemm(false, false, n, hidden, gates, 1, Dg(begin[t]), gates, whh, hidden, 0, dhx_t,
                 cols);
       }
-      RowGemm(false, false, n, width, gates, 1, Dg(begin[t]), gates, wih, ih_cols, 0,
+      RowGemm(false, false, n, width, gates, 1, Dg(begin[t]), gates, wih, w_ih.size(1), 0,
               dhx_t + hidden, cols);
       if (unsummed_end - begin[t] >= kWeightBlock || t == 0) {
         const int64_t k = unsummed_end - begin[t];
         const float beta = unsummed_end == rows ? 0 : 1;
-        const float* block = xp + begin[t] * cols;
-        RowGemm(true, false, gates, hidden, k, 1, Dg(begin[t]), gates, block, cols, beta, dwh,
-                hidden);
-        RowGemm(true, false, gates, width, k, 1, Dg(begin[t]), gates, block + hidden, cols, beta,
-                dwi, ih_cols);
+        Transpose(xp + begin[t] * cols, k, cols, xtp);
+        RowGemm(false, false, cols, gates, k, 1, xtp, k, Dg(begin[t]), gates, beta, dwt, gates);
         unsummed_end = begin[t];
       }
     }
+    auto dw_hh = torch::empty_like(w_hh_c);
+    Transpose(dwt, hidden, gates, dw_hh.data_ptr<float>());
+    const int64_t ih_cols = w_ih.size(1);  // F + P
+    auto dw_ih = torch::empty({gates, ih_cols}, xh.options());
+    Transpose(dwt + hidden * gates, width, gates, dw_ih.data_ptr<float>(), ih_cols);
     auto dx = d_hx.narrow(1, hidden, width);
     const auto w_trip = w_ih.narrow(1, width, per_trip.size(1));
     auto d_per_trip = torch::mm(per_trip_sum, w_trip);

@@ -45,7 +45,8 @@ void RowGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
 #endif
 }
 
-void Transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
+void Transpose(const float* src, int64_t rows, int64_t cols, float* dst, int64_t ld) {
+  if (ld < 0) ld = rows;
   int64_t c0 = 0;
 #ifdef __SSE__
   // In 4 x 4 tiles through SSE registers (every x86-64 has SSE), 8 of dst's rows at a time from
@@ -60,20 +61,20 @@ void Transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
         __m128 a = _mm_loadu_ps(s + half), b = _mm_loadu_ps(s + cols + half);
         __m128 c = _mm_loadu_ps(s + 2 * cols + half), d = _mm_loadu_ps(s + 3 * cols + half);
         _MM_TRANSPOSE4_PS(a, b, c, d);
-        float* o = dst + (c0 + half) * rows + r0;
+        float* o = dst + (c0 + half) * ld + r0;
         _mm_storeu_ps(o, a);
-        _mm_storeu_ps(o + rows, b);
-        _mm_storeu_ps(o + 2 * rows, c);
-        _mm_storeu_ps(o + 3 * rows, d);
+        _mm_storeu_ps(o + ld, b);
+        _mm_storeu_ps(o + 2 * ld, c);
+        _mm_storeu_ps(o + 3 * ld, d);
       }
     }
     for (; r0 < rows; ++r0) {
-      for (int64_t j = c0; j < c0 + 8; ++j) dst[j * rows + r0] = src[r0 * cols + j];
+      for (int64_t j = c0; j < c0 + 8; ++j) dst[j * ld + r0] = src[r0 * cols + j];
     }
   }
 #endif
   for (; c0 < cols; ++c0) {
-    for (int64_t r0 = 0; r0 < rows; ++r0) dst[c0 * rows + r0] = src[r0 * cols + c0];
+    for (int64_t r0 = 0; r0 < rows; ++r0) dst[c0 * ld + r0] = src[r0 * cols + c0];
   }
 }
 

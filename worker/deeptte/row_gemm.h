@@ -27,9 +27,10 @@ void RowGemmWithTorch(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
                       const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                       float* c, int64_t ldc);
 
-// dst (cols x rows) = src (rows x cols)^T, both contiguous, in SSE tiles (LibTorch's
-// copy of a transposed view walks one of them with a stride: 4x slower at 512 x 128).
-void Transpose(const float* src, int64_t rows, int64_t cols, float* dst);
+// dst (cols x rows) = src (rows x cols)^T, src contiguous, dst's rows `ld` floats apart (rows
+// when omitted), in SSE tiles (LibTorch's copy of a transposed view walks one of them with a
+// stride: 4x slower at 512 x 128).
+void Transpose(const float* src, int64_t rows, int64_t cols, float* dst, int64_t ld = -1);
 
 // Whether RowGemm calls the BLAS directly (else RowGemmWithTorch).
 bool RowGemmCallsBlas();

@@ -58,6 +58,11 @@ TEST(RowGemm, TransposeEqualsLibTorchs) {
     auto dst = torch::empty({cols, rows});
     deeptte::Transpose(src.data_ptr<float>(), rows, cols, dst.data_ptr<float>());
     EXPECT_TRUE(torch::equal(dst, src.t())) << rows << " x " << cols;
+    // Into the first columns of a wider matrix (rows + 3 floats a row), the rest untouched.
+    auto wide = torch::full({cols, rows + 3}, 7.0f);
+    deeptte::Transpose(src.data_ptr<float>(), rows, cols, wide.data_ptr<float>(), rows + 3);
+    EXPECT_TRUE(torch::equal(wide.narrow(1, 0, rows), src.t())) << rows << " x " << cols;
+    EXPECT_TRUE(torch::equal(wide.narrow(1, rows, 3), torch::full({cols, 3}, 7.0f)));
   }
 }
 
