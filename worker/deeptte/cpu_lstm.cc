@@ -17,6 +17,42 @@ using torch::autograd::variable_list;
 // Rows per task when LibTorch runs more than one thread.
 constexpr int64_t kRowGrain = 16;
 
+// x's rows at `index`, as index_select(0, index), for distinct indices: the backward pass copies
+// each row's gradient back into place (index_select's backward adds them with index_add, a
+// TensorIterator per row: 0.7 % of a step of 64).
+struct GatherRows : public torch::autograd::Function<GatherRows> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& index) {
+    const auto xc = x.contiguous(), idx = index.contiguous();
+    const int64_t n = idx.numel(), width = x.size(1);
+    auto out = torch::empty({n, width}, x.options());
+    const int64_t* ip = idx.data_ptr<int64_t>();
+    const float* src = xc.data_ptr<float>();
+    float* dst = out.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(dst + i * width, src + ip[i] * width, width * sizeof(float));
+    }
+    ctx->save_for_backward({idx});
+    ctx->saved_data["rows"] = x.size(0);
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_out) {
+    if (!grad_out[0].defined()) return {torch::Tensor(), torch::Tensor()};
+    const auto idx = ctx->get_saved_variables()[0];
+    const auto g = grad_out[0].contiguous();
+    const int64_t n = idx.numel(), width = g.size(1);
+    auto dx = torch::zeros({ctx->saved_data["rows"].toInt(), width}, g.options());
+    const int64_t* ip = idx.data_ptr<int64_t>();
+    const float* src = g.data_ptr<float>();
+    float* dst = dx.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(dst + ip[i] * width, src + i * width, width * sizeof(float));
+    }
+    return {dx, torch::Tensor()};
+  }
+};
+
 // One LSTM layer over packed inputs (as PackedSequence lays them out). Its input at each step
 // is [x, per_trip]: per_trip is the same at every step of a trip, so its part of the input
 // projection (and of the gradients) is computed once per trip instead of once per step.
@@ -214,7 +250,7 @@ PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& input
   out.padded_index = torch::tensor(where, torch::kLong);
   out.trip = torch::tensor(trip, torch::kLong);
   const auto params = rnn->named_parameters();
-  auto x = inputs.reshape({batch * steps, inputs.size(2)}).index_select(0, out.padded_index);
+  auto x = GatherRows::apply(inputs.reshape({batch * steps, inputs.size(2)}), out.padded_index);
   const auto none = torch::empty({batch, 0}, x.options());
   for (int64_t l = 0; l < o.num_layers(); ++l) {
     const std::string k = std::to_string(l);
