@@ -32,25 +32,44 @@ inline void Put(float* p, V v, int64_t k) {
   std::memcpy(p, &v, k == kLanes<V> ? sizeof v : k * sizeof(float));
 }
 
+// x = n ln 2 + r with |r| <= ln 2 / 2: returns n, by the float rounding of adding 1.5 * 2^23, and
+// sets r, computed with ln 2 in two parts.
 template <typename V>
-inline V Exp(V x) {
-  using I = decltype(x < x);  // the integer vector of the same lanes
-  x = x < Splat<V>(-87.0f) ? Splat<V>(-87.0f) : x;
-  x = x > Splat<V>(88.0f) ? Splat<V>(88.0f) : x;
-  // n = round(x / ln 2), by the float rounding of adding 1.5 * 2^23; r = x - n ln 2 in two parts.
+inline V ReduceByLn2(V x, V* r) {
   const V shifter = Splat<V>(12582912.0f);
   const V n = (x * Splat<V>(1.44269504088896341f) + shifter) - shifter;
-  const V r = (x - n * Splat<V>(0.693359375f)) - n * Splat<V>(-2.12194440e-4f);
+  *r = (x - n * Splat<V>(0.693359375f)) - n * Splat<V>(-2.12194440e-4f);
+  return n;
+}
+
+// e^r = 1 + r + r^2 (1/2 + r/6 + ... + r^5/5040): the last factor, by Horner's rule.
+template <typename V>
+inline V ExpTail(V r) {
   V p = Splat<V>(1.0f / 5040);
   p = p * r + Splat<V>(1.0f / 720);
   p = p * r + Splat<V>(1.0f / 120);
   p = p * r + Splat<V>(1.0f / 24);
   p = p * r + Splat<V>(1.0f / 6);
-  p = p * r + Splat<V>(0.5f);
+  return p * r + Splat<V>(0.5f);
+}
+
+// 2^n for an integral n in [-126, 127], as a float's exponent bits.
+template <typename V>
+inline V TwoTo(V n) {
+  using I = decltype(n < n);  // the integer vector of the same lanes
+  return (V)((__builtin_convertvector(n, I) + 127) << 23);
+}
+
+template <typename V>
+inline V Exp(V x) {
+  x = x < Splat<V>(-87.0f) ? Splat<V>(-87.0f) : x;
+  x = x > Splat<V>(88.0f) ? Splat<V>(88.0f) : x;
+  V r;
+  const V n = ReduceByLn2(x, &r);
+  V p = ExpTail(r);
   p = p * r + Splat<V>(1.0f);
   p = p * r + Splat<V>(1.0f);
-  const I bits = (__builtin_convertvector(n, I) + 127) << 23;  // 2^n
-  return p * (V)bits;
+  return p * TwoTo(n);
 }
 
 template <typename V>
@@ -59,24 +78,14 @@ inline V Sigmoid(V x) {
 }
 
 // e^y - 1 for y <= 0, to a few float roundings of itself also near 0 (where e^y - 1 cancels):
-// with y = n ln 2 + r, 2^n (e^r - 1) + (2^n - 1), where e^r - 1 = r + r^2 (1/2 + r/6 + ...)
-// has no constant term to cancel against.
+// with y = n ln 2 + r, 2^n (e^r - 1) + (2^n - 1), where e^r - 1 = r + r^2 ExpTail(r) has no
+// constant term to cancel against.
 template <typename V>
 inline V Expm1NonPositive(V y) {
-  using I = decltype(y < y);
   y = y < Splat<V>(-87.0f) ? Splat<V>(-87.0f) : y;
-  const V shifter = Splat<V>(12582912.0f);
-  const V n = (y * Splat<V>(1.44269504088896341f) + shifter) - shifter;
-  const V r = (y - n * Splat<V>(0.693359375f)) - n * Splat<V>(-2.12194440e-4f);
-  V p = Splat<V>(1.0f / 5040);
-  p = p * r + Splat<V>(1.0f / 720);
-  p = p * r + Splat<V>(1.0f / 120);
-  p = p * r + Splat<V>(1.0f / 24);
-  p = p * r + Splat<V>(1.0f / 6);
-  p = p * r + Splat<V>(0.5f);
-  const V em1 = p * (r * r) + r;
-  const V two_n = (V)((__builtin_convertvector(n, I) + 127) << 23);
-  return two_n * em1 + (two_n - Splat<V>(1.0f));
+  V r;
+  const V two_n = TwoTo(ReduceByLn2(y, &r));
+  return two_n * (ExpTail(r) * (r * r) + r) + (two_n - Splat<V>(1.0f));
 }
 
 // tanh |x| = (1 - e^-2|x|) / (1 + e^-2|x|) = -t / (2 + t) with t = e^-2|x| - 1: accurate near 0
