@@ -171,8 +171,8 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     float* xtp = xt.data_ptr<float>();
     float* sum = per_trip_sum.data_ptr<float>();
     const auto& cell = lstm_math::BestCellKernels();
-    int64_t unsummed_end =
-        rows;  // dG rows from begin[t] to here are not in the weights' gradients yet
+    // The rows of dG from begin[t] to here are not in the weights' gradients yet.
+    int64_t unsummed_end = rows;
     // Row `row`'s gates' gradient in the buffer: the unsummed rows end at its end.
     const auto Dg = [&](int64_t row) { return dg + (row - unsummed_end + capacity) * gates; };
     for (int64_t t = steps - 1; t >= 0; --t) {

@@ -5,9 +5,9 @@
 //
 // Per layer and step, one GEMM of the running rows' [h_prev, x] against [W_hh, W_ih]^T (the
 // input's part of the trip, the same at every step, once per trip) and one pass of lstm_math
-// over their gates. Backward: per step one pass and one GEMM for the gradients reaching the
-// rows' [h_prev, x]; the weights' gradients in one GEMM per block of about 256 rows, as soon as
-// their gates' gradients are done.
+// over their gates. Backward: per step one pass and two GEMMs (against W_hh and W_ih) for the
+// gradients reaching the rows' [h_prev, x]; the weights' gradients in one GEMM per block of
+// about 256 rows, as soon as their gates' gradients are done.
 #pragma once
 
 #include <torch/torch.h>
