@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -57,12 +58,13 @@ struct GatherRows : public torch::autograd::Function<GatherRows> {
 // is [x, per_trip]: per_trip is the same at every step of a trip, so its part of the input
 // projection (and of the gradients) is computed once per trip instead of once per step.
 struct LstmLayer : public torch::autograd::Function<LstmLayer> {
-  // x: [N, F], N the real steps of all trips; per_trip: [B, P], B the trips (longest first;
-  // P may be 0). Returns h: [N, H].
+  // x: [N, F], N the real steps of all trips, its last data_cols columns without a gradient
+  // (CpuLstm); per_trip: [B, P], B the trips (longest first; P may be 0). Returns h: [N, H].
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& per_trip, const torch::Tensor& w_ih,
                                const torch::Tensor& w_hh, const torch::Tensor& b_ih,
-                               const torch::Tensor& b_hh, const std::vector<int64_t>& active) {
+                               const torch::Tensor& b_hh, const std::vector<int64_t>& active,
+                               int64_t data_cols) {
     const int64_t hidden = w_hh.size(1), gates = 4 * hidden, width = x.size(1);
     const int64_t cols = hidden + width, rows = x.size(0), batch = active.front();
     // Each row's [h_prev, x] side by side (h_prev: the same trip's h at the step before, zero at
@@ -122,6 +124,7 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     }
     ctx->save_for_backward({xh, per_trip, w_ih, w_hh, acts, c, tanh_c, h});
     ctx->saved_data["active"] = active;
+    ctx->saved_data["data_cols"] = data_cols;
     return h;
   }
 
@@ -139,6 +142,7 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     const int64_t gh_stride = grad_h.stride(0);
     const int64_t rows = xh.size(0), cols = xh.size(1), width = cols - hidden;
     const int64_t steps = static_cast<int64_t>(active.size());
+    const int64_t grad_width = width - ctx->saved_data["data_cols"].toInt();
     // The gates' gradients live only until the weights' product of their block below: they
     // go into a buffer of a block's rows (plus a step's), which stays in cache, instead of an
     // array of all rows that the cell's pass would write out to memory and read back.
@@ -193,8 +197,11 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
         RowGemm(false, false, n, hidden, gates, 1, Dg(begin[t]), gates, whh, hidden, 0, dhx_t,
                 cols);
       }
-      RowGemm(false, false, n, width, gates, 1, Dg(begin[t]), gates, wih, w_ih.size(1), 0,
+      RowGemm(false, false, n, grad_width, gates, 1, Dg(begin[t]), gates, wih, w_ih.size(1), 0,
               dhx_t + hidden, cols);
+      for (int64_t r = 0; r < n && grad_width < width; ++r) {
+        std::fill(dhx_t + r * cols + hidden + grad_width, dhx_t + (r + 1) * cols, 0.0f);
+      }
       if (unsummed_end - begin[t] >= kWeightBlock || t == 0) {
         const int64_t k = unsummed_end - begin[t];
         const float beta = unsummed_end == rows ? 0 : 1;
@@ -215,7 +222,7 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
       dw_ih.narrow(1, width, per_trip.size(1)).copy_(torch::mm(per_trip_sum.t(), per_trip));
     }
     auto db = per_trip_sum.sum(0);
-    return {dx, d_per_trip, dw_ih, dw_hh, db, db.clone(), torch::Tensor()};
+    return {dx, d_per_trip, dw_ih, dw_hh, db, db.clone(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -228,7 +235,8 @@ std::vector<int64_t> StepBegins(const std::vector<int64_t>& active) {
 }
 
 PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
-                          const torch::Tensor& per_trip, const torch::Tensor& lengths) {
+                          const torch::Tensor& per_trip, const torch::Tensor& lengths,
+                          int64_t data_cols) {
   const auto& o = rnn->options;
   TORCH_CHECK(o.batch_first() && o.bias() && !o.bidirectional() && o.dropout() == 0.0,
               "CpuLstm runs a batch-first, biased, one-way LSTM without dropout");
@@ -241,6 +249,7 @@ PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& input
   const int64_t* lp = len.data_ptr<int64_t>();
   const int64_t* op = order.data_ptr<int64_t>();
   TORCH_CHECK(batch > 0 && lp[batch - 1] >= 1 && lp[0] <= steps, "CpuLstm: lengths out of range");
+  TORCH_CHECK(data_cols >= 0 && data_cols <= inputs.size(2), "CpuLstm: data_cols out of range");
   PackedSteps out;
   out.order.assign(op, op + batch);
   out.active.assign(lp[0], 0);
@@ -262,15 +271,17 @@ PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& input
     const std::string k = std::to_string(l);
     x = LstmLayer::apply(x, l == 0 ? per_trip.index_select(0, order) : none,
                          params["weight_ih_l" + k], params["weight_hh_l" + k],
-                         params["bias_ih_l" + k], params["bias_hh_l" + k], out.active);
+                         params["bias_ih_l" + k], params["bias_hh_l" + k], out.active,
+                         l == 0 ? data_cols : 0);
   }
   out.rows = x;
   return out;
 }
 
 torch::Tensor CpuLstm(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
-                      const torch::Tensor& per_trip, const torch::Tensor& lengths) {
-  const auto p = CpuLstmPacked(rnn, inputs, per_trip, lengths);
+                      const torch::Tensor& per_trip, const torch::Tensor& lengths,
+                      int64_t data_cols) {
+  const auto p = CpuLstmPacked(rnn, inputs, per_trip, lengths, data_cols);
   const int64_t batch = inputs.size(0), steps = inputs.size(1), hidden = p.rows.size(1);
   return torch::zeros({batch * steps, hidden}, p.rows.options())
       .index_copy(0, p.padded_index, p.rows)

@@ -20,9 +20,13 @@ namespace tteps::deeptte {
 // [inputs[b][t], per_trip[b]] (per_trip's part of the projection is computed once per row):
 // inputs [B, T, F] and per_trip [B, P] (P may be 0), float on the CPU. lengths: [B] int64, each
 // row's real steps (at least 1). Returns [B, T, H]: the last layer's outputs, zero at the
-// padded steps (a row's padded steps are not computed at all).
+// padded steps (a row's padded steps are not computed at all). data_cols: inputs' last columns
+// that are data, which no gradient needs to reach (the model's distances): their gradient is
+// returned as zero, and the backward's products skip them (an odd width, 33 columns for 32,
+// cost the layer's input gradient a fifth of its speed).
 torch::Tensor CpuLstm(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
-                      const torch::Tensor& per_trip, const torch::Tensor& lengths);
+                      const torch::Tensor& per_trip, const torch::Tensor& lengths,
+                      int64_t data_cols = 0);
 
 // The last layer's outputs at the real steps only, in packed order (as PackedSequence lays them
 // out): the rows of step t are those of the active[t] longest trips, longest first. What reads
@@ -40,6 +44,7 @@ struct PackedSteps {
 std::vector<int64_t> StepBegins(const std::vector<int64_t>& active);
 
 PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
-                          const torch::Tensor& per_trip, const torch::Tensor& lengths);
+                          const torch::Tensor& per_trip, const torch::Tensor& lengths,
+                          int64_t data_cols = 0);
 
 }  // namespace tteps::deeptte

@@ -26,7 +26,9 @@ SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch
   SpatioTemporalOut out;
   out.local_lengths = b.lengths - (kernel_size_ - 1);
   if (fused_cpu_ && conv.device().is_cpu() && conv.scalar_type() == torch::kFloat) {
-    out.packed = CpuLstmPacked(rnn_, conv, attr, out.local_lengths);
+    // conv's last column is local_dist: data, whose gradient nothing reads.
+    out.packed = CpuLstmPacked(rnn_, conv, attr, out.local_lengths,
+                               /*data_cols=*/local_dist.requires_grad() ? 0 : 1);
     if (attention_) {
       out.pooled = PackedAttentionPool(out.packed, torch::tanh(attr2atten_(attr)));
     } else {

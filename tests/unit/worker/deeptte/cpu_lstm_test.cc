@@ -73,7 +73,7 @@ struct LstmRun {
 
 // Outputs at the real steps (zero elsewhere), and the gradients of a weighted sum of them.
 LstmRun RunLstm(torch::nn::LSTM& rnn, const torch::Tensor& inputs, const torch::Tensor& lengths,
-                const torch::Tensor& weights, bool ours) {
+                const torch::Tensor& weights, bool ours, int64_t data_cols = 0) {
   rnn->zero_grad();
   auto x = inputs.clone().requires_grad_(true);
   const auto mask =
@@ -81,8 +81,9 @@ LstmRun RunLstm(torch::nn::LSTM& rnn, const torch::Tensor& inputs, const torch::
   // Ours takes the last 5 input columns as the trip's own (as the model's attributes): those of
   // step 0, the same at every step here.
   auto per_trip = x.select(1, 0).slice(1, x.size(2) - 5);
-  auto out = ours ? deeptte::CpuLstm(rnn, x.slice(2, 0, x.size(2) - 5), per_trip, lengths)
-                  : std::get<0>(rnn->forward(x));
+  auto out = ours
+                 ? deeptte::CpuLstm(rnn, x.slice(2, 0, x.size(2) - 5), per_trip, lengths, data_cols)
+                 : std::get<0>(rnn->forward(x));
   out = out.masked_fill(mask.logical_not(), 0.0);
   (out * weights).sum().backward();
   const int64_t p = x.size(2) - 5;
@@ -115,6 +116,20 @@ TEST(CpuLstm, OutputsAndGradientsEqualLibTorchsOnAPaddedBatch) {
   const LstmRun again = RunLstm(rnn, inputs, lengths, weights, true);
   EXPECT_TRUE(torch::equal(again.out, ours.out));
   EXPECT_TRUE(torch::equal(again.d_params[1], ours.d_params[1]));
+
+  // With the last 2 per-step columns taken as data (no gradient wanted): the same outputs and
+  // parameters' gradients; the other columns' gradients LibTorch's (the product's rounding may
+  // differ with its width), those 2 zero.
+  const LstmRun data = RunLstm(rnn, inputs, lengths, weights, true, /*data_cols=*/2);
+  EXPECT_TRUE(torch::equal(data.out, ours.out));
+  const int64_t wanted = ours.d_steps.size(2) - 2;
+  EXPECT_LT(Relative(data.d_steps.slice(2, 0, wanted), theirs.d_steps.slice(2, 0, wanted)), 1e-5);
+  EXPECT_GT(ours.d_steps.slice(2, wanted).abs().max().item<float>(), 0.0f);
+  EXPECT_EQ(data.d_steps.slice(2, wanted).abs().max().item<float>(), 0.0f);
+  EXPECT_TRUE(torch::equal(data.d_trip, ours.d_trip));
+  for (size_t i = 0; i < ours.d_params.size(); ++i) {
+    EXPECT_TRUE(torch::equal(data.d_params[i], ours.d_params[i])) << "parameter " << i;
+  }
 }
 
 // The model's loss and every parameter's gradient with either LSTM, on real batches: mixed
