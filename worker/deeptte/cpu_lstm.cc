@@ -206,7 +206,17 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
         const int64_t k = unsummed_end - begin[t];
         const float beta = unsummed_end == rows ? 0 : 1;
         Transpose(xp + begin[t] * cols, k, cols, xtp);
-        RowGemm(false, false, cols, gates, k, 1, xtp, k, Dg(begin[t]), gates, beta, dwt, gates);
+        // Step 0's rows (the first `batch` of the last block) have h_prev = 0: W_hh's part
+        // leaves them out.
+        const int64_t zero_rows = t == 0 ? batch : 0;
+        if (k > zero_rows) {
+          RowGemm(false, false, hidden, gates, k - zero_rows, 1, xtp + zero_rows, k,
+                  Dg(begin[t] + zero_rows), gates, beta, dwt, gates);
+        } else if (beta == 0) {
+          std::fill(dwt, dwt + hidden * gates, 0.0f);
+        }
+        RowGemm(false, false, width, gates, k, 1, xtp + hidden * k, k, Dg(begin[t]), gates, beta,
+                dwt + hidden * gates, gates);
         unsummed_end = begin[t];
       }
     }
