@@ -1,5 +1,6 @@
 #include "worker/deeptte/attr_net.h"
 
+#include "worker/deeptte/cpu_embedding.h"
 #include "worker/deeptte/model_config.h"
 
 namespace tteps::deeptte {
@@ -13,7 +14,8 @@ AttrNetImpl::AttrNetImpl() {
 torch::Tensor AttrNetImpl::forward(const BatchTensors& b) {
   // The distance arrives normalised once by the data pipeline (the public code normalised twice).
   return torch::cat(
-      {driver_em_(b.driver_id), week_em_(b.week_id), time_em_(b.time_id), b.dist.unsqueeze(1)},
+      {Embed(driver_em_, b.driver_id, fused_cpu_), Embed(week_em_, b.week_id, fused_cpu_),
+       Embed(time_em_, b.time_id, fused_cpu_), b.dist.unsqueeze(1)},
       /*dim=*/1);
 }
 

@@ -12,9 +12,12 @@ class AttrNetImpl : public torch::nn::Module {
   AttrNetImpl();
   // [B, kAttrSize]
   torch::Tensor forward(const BatchTensors& batch);
+  // On the CPU, the lookups of cpu_embedding.h (the default) or LibTorch's.
+  void set_fused_cpu(bool on) { fused_cpu_ = on; }
 
  private:
   torch::nn::Embedding driver_em_{nullptr}, week_em_{nullptr}, time_em_{nullptr};
+  bool fused_cpu_ = true;
 };
 TORCH_MODULE(AttrNet);
 

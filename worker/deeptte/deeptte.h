@@ -62,9 +62,11 @@ class DeepTTEImpl : public torch::nn::Module {
   int64_t pad_multiple() const { return pad_multiple_; }
   void set_pad_multiple(int64_t n) { pad_multiple_ = std::max<int64_t>(1, n); }
   // On the CPU, our kernels (the default: the LSTM of cpu_lstm.h, the attention of
-  // packed_attention.h, the estimators of fused_mlp.h) or LibTorch's operators: the same model
-  // and results to float rounding; the switch is for comparisons. Not part of the model's state.
+  // packed_attention.h, the estimators of fused_mlp.h, the lookups of cpu_embedding.h) or
+  // LibTorch's operators: the same model and results to float rounding; the switch is for
+  // comparisons. Not part of the model's state.
   void set_fused_cpu_kernels(bool on) {
+    attr_net_->set_fused_cpu(on);
     spatio_temporal_->set_fused_cpu(on);
     entire_estimate_->set_fused_cpu(on);
     local_estimate_->set_fused_cpu(on);

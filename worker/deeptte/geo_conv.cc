@@ -1,5 +1,7 @@
 #include "worker/deeptte/geo_conv.h"
 
+#include "worker/deeptte/cpu_embedding.h"
+
 namespace tteps::deeptte {
 namespace {
 
@@ -62,7 +64,8 @@ GeoConvImpl::GeoConvImpl(int64_t kernel_size, int64_t num_filter) {
 }
 
 torch::Tensor GeoConvImpl::forward(const BatchTensors& b, const torch::Tensor& local_dist) {
-  auto locs = torch::cat({b.lngs.unsqueeze(2), b.lats.unsqueeze(2), state_em_(b.states)}, 2);
+  auto locs = torch::cat(
+      {b.lngs.unsqueeze(2), b.lats.unsqueeze(2), Embed(state_em_, b.states, fused_cpu_)}, 2);
   locs = torch::tanh(process_coords_(locs));  // [B, T, 16]
   torch::Tensor conv;
   if (locs.is_cuda()) {

@@ -28,7 +28,10 @@ class SpatioTemporalImpl : public torch::nn::Module {
                             const torch::Tensor& local_dist);
   // On the CPU, the LSTM of cpu_lstm.h with packed outputs and the attention of
   // packed_attention.h (the default), or LibTorch's operators on the padded batch.
-  void set_fused_cpu(bool on) { fused_cpu_ = on; }
+  void set_fused_cpu(bool on) {
+    fused_cpu_ = on;
+    geo_conv_->set_fused_cpu(on);
+  }
 
  private:
   // LibTorch's LSTM over [conv, attr] at every step: conv [B, T', F + 1], attr [B, kAttrSize]
