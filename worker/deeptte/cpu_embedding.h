@@ -1,7 +1,6 @@
 // An embedding lookup on the CPU as one autograd node whose backward adds each index's gradient
-// row in a plain loop: LibTorch's dense embedding backward runs a TensorIterator per index (the
-// geo-convolution's two-row state table takes one index per point, 2,300 at batch 64: 0.5 % of
-// a step). The same rows and, summed in index order as LibTorch sums them, the same gradients.
+// row in a plain loop, where LibTorch's dense embedding backward runs a TensorIterator per
+// index. The same rows and, summed in index order as LibTorch sums them, the same gradients.
 #pragma once
 
 #include <torch/torch.h>

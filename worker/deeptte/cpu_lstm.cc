@@ -244,22 +244,14 @@ std::vector<int64_t> StepBegins(const std::vector<int64_t>& active) {
   return begin;
 }
 
-PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
-                          const torch::Tensor& per_trip, const torch::Tensor& lengths,
-                          int64_t data_cols) {
-  const auto& o = rnn->options;
-  TORCH_CHECK(o.batch_first() && o.bias() && !o.bidirectional() && o.dropout() == 0.0,
-              "CpuLstm runs a batch-first, biased, one-way LSTM without dropout");
-  TORCH_CHECK(inputs.device().is_cpu() && inputs.scalar_type() == torch::kFloat,
-              "CpuLstm takes float inputs on the CPU");
-  const int64_t batch = inputs.size(0), steps = inputs.size(1);
+PackedSteps PackSteps(const torch::Tensor& lengths, int64_t steps) {
+  const int64_t batch = lengths.size(0);
   auto sorted = lengths.sort(/*stable=*/true, /*dim=*/0, /*descending=*/true);
   const auto len = std::get<0>(sorted).contiguous();
   const auto order = std::get<1>(sorted).contiguous();
   const int64_t* lp = len.data_ptr<int64_t>();
   const int64_t* op = order.data_ptr<int64_t>();
   TORCH_CHECK(batch > 0 && lp[batch - 1] >= 1 && lp[0] <= steps, "CpuLstm: lengths out of range");
-  TORCH_CHECK(data_cols >= 0 && data_cols <= inputs.size(2), "CpuLstm: data_cols out of range");
   PackedSteps out;
   out.order.assign(op, op + batch);
   out.active.assign(lp[0], 0);
@@ -274,17 +266,43 @@ PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& input
   }
   out.padded_index = torch::tensor(where, torch::kLong);
   out.trip = torch::tensor(trip, torch::kLong);
+  return out;
+}
+
+void CpuLstmOnPacked(const torch::nn::LSTM& rnn, const torch::Tensor& packed_inputs,
+                     const torch::Tensor& per_trip, int64_t data_cols, PackedSteps& steps) {
+  const auto& o = rnn->options;
+  TORCH_CHECK(o.batch_first() && o.bias() && !o.bidirectional() && o.dropout() == 0.0,
+              "CpuLstm runs a batch-first, biased, one-way LSTM without dropout");
+  TORCH_CHECK(packed_inputs.device().is_cpu() && packed_inputs.scalar_type() == torch::kFloat &&
+                  packed_inputs.dim() == 2 && packed_inputs.size(0) == steps.trip.numel(),
+              "CpuLstm takes float inputs on the CPU, one row per real step");
+  TORCH_CHECK(data_cols >= 0 && data_cols <= packed_inputs.size(1),
+              "CpuLstm: data_cols out of range");
   const auto params = rnn->named_parameters();
-  auto x = GatherRows::apply(inputs.reshape({batch * steps, inputs.size(2)}), out.padded_index);
-  const auto none = torch::empty({batch, 0}, x.options());
+  const auto order = torch::tensor(steps.order, torch::kLong);
+  const auto none = torch::empty({per_trip.size(0), 0}, packed_inputs.options());
+  auto x = packed_inputs;
   for (int64_t l = 0; l < o.num_layers(); ++l) {
     const std::string k = std::to_string(l);
     x = LstmLayer::apply(x, l == 0 ? per_trip.index_select(0, order) : none,
                          params["weight_ih_l" + k], params["weight_hh_l" + k],
-                         params["bias_ih_l" + k], params["bias_hh_l" + k], out.active,
+                         params["bias_ih_l" + k], params["bias_hh_l" + k], steps.active,
                          l == 0 ? data_cols : 0);
   }
-  out.rows = x;
+  steps.rows = x;
+}
+
+PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& inputs,
+                          const torch::Tensor& per_trip, const torch::Tensor& lengths,
+                          int64_t data_cols) {
+  TORCH_CHECK(inputs.device().is_cpu() && inputs.scalar_type() == torch::kFloat,
+              "CpuLstm takes float inputs on the CPU");
+  const int64_t batch = inputs.size(0), steps = inputs.size(1);
+  PackedSteps out = PackSteps(lengths, steps);
+  const auto x =
+      GatherRows::apply(inputs.reshape({batch * steps, inputs.size(2)}), out.padded_index);
+  CpuLstmOnPacked(rnn, x, per_trip, data_cols, out);
   return out;
 }
 

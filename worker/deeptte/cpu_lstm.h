@@ -47,4 +47,11 @@ PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& input
                           const torch::Tensor& per_trip, const torch::Tensor& lengths,
                           int64_t data_cols = 0);
 
+// The same in two parts, for inputs made in packed order in the first place (packed_geo_conv.h):
+// the layout of `lengths` ([B] int64, each in [1, steps]) over `steps` padded steps (rows
+// undefined), then the LSTM over inputs [N, F] in that layout (its rows filled in).
+PackedSteps PackSteps(const torch::Tensor& lengths, int64_t steps);
+void CpuLstmOnPacked(const torch::nn::LSTM& rnn, const torch::Tensor& packed_inputs,
+                     const torch::Tensor& per_trip, int64_t data_cols, PackedSteps& steps);
+
 }  // namespace tteps::deeptte

@@ -1,6 +1,6 @@
 #include "worker/deeptte/geo_conv.h"
 
-#include "worker/deeptte/cpu_embedding.h"
+#include "worker/deeptte/packed_geo_conv.h"
 
 namespace tteps::deeptte {
 namespace {
@@ -64,8 +64,7 @@ GeoConvImpl::GeoConvImpl(int64_t kernel_size, int64_t num_filter) {
 }
 
 torch::Tensor GeoConvImpl::forward(const BatchTensors& b, const torch::Tensor& local_dist) {
-  auto locs = torch::cat(
-      {b.lngs.unsqueeze(2), b.lats.unsqueeze(2), Embed(state_em_, b.states, fused_cpu_)}, 2);
+  auto locs = torch::cat({b.lngs.unsqueeze(2), b.lats.unsqueeze(2), state_em_(b.states)}, 2);
   locs = torch::tanh(process_coords_(locs));  // [B, T, 16]
   torch::Tensor conv;
   if (locs.is_cuda()) {
@@ -83,6 +82,13 @@ torch::Tensor GeoConvImpl::forward(const BatchTensors& b, const torch::Tensor& l
                                          conv_->bias);
   }
   return torch::cat({torch::elu(conv), local_dist.unsqueeze(2)}, 2);
+}
+
+torch::Tensor GeoConvImpl::ForwardPacked(const BatchTensors& b, const torch::Tensor& local_dist,
+                                         const PackedSteps& steps) {
+  return PackedGeoConv(b, local_dist, steps,
+                       {state_em_->weight, process_coords_->weight, process_coords_->bias,
+                        conv_->weight, conv_->bias});
 }
 
 torch::Tensor LocalPathDelta(const torch::Tensor& seq, int64_t k) {

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "worker/deeptte/batch_tensors.h"
+#include "worker/deeptte/cpu_lstm.h"
 
 namespace tteps::deeptte {
 
@@ -13,14 +14,15 @@ class GeoConvImpl : public torch::nn::Module {
   // local_dist: [B, T-k+1] normalised length of each local path.
   // Returns [B, T-k+1, num_filter + 1].
   torch::Tensor forward(const BatchTensors& batch, const torch::Tensor& local_dist);
-  // On the CPU, the state lookup of cpu_embedding.h (the default) or LibTorch's.
-  void set_fused_cpu(bool on) { fused_cpu_ = on; }
+  // The same rows on the CPU for the real local paths only, in the LSTM's packed order
+  // (packed_geo_conv.h): [N, num_filter + 1].
+  torch::Tensor ForwardPacked(const BatchTensors& batch, const torch::Tensor& local_dist,
+                              const PackedSteps& steps);
 
  private:
   torch::nn::Embedding state_em_{nullptr};
   torch::nn::Linear process_coords_{nullptr};
   torch::nn::Conv1d conv_{nullptr};
-  bool fused_cpu_ = true;
 };
 TORCH_MODULE(GeoConv);
 

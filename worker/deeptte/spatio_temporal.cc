@@ -21,23 +21,24 @@ SpatioTemporalImpl::SpatioTemporalImpl(int64_t kernel_size, int64_t num_filter,
 
 SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch::Tensor& attr,
                                               const torch::Tensor& local_dist) {
-  auto conv = geo_conv_(b, local_dist);  // [B, T', F + 1]
-
   SpatioTemporalOut out;
   out.local_lengths = b.lengths - (kernel_size_ - 1);
-  if (fused_cpu_ && conv.device().is_cpu() && conv.scalar_type() == torch::kFloat) {
-    // conv's last column is local_dist: data, whose gradient nothing reads.
-    out.packed = CpuLstmPacked(rnn_, conv, attr, out.local_lengths,
-                               /*data_cols=*/local_dist.requires_grad() ? 0 : 1);
+  if (fused_cpu_ && b.lngs.device().is_cpu() && b.lngs.scalar_type() == torch::kFloat) {
+    // The geo-convolution's rows made in the LSTM's packed order; their last column is
+    // local_dist: data, whose gradient nothing reads.
+    out.packed = PackSteps(out.local_lengths, local_dist.size(1));
+    const auto conv = geo_conv_->ForwardPacked(b, local_dist, out.packed);
+    CpuLstmOnPacked(rnn_, conv, attr, /*data_cols=*/1, out.packed);
     if (attention_) {
       out.pooled = PackedAttentionPool(out.packed, torch::tanh(attr2atten_(attr)));
     } else {
-      out.pooled = torch::zeros({conv.size(0), out.packed.rows.size(1)}, conv.options())
+      out.pooled = torch::zeros({b.size(), out.packed.rows.size(1)}, conv.options())
                        .index_add(0, out.packed.trip, out.packed.rows) /
                    out.local_lengths.unsqueeze(1).to(conv.scalar_type());
     }
     return out;
   }
+  auto conv = geo_conv_(b, local_dist);  // [B, T', F + 1]
   auto steps = torch::arange(conv.size(1), out.local_lengths.options());
   out.mask = steps.unsqueeze(0) < out.local_lengths.unsqueeze(1);
   out.hiddens =

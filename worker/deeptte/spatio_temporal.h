@@ -26,12 +26,10 @@ class SpatioTemporalImpl : public torch::nn::Module {
   SpatioTemporalImpl(int64_t kernel_size, int64_t num_filter, const std::string& pooling);
   SpatioTemporalOut forward(const BatchTensors& batch, const torch::Tensor& attr,
                             const torch::Tensor& local_dist);
-  // On the CPU, the LSTM of cpu_lstm.h with packed outputs and the attention of
-  // packed_attention.h (the default), or LibTorch's operators on the padded batch.
-  void set_fused_cpu(bool on) {
-    fused_cpu_ = on;
-    geo_conv_->set_fused_cpu(on);
-  }
+  // On the CPU, the geo-convolution of packed_geo_conv.h, the LSTM of cpu_lstm.h with packed
+  // outputs and the attention of packed_attention.h (the default), or LibTorch's operators on
+  // the padded batch.
+  void set_fused_cpu(bool on) { fused_cpu_ = on; }
 
  private:
   // LibTorch's LSTM over [conv, attr] at every step: conv [B, T', F + 1], attr [B, kAttrSize]
