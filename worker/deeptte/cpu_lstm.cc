@@ -115,10 +115,8 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
         for (int64_t r = from; r < to; ++r) {
           const int64_t row = begin[t] + r;
           cell.forward(a + row * gates, tr + r * gates, t > 0 ? cp + (prev + r) * hidden : nullptr,
-                       cp + row * hidden, tp + row * hidden, hp + row * hidden, hidden);
-          if (r < next_n) {
-            std::memcpy(xp + (begin[t + 1] + r) * cols, hp + row * hidden, hidden * sizeof(float));
-          }
+                       cp + row * hidden, tp + row * hidden, hp + row * hidden,
+                       r < next_n ? xp + (begin[t + 1] + r) * cols : nullptr, hidden);
         }
       });
     }

@@ -31,9 +31,10 @@ struct CellKernels {
   // One row of one time step, forward. gates: the row's 4H pre-activations in PyTorch's order
   // (input, forget, cell, output), replaced by their activations after `add` (4H, or null: the
   // trip's part of the projection and the biases) is added. c_prev: the previous cell state, or
-  // null at the first step. Writes the cell state c, tanh(c) and the output h.
+  // null at the first step. Writes the cell state c, tanh(c) and the output h, and h again at
+  // h_copy unless null (the next step's input row: a second store instead of a copy).
   void (*forward)(float* gates, const float* add, const float* c_prev, float* c, float* tanh_c,
-                  float* h, int64_t hidden);
+                  float* h, float* h_copy, int64_t hidden);
 
   // One row of one time step, backward. acts: the activations `forward` left; tanh_c as it
   // wrote; the gradient reaching h is dh_out + dh_next (from the output and from the next step;

@@ -121,7 +121,7 @@ void TanhInPlace(float* x, int64_t n) {
 
 template <typename V>
 void CellForward(float* gates, const float* add, const float* c_prev, float* c, float* tanh_c,
-                 float* h, int64_t hidden) {
+                 float* h, float* h_copy, int64_t hidden) {
   float* g4[4] = {gates, gates + hidden, gates + 2 * hidden, gates + 3 * hidden};
   ForLanes<V>(hidden, [&](int64_t j, int64_t k) {
     V pre[4];
@@ -139,6 +139,7 @@ void CellForward(float* gates, const float* add, const float* c_prev, float* c, 
     Put(c + j, cell, k);
     Put(tanh_c + j, tc, k);
     Put(h + j, o * tc, k);
+    if (h_copy) Put(h_copy + j, o * tc, k);
   });
 }
 

@@ -74,8 +74,10 @@ void CheckCell(const CellKernels& kernels, bool with_add, bool with_next) {
   }
   const std::vector<float> dc_in = dc, sum_in = d_sum;
   std::vector<float> c(hidden), tanh_c(hidden), h(hidden), d_gates(4 * hidden);
+  std::vector<float> h_copy(hidden);
   kernels.forward(gates.data(), with_add ? add.data() : nullptr, c_prev.data(), c.data(),
-                  tanh_c.data(), h.data(), hidden);
+                  tanh_c.data(), h.data(), h_copy.data(), hidden);
+  EXPECT_EQ(h_copy, h);
   kernels.backward(gates.data(), c_prev.data(), tanh_c.data(), dh.data(),
                    with_next ? dh_next.data() : nullptr, dc.data(), d_gates.data(), d_sum.data(),
                    hidden);
@@ -100,7 +102,8 @@ void CheckCell(const CellKernels& kernels, bool with_add, bool with_next) {
   // Without a previous cell state (the first step) the cell is i * g.
   std::vector<float> first = gates;
   std::copy(pre.begin(), pre.end(), first.begin());
-  kernels.forward(first.data(), nullptr, nullptr, c.data(), tanh_c.data(), h.data(), hidden);
+  kernels.forward(first.data(), nullptr, nullptr, c.data(), tanh_c.data(), h.data(), nullptr,
+                  hidden);
   EXPECT_NEAR(c[0], sig(pre[0]) * std::tanh(pre[2 * hidden]), 1e-6);
 }
 
@@ -133,7 +136,7 @@ TEST(LstmMath, EveryInstructionSetAgrees) {
     for (int64_t r = 0; r < rows; ++r) {
       kernels->forward(gates.data() + r * 4 * hidden, nullptr, c_prev.data() + r * hidden,
                        c.data() + r * hidden, tc.data() + r * hidden, h.data() + r * hidden,
-                       hidden);
+                       nullptr, hidden);
     }
     h_of.push_back(h);
   }
