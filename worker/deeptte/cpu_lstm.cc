@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "worker/deeptte/cpu_embedding.h"
 #include "worker/deeptte/lstm_math.h"
 #include "worker/deeptte/row_gemm.h"
 
@@ -17,42 +18,6 @@ using torch::autograd::variable_list;
 
 // Rows per task when LibTorch runs more than one thread.
 constexpr int64_t kRowGrain = 16;
-
-// x's rows at `index`, as index_select(0, index), for distinct indices: the backward pass copies
-// each row's gradient back into place (index_select's backward adds them with index_add, a
-// TensorIterator per row: 0.7 % of a step of 64).
-struct GatherRows : public torch::autograd::Function<GatherRows> {
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
-                               const torch::Tensor& index) {
-    const auto xc = x.contiguous(), idx = index.contiguous();
-    const int64_t n = idx.numel(), width = x.size(1);
-    auto out = torch::empty({n, width}, x.options());
-    const int64_t* ip = idx.data_ptr<int64_t>();
-    const float* src = xc.data_ptr<float>();
-    float* dst = out.data_ptr<float>();
-    for (int64_t i = 0; i < n; ++i) {
-      std::memcpy(dst + i * width, src + ip[i] * width, width * sizeof(float));
-    }
-    ctx->save_for_backward({idx});
-    ctx->saved_data["rows"] = x.size(0);
-    return out;
-  }
-
-  static variable_list backward(AutogradContext* ctx, variable_list grad_out) {
-    if (!grad_out[0].defined()) return {torch::Tensor(), torch::Tensor()};
-    const auto idx = ctx->get_saved_variables()[0];
-    const auto g = grad_out[0].contiguous();
-    const int64_t n = idx.numel(), width = g.size(1);
-    auto dx = torch::zeros({ctx->saved_data["rows"].toInt(), width}, g.options());
-    const int64_t* ip = idx.data_ptr<int64_t>();
-    const float* src = g.data_ptr<float>();
-    float* dst = dx.data_ptr<float>();
-    for (int64_t i = 0; i < n; ++i) {
-      std::memcpy(dst + ip[i] * width, src + i * width, width * sizeof(float));
-    }
-    return {dx, torch::Tensor()};
-  }
-};
 
 // One LSTM layer over packed inputs (as PackedSequence lays them out). Its input at each step
 // is [x, per_trip]: per_trip is the same at every step of a trip, so its part of the input
@@ -298,8 +263,9 @@ PackedSteps CpuLstmPacked(const torch::nn::LSTM& rnn, const torch::Tensor& input
               "CpuLstm takes float inputs on the CPU");
   const int64_t batch = inputs.size(0), steps = inputs.size(1);
   PackedSteps out = PackSteps(lengths, steps);
-  const auto x =
-      GatherRows::apply(inputs.reshape({batch * steps, inputs.size(2)}), out.padded_index);
+  // The rows as an embedding lookup: its backward adds each row's gradient back in a plain
+  // loop (index_select's adds them with index_add, a TensorIterator per row).
+  const auto x = CpuEmbedding(inputs.reshape({batch * steps, inputs.size(2)}), out.padded_index);
   CpuLstmOnPacked(rnn, x, per_trip, data_cols, out);
   return out;
 }
