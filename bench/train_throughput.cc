@@ -7,6 +7,7 @@
 #include <glog/logging.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "common/init.h"
 #include "common/json_writer.h"
@@ -25,6 +27,7 @@
 #include "worker/data/norm_stats.h"
 #include "worker/data/trip_reader.h"
 #include "worker/dataset.h"
+#include "worker/deeptte/compute_path.h"
 #include "worker/device.h"
 #include "worker/gradient_step.h"
 
@@ -52,6 +55,11 @@ DEFINE_int64(cpu_chunk, static_cast<int64_t>(tteps::kCpuChunkTrips),
 DEFINE_string(trace, "",
               "write LibTorch's profile of each batch size's timed steps to TRACE.<batch>.json "
               "(Chrome trace format; bench/op_breakdown.py sums it per operator)");
+DEFINE_string(cpu_path, "",
+              "the CPU kernels to measure, for side-by-side runs on one machine: avx2 (tteps' "
+              "AVX2 kernels, OpenBLAS's Haswell ones for LibTorch and the PyTorch baseline), "
+              "avx512 (AVX-512, OpenBLAS's SkylakeX), or empty: as the environment says "
+              "(TTEPS_MAX_CPU_ISA, OPENBLAS_CORETYPE). The bench restarts itself with those set");
 DEFINE_bool(pytorch, false,
             "also run the PyTorch baseline (bench/baselines/deeptte_ddp.py; bench/setup.sh "
             "installs PyTorch) at each batch size and print tteps / PyTorch");
@@ -217,6 +225,8 @@ double MeasureOne(const tteps::data::Trips& trips, const tteps::data::NormStats&
                           .Add("gflop_per_step", m.flop / FLAGS_steps / 1e9)
                           .Add("gflops", m.flop / m.seconds / 1e9)
                           .Add("mean_points_per_trip", double(m.points) / m.trips)
+                          .Add("cpu_gemm", tteps::deeptte::GemmName())
+                          .Add("blas", tteps::deeptte::BlasName())
                           .str()
                           .c_str());
   std::fflush(stdout);
@@ -251,17 +261,41 @@ void PrintMedians(const std::vector<std::string>& sizes, const std::vector<std::
             .Add("tteps_over_pytorch", pytorch > 0 ? tps / pytorch : 0);
       }
       if (peak > 0) line.Add("sgemm_peak_gflops", peak);
+      line.Add("cpu_gemm", tteps::deeptte::GemmName()).Add("blas", tteps::deeptte::BlasName());
       std::printf("%s\n", line.str().c_str());
     }
   }
 }
 
+// --cpu_path: OpenBLAS reads its kernel type when it loads, so the bench sets the variables and
+// starts itself again (once: the second start finds them set).
+void ApplyCpuPath(char** argv) {
+  if (FLAGS_cpu_path.empty()) return;
+  const std::map<std::string, std::pair<std::string, std::string>> paths = {
+      {"avx2", {"avx2", "Haswell"}}, {"avx512", {"avx512", "SkylakeX"}}};
+  const auto it = paths.find(FLAGS_cpu_path);
+  if (it == paths.end()) {
+    LOG(ERROR) << "--cpu_path=" << FLAGS_cpu_path << ": expected avx2, avx512 or nothing";
+    std::exit(2);
+  }
+  const char* isa = std::getenv("TTEPS_MAX_CPU_ISA");
+  const char* core = std::getenv("OPENBLAS_CORETYPE");
+  if (isa && core && it->second.first == isa && it->second.second == core) return;
+  setenv("TTEPS_MAX_CPU_ISA", it->second.first.c_str(), 1);
+  setenv("OPENBLAS_CORETYPE", it->second.second.c_str(), 1);
+  execv("/proc/self/exe", argv);
+  PLOG(ERROR) << "--cpu_path: could not restart the bench";
+  std::exit(1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<char*> original_argv(argv, argv + argc + 1);  // before the flags are taken out
   tteps::InitProgram(&argc, &argv,
                      "bench/train_throughput: DeepTTE training throughput in one process.\n"
                      "Prints one JSON line per batch size and round, then each size's medians.");
+  ApplyCpuPath(original_argv.data());
   torch::set_num_threads(FLAGS_threads);
   using namespace tteps;
   const torch::Device device = ResolveDevice(FLAGS_device, 0);

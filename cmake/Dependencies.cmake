@@ -55,9 +55,6 @@ elseif(NOT TTEPS_TORCH STREQUAL "system")
   list(PREPEND CMAKE_PREFIX_PATH "${TTEPS_TORCH}")
 endif()
 tteps_require(Torch libtorch-dev)
-# The BLAS LibTorch calls on Debian (libopenblas), for the CPU LSTM's per-step products
-# (worker/deeptte/row_gemm.h). Optional: without it those go through LibTorch's operators.
-find_package(BLAS QUIET)
 message(STATUS "tteps: LibTorch ${Torch_VERSION} (${TTEPS_TORCH})")
 
 # LibTorch's config adds its flags globally through TORCH_CXX_FLAGS; keep them on the targets

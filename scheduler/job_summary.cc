@@ -108,6 +108,9 @@ JsonObject SummaryJson(const JobFacts& f) {
                                           &server::ServerStats::peak_private_mb, f.private_mb));
   s.Add("peak_shared_mb", PeakMemoryJson(f, &WorkerProgress::peak_shared_mb,
                                          &server::ServerStats::peak_shared_mb, f.shared_mb));
+  // What computed each worker's products on the CPU (workers may run on different CPUs).
+  s.Add("cpu_gemm", JsonObject().Add("workers", f.book->Texts(&WorkerProgress::cpu_gemm)));
+  s.Add("blas", JsonObject().Add("workers", f.book->Texts(&WorkerProgress::blas)));
   AddServersAndRefusals(f, s);
   s.Add("accumulation_policy", opts.config.policy.name);
   if (f.decisions >= 0) s.Add("accumulation_decisions", f.decisions);

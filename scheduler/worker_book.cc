@@ -24,6 +24,8 @@ const WorkerProgress& WorkerBook::Add(int worker, const TrainReport& r) {
   p.peak_rss_mb = std::max(p.peak_rss_mb, r.peak_rss_mb);
   p.peak_private_mb = std::max(p.peak_private_mb, r.peak_private_mb);
   p.peak_shared_mb = std::max(p.peak_shared_mb, r.peak_shared_mb);
+  p.cpu_gemm = r.cpu_gemm;
+  p.blas = r.blas;
   return p;
 }
 
@@ -102,6 +104,12 @@ std::vector<double> WorkerBook::Peaks(double WorkerProgress::*field) const {
   std::vector<double> peaks;
   for (const auto& [w, p] : workers_) peaks.push_back(p.*field);
   return peaks;
+}
+
+std::vector<std::string> WorkerBook::Texts(std::string WorkerProgress::*field) const {
+  std::vector<std::string> texts;
+  for (const auto& [w, p] : workers_) texts.push_back(p.*field);
+  return texts;
 }
 
 }  // namespace tteps::scheduler

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "worker/train_report.h"
@@ -20,6 +21,7 @@ struct WorkerProgress {
   double allreduce_s = 0;                                    // ring modes
   int64_t steps_timed = 0;
   double peak_rss_mb = 0, peak_private_mb = 0, peak_shared_mb = 0;
+  std::string cpu_gemm, blas;  // the last report's (worker/train_report.h)
 };
 
 class WorkerBook {
@@ -44,6 +46,8 @@ class WorkerBook {
   int64_t MaxEpoch() const;
   WorkerProgress Sums() const;  // step and epoch: the maxima; peaks: unset
   std::vector<double> Peaks(double WorkerProgress::*field) const;
+  // Each worker's text `field`, in worker order.
+  std::vector<std::string> Texts(std::string WorkerProgress::*field) const;
   bool empty() const { return workers_.empty(); }
 
  private:

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "common/peak_memory.h"
+#include "worker/deeptte/compute_path.h"
 
 namespace tteps {
 
@@ -36,6 +37,8 @@ JsonObject TrainReport::ToJson() const {
       .Add("peak_rss_mb", peak_rss_mb)
       .Add("peak_private_mb", peak_private_mb)
       .Add("peak_shared_mb", peak_shared_mb)
+      .Add("cpu_gemm", cpu_gemm)
+      .Add("blas", blas)
       .Add("step_losses", step_losses);
   o.Add("step_compute_s", step_compute_s).Add("step_accumulation", step_accumulation);
   return o;
@@ -73,6 +76,8 @@ TrainReport TrainWindow::Take(int worker, int64_t step, int64_t epoch, double wa
   const MemoryPeaks mem = PeakMemory();
   r.peak_private_mb = mem.private_mb;
   r.peak_shared_mb = mem.shared_mb;
+  r.cpu_gemm = deeptte::GemmName();
+  r.blas = deeptte::BlasName();
   r.step_losses = std::move(step_losses_);
   r.step_compute_s = std::move(step_compute_);
   r.step_accumulation = std::move(step_accumulation_);

@@ -29,7 +29,10 @@ struct TrainReport {
   double window_s = 0;               // the window's wall time
   double peak_rss_mb = 0;
   double peak_private_mb = 0, peak_shared_mb = 0;  // common/peak_memory.h
-  std::vector<double> step_losses;                 // mean loss of each step of the window
+  // What computed the products on the CPU (deeptte/compute_path.h): tteps' kernels, and the
+  // BLAS of LibTorch's own operators.
+  std::string cpu_gemm, blas;
+  std::vector<double> step_losses;  // mean loss of each step of the window
   // Each step's compute (adopted micro-batches included) and own accumulation: a policy's
   // decision takes effect a step or two after the window it was made on, so a window may hold
   // steps of two accumulations, and the speed is read from those at the current one.
@@ -53,7 +56,7 @@ struct TrainReport {
   void serialize(Archive& ar) {
     ar(worker, step, epoch, wall_s, loss, trips, trips_per_s, accumulation, compute_s, wait_s,
        window_s, peak_rss_mb, step_losses, exchange, noise_steps, noise.grad_sq, noise.trace,
-       adopted, step_compute_s, step_accumulation, peak_private_mb, peak_shared_mb);
+       adopted, step_compute_s, step_accumulation, peak_private_mb, peak_shared_mb, cpu_gemm, blas);
   }
 };
 

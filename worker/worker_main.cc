@@ -30,6 +30,7 @@
 #include "worker/data/trip_store.h"
 #include "worker/dataset.h"
 #include "worker/deeptte/checkpoint.h"
+#include "worker/deeptte/compute_path.h"
 #include "worker/device.h"
 #include "worker/exchange/make_exchange.h"
 #include "worker/exchange/worker_group.h"
@@ -136,6 +137,8 @@ int RunLocal(const JobConfig& config) {
       .Add("peak_rss_mb", JsonObject().Add("workers", std::vector<double>{PeakRssMb()}))
       .Add("peak_private_mb", JsonObject().Add("workers", std::vector<double>{mem.private_mb}))
       .Add("peak_shared_mb", JsonObject().Add("workers", std::vector<double>{mem.shared_mb}))
+      .Add("cpu_gemm", JsonObject().Add("workers", std::vector<std::string>{deeptte::GemmName()}))
+      .Add("blas", JsonObject().Add("workers", std::vector<std::string>{deeptte::BlasName()}))
       .AddRaw("final_eval", final_eval);
   if (!r.evaluated)
     summary.Add("evaluation",

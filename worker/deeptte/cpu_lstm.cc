@@ -7,8 +7,9 @@
 #include <vector>
 
 #include "worker/deeptte/cpu_embedding.h"
+#include "worker/deeptte/gemm.h"
 #include "worker/deeptte/lstm_math.h"
-#include "worker/deeptte/row_gemm.h"
+#include "worker/deeptte/tensor_gemm.h"
 
 namespace tteps::deeptte {
 namespace {
@@ -34,9 +35,8 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     const int64_t cols = hidden + width, rows = x.size(0), batch = active.front();
     // Each row's [h_prev, x] side by side (h_prev: the same trip's h at the step before, zero at
     // step 0), so that a step's whole projection is one product of a few rows against
-    // [W_hh, W_ih's x columns]^T, transposed once: OpenBLAS's small-matrix kernel runs it at
-    // the core's peak without packing or zeroing, where the input projection of all steps at
-    // once, in its general kernel, made batch 256's step 5 % longer. The backward pass reuses
+    // [W_hh, W_ih's x columns]^T, packed once (gemm.h); the input projection of all steps at
+    // once, in one product, made batch 256's step 5 % longer. The backward pass reuses
     // [h_prev, x] for the weights' gradients.
     auto xh = torch::empty({rows, cols}, x.options());
     float* xp = xh.data_ptr<float>();
@@ -48,15 +48,15 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
         std::memcpy(xp + r * cols + hidden, xin + r * width, width * sizeof(float));
       }
     }
-    // (W_ih's trip columns come along in the last rows, unread.)
+    // [W_hh, W_ih's x columns]^T packed once for all steps (gemm.h).
     const auto w_hh_c = w_hh.contiguous(), w_ih_c = w_ih.contiguous();
-    auto w_cat_t = torch::empty({hidden + w_ih.size(1), gates}, w_hh.options());
-    Transpose(w_hh_c.data_ptr<float>(), gates, hidden, w_cat_t.data_ptr<float>());
-    Transpose(w_ih_c.data_ptr<float>(), gates, w_ih.size(1),
-              w_cat_t.data_ptr<float>() + hidden * gates);
+    gemm::PackedMatrix w_cat;
+    w_cat.Resize(cols, gates);
+    w_cat.Fill(/*trans_b=*/true, 0, hidden, w_hh_c.data_ptr<float>(), hidden);
+    w_cat.Fill(/*trans_b=*/true, hidden, width, w_ih_c.data_ptr<float>(), w_ih.size(1));
     // The trips' part of the projection and the biases, added per step by the cell.
     const auto trip_part =
-        torch::addmm(b_ih + b_hh, per_trip, w_ih.narrow(1, width, per_trip.size(1)).t());
+        AddMm(b_ih + b_hh, per_trip, false, w_ih.narrow(1, width, per_trip.size(1)), true);
     const float* tr = trip_part.data_ptr<float>();
     auto acts = torch::empty({rows, gates}, x.options());
     auto c = torch::empty({rows, hidden}, x.options());
@@ -66,16 +66,15 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     float* cp = c.data_ptr<float>();
     float* tp = tanh_c.data_ptr<float>();
     float* hp = h.data_ptr<float>();
-    const float* wt = w_cat_t.data_ptr<float>();
     const std::vector<int64_t> begin = StepBegins(active);
-    const auto& cell = lstm_math::BestCellKernels();
+    const auto& cell = lstm_math::ActiveCellKernels();
     for (size_t t = 0; t < active.size(); ++t) {
       const int64_t n = active[t], prev = t > 0 ? begin[t - 1] : 0;
       const int64_t next_n = t + 1 < active.size() ? active[t + 1] : 0;
       // At step 0 h_prev is zero: the product skips its columns.
       const int64_t skip = t > 0 ? 0 : hidden;
-      RowGemm(false, false, n, gates, cols - skip, 1, xp + begin[t] * cols + skip, cols,
-              wt + skip * gates, gates, 0, a + begin[t] * gates, gates);
+      w_cat.LeftMultiply(false, n, xp + begin[t] * cols + skip, cols, a + begin[t] * gates, gates,
+                         /*accumulate=*/false, /*first_row=*/skip);
       at::parallel_for(0, n, kRowGrain, [&](int64_t from, int64_t to) {
         for (int64_t r = from; r < to; ++r) {
           const int64_t row = begin[t] + r;
@@ -113,31 +112,27 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     const int64_t capacity = kWeightBlock + batch;
     auto d_gates = torch::empty({capacity, gates}, xh.options());
     // Per step, the gradient reaching each row's [h_prev, x]: dG against W_hh and against W_ih's
-    // x columns (the matrices the forward pass multiplied, untransposed), straight from the
-    // parameters in two products rather than one against a concatenated copy of both (a copy a
-    // step that cost 1.6 % of a step of 4; the two run as fast). h_prev's part feeds the step
-    // before, x's is the input's gradient.
+    // x columns (the matrices the forward pass multiplied, untransposed), each packed once.
+    // h_prev's part feeds the step before, x's is the input's gradient (its data columns none).
     auto d_hx = torch::empty({rows, cols}, xh.options());
     const auto w_hh_c = w_hh.contiguous(), w_ih_c = w_ih.contiguous();
+    const gemm::PackedMatrix w_hh_packed(false, gates, hidden, w_hh_c.data_ptr<float>(), hidden);
+    const gemm::PackedMatrix w_ih_packed(false, gates, grad_width, w_ih_c.data_ptr<float>(),
+                                         w_ih.size(1));
     // The weights' gradients, transposed: dW^T += [h_prev, x]^T dG over blocks of consecutive
     // steps' rows while their dG is still in cache (the same product over all rows at the end
-    // ran at about 90 GFLOP/s, against 100 on data in cache, plus OpenBLAS's packing). Each
-    // block's [h_prev, x] is transposed first, so that the product is OpenBLAS's small kernel
-    // on two untransposed operands, the case it runs fastest (112 GFLOP/s against 93-97 with
-    // one transposed operand, on these shapes); dW^T is transposed into place at the end.
-    auto xt = torch::empty({cols, capacity}, xh.options());
+    // reads them back from memory); each block's dG is packed once for both parts.
+    gemm::PackedMatrix dg_packed;
     auto dw_t = torch::empty({cols, gates}, xh.options());
     auto dc = torch::zeros({batch, hidden}, xh.options());           // reaching c_t from step t + 1
     auto per_trip_sum = torch::zeros({batch, gates}, xh.options());  // d_gates summed per trip
     const float *a = acts.data_ptr<float>(), *cp = c.data_ptr<float>();
     const float *tp = tanh_c.data_ptr<float>(), *gh = grad_h.data_ptr<float>();
-    const float *xp = xh.data_ptr<float>(), *whh = w_hh_c.data_ptr<float>();
-    const float* wih = w_ih_c.data_ptr<float>();
+    const float* xp = xh.data_ptr<float>();
     float *dg = d_gates.data_ptr<float>(), *dhx = d_hx.data_ptr<float>();
     float *dcp = dc.data_ptr<float>(), *dwt = dw_t.data_ptr<float>();
-    float* xtp = xt.data_ptr<float>();
     float* sum = per_trip_sum.data_ptr<float>();
-    const auto& cell = lstm_math::BestCellKernels();
+    const auto& cell = lstm_math::ActiveCellKernels();
     // The rows of dG from begin[t] to here are not in the weights' gradients yet.
     int64_t unsummed_end = rows;
     // Row `row`'s gates' gradient in the buffer: the unsummed rows end at its end.
@@ -156,43 +151,42 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
       });
       // At step 0, h_prev was zero: only x's part.
       float* dhx_t = dhx + begin[t] * cols;
-      if (t > 0) {
-        RowGemm(false, false, n, hidden, gates, 1, Dg(begin[t]), gates, whh, hidden, 0, dhx_t,
-                cols);
-      }
-      RowGemm(false, false, n, grad_width, gates, 1, Dg(begin[t]), gates, wih, w_ih.size(1), 0,
-              dhx_t + hidden, cols);
+      if (t > 0) w_hh_packed.LeftMultiply(false, n, Dg(begin[t]), gates, dhx_t, cols, false);
+      w_ih_packed.LeftMultiply(false, n, Dg(begin[t]), gates, dhx_t + hidden, cols, false);
       for (int64_t r = 0; r < n && grad_width < width; ++r) {
         std::fill(dhx_t + r * cols + hidden + grad_width, dhx_t + (r + 1) * cols, 0.0f);
       }
       if (unsummed_end - begin[t] >= kWeightBlock || t == 0) {
         const int64_t k = unsummed_end - begin[t];
-        const float beta = unsummed_end == rows ? 0 : 1;
-        Transpose(xp + begin[t] * cols, k, cols, xtp);
-        // Step 0's rows (the first `batch` of the last block) have h_prev = 0: W_hh's part
-        // leaves them out.
+        const bool accumulate = unsummed_end != rows;
+        dg_packed.Resize(k, gates);
+        dg_packed.Fill(false, 0, k, Dg(begin[t]), gates);
+        // [h_prev, x]^T of the block's rows: the rows' matrix read transposed in place. Step 0's
+        // rows (the first `batch` of the last block) have h_prev = 0: W_hh's part leaves them
+        // out.
+        const float* block = xp + begin[t] * cols;
         const int64_t zero_rows = t == 0 ? batch : 0;
-        if (k > zero_rows) {
-          RowGemm(false, false, hidden, gates, k - zero_rows, 1, xtp + zero_rows, k,
-                  Dg(begin[t] + zero_rows), gates, beta, dwt, gates);
-        } else if (beta == 0) {
-          std::fill(dwt, dwt + hidden * gates, 0.0f);
+        if (zero_rows == 0) {
+          dg_packed.LeftMultiply(true, cols, block, cols, dwt, gates, accumulate);
+        } else {
+          dg_packed.LeftMultiply(true, hidden, block + zero_rows * cols, cols, dwt, gates,
+                                 accumulate, zero_rows);
+          dg_packed.LeftMultiply(true, width, block + hidden, cols, dwt + hidden * gates, gates,
+                                 accumulate);
         }
-        RowGemm(false, false, width, gates, k, 1, xtp + hidden * k, k, Dg(begin[t]), gates, beta,
-                dwt + hidden * gates, gates);
         unsummed_end = begin[t];
       }
     }
     auto dw_hh = torch::empty_like(w_hh_c);
-    Transpose(dwt, hidden, gates, dw_hh.data_ptr<float>());
+    gemm::Transpose(dwt, hidden, gates, dw_hh.data_ptr<float>());
     const int64_t ih_cols = w_ih.size(1);  // F + P
     auto dw_ih = torch::empty({gates, ih_cols}, xh.options());
-    Transpose(dwt + hidden * gates, width, gates, dw_ih.data_ptr<float>(), ih_cols);
+    gemm::Transpose(dwt + hidden * gates, width, gates, dw_ih.data_ptr<float>(), ih_cols);
     auto dx = d_hx.narrow(1, hidden, width);
     const auto w_trip = w_ih.narrow(1, width, per_trip.size(1));
-    auto d_per_trip = torch::mm(per_trip_sum, w_trip);
+    auto d_per_trip = Mm(per_trip_sum, false, w_trip, false);
     if (per_trip.size(1) > 0) {
-      dw_ih.narrow(1, width, per_trip.size(1)).copy_(torch::mm(per_trip_sum.t(), per_trip));
+      dw_ih.narrow(1, width, per_trip.size(1)).copy_(Mm(per_trip_sum, true, per_trip, false));
     }
     auto db = per_trip_sum.sum(0);
     return {dx, d_per_trip, dw_ih, dw_hh, db, db.clone(), torch::Tensor(), torch::Tensor()};

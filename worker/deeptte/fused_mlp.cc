@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "worker/deeptte/row_gemm.h"
+#include "worker/deeptte/gemm.h"
 
 namespace tteps::deeptte {
 namespace {
@@ -48,11 +48,9 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     float* zp = z.data_ptr<float>();
     const float* bp = b.data_ptr<float>();
     for (int64_t r = 0; r < rows; ++r) std::memcpy(zp + r * out, bp, out * sizeof(float));
-    // Against W^T (a small copy): OpenBLAS's small-matrix kernel on two untransposed operands,
-    // 10-20 % faster on these shapes than its general kernel or a transposed operand.
-    std::vector<float> w_t(in * out);
-    Transpose(w.data_ptr<float>(), out, in, w_t.data());
-    RowGemm(false, false, rows, out, in, 1, a.data_ptr<float>(), in, w_t.data(), out, 1, zp, out);
+    // z = b + a W^T, W^T packed from W on the way.
+    gemm::Multiply(false, true, rows, out, in, a.data_ptr<float>(), in, w.data_ptr<float>(), in, zp,
+                   out, /*accumulate=*/true);
     auto next = torch::empty_like(z);
     Activate(zp, a.data_ptr<float>(), rows * out, kind & kLeaky, kind & kResidual,
              next.data_ptr<float>());
@@ -78,8 +76,8 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     }
     const float* dzp = dz.data_ptr<float>();
     auto dw = torch::empty_like(w);
-    Gemm(true, false, out, in, rows, 1, dzp, out, a.data_ptr<float>(), in, 0, dw.data_ptr<float>(),
-         in);
+    gemm::Multiply(true, false, out, in, rows, dzp, out, a.data_ptr<float>(), in,
+                   dw.data_ptr<float>(), in, /*accumulate=*/false);
     auto db = torch::zeros({out}, w.options());
     float* dbp = db.data_ptr<float>();
     for (int64_t r = 0; r < rows; ++r) {
@@ -87,8 +85,8 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     }
     // The input's gradient: through the product, and straight through a residual addition.
     auto d_input = residual ? da.clone() : torch::empty({rows, in}, w.options());
-    RowGemm(false, false, rows, in, out, 1, dzp, out, w.data_ptr<float>(), in, residual ? 1 : 0,
-            d_input.data_ptr<float>(), in);
+    gemm::Multiply(false, false, rows, in, out, dzp, out, w.data_ptr<float>(), in,
+                   d_input.data_ptr<float>(), in, /*accumulate=*/residual);
     return {d_input, dw, db, torch::Tensor()};
   }
 };

@@ -1,6 +1,6 @@
 // DeepTTE's estimators (estimators.h) on the CPU: linear layers with leaky ReLUs and residual
-// additions, each layer one autograd node with its own forward and backward and its products on
-// the BLAS directly (row_gemm.h), instead of three or four LibTorch operators and as many
+// additions, each layer one autograd node with its own forward and backward and its products in
+// our kernels (gemm.h), instead of three or four LibTorch operators and as many
 // backward nodes per layer, each a pass over memory.
 #pragma once
 

@@ -4,9 +4,9 @@
 //
 // The same code (lstm_math_lanes.h) is built for three instruction sets: SSE2, four lanes, which
 // every x86-64 has; AVX2 with FMA, eight lanes; AVX-512 with FMA, sixteen lanes; the last two
-// each in a file of its own built with those flags, the widest the CPU has chosen at run time.
-// Within one machine the choice never changes, so runs stay reproducible; across CPUs the results
-// may differ by float roundings (as OpenBLAS's do).
+// each in a file of its own built with those flags, chosen at run time (cpu_isa.h). Every lane
+// computes the same operations in the same order, so the results are the same bit for bit on
+// every instruction set.
 //
 // exp, sigmoid and tanh are our own: a degree-7 Taylor polynomial of exp after range reduction
 // by powers of 2 (relative error below 1e-7, one float rounding), and tanh |x| from e^-2|x| - 1
@@ -45,8 +45,8 @@ struct CellKernels {
                    const float* dh_next, float* dc, float* d_gates, float* d_sum, int64_t hidden);
 };
 
-// The widest kernels this CPU runs (chosen once).
-const CellKernels& BestCellKernels();
+// The kernels of ActiveCpuIsa() (chosen once).
+const CellKernels& ActiveCellKernels();
 
 // Every kernel set this CPU runs, narrowest first: for the tests.
 std::vector<const CellKernels*> CellKernelsHere();

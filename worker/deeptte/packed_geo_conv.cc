@@ -3,6 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include "worker/deeptte/tensor_gemm.h"
+
 namespace tteps::deeptte {
 namespace {
 
@@ -85,7 +87,7 @@ struct GeoConvNode : public torch::autograd::Function<GeoConvNode> {
         p[4 * i + 3] = tp[2 * s[i] + 1];
       }
     }
-    auto y = torch::addmm(coords_bias, in4, coords_weight.t()).tanh_();  // [P, channels]
+    auto y = AddMm(coords_bias, in4, false, coords_weight, true).tanh_();  // [P, channels]
     // Row i's k points one after another (point-major: k copies of a point's row), against the
     // convolution's weight [F, channels, k] permuted to match, [F, k, channels].
     auto windows = torch::empty({rows, window}, coords.options());
@@ -98,7 +100,7 @@ struct GeoConvNode : public torch::autograd::Function<GeoConvNode> {
       }
     }
     const auto w2 = PointMajor(conv_weight);
-    auto e = torch::elu(torch::addmm(conv_bias, windows, w2.t()));  // [N, F]
+    auto e = torch::elu(AddMm(conv_bias, windows, false, w2, true));  // [N, F]
     auto out = torch::empty({rows, filters + 1}, coords.options());
     {
       const float *ep = e.data_ptr<float>(), *dp = dist.data_ptr<float>();
@@ -139,10 +141,12 @@ struct GeoConvNode : public torch::autograd::Function<GeoConvNode> {
       }
     }
     const auto w2 = PointMajor(conv_weight);
-    auto d_conv_weight =
-        torch::mm(d_conv.t(), windows).view({filters, k, channels}).permute({0, 2, 1}).contiguous();
+    auto d_conv_weight = Mm(d_conv, true, windows, false)
+                             .view({filters, k, channels})
+                             .permute({0, 2, 1})
+                             .contiguous();
     auto d_conv_bias = d_conv.sum(0);
-    const auto d_windows = torch::mm(d_conv, w2);
+    const auto d_windows = Mm(d_conv, false, w2, false);
     // Back to the points (each in up to k windows), then through tanh.
     auto d_y = torch::zeros({points, channels}, y.options());
     {
@@ -157,10 +161,10 @@ struct GeoConvNode : public torch::autograd::Function<GeoConvNode> {
       const float* yp = y.data_ptr<float>();
       for (int64_t i = 0; i < points * channels; ++i) dy[i] *= 1 - yp[i] * yp[i];
     }
-    auto d_coords_weight = torch::mm(d_y.t(), in4);
+    auto d_coords_weight = Mm(d_y, true, in4, false);
     auto d_coords_bias = d_y.sum(0);
     // The state embedding's share of each point's input, added into its row of the table.
-    const auto d_state = torch::mm(d_y, coords_weight.narrow(1, 2, 2));  // [P, 2]
+    const auto d_state = Mm(d_y, false, coords_weight.narrow(1, 2, 2), false);  // [P, 2]
     auto d_table = torch::zeros({ctx->saved_data["table_rows"].toInt(), 2}, y.options());
     {
       const float* ds = d_state.data_ptr<float>();

@@ -1,6 +1,7 @@
 #include "worker/deeptte/spatio_temporal.h"
 
 #include "worker/deeptte/cpu_lstm.h"
+#include "worker/deeptte/fused_mlp.h"
 #include "worker/deeptte/model_config.h"
 #include "worker/deeptte/packed_attention.h"
 
@@ -30,7 +31,10 @@ SpatioTemporalOut SpatioTemporalImpl::forward(const BatchTensors& b, const torch
     const auto conv = geo_conv_->ForwardPacked(b, local_dist, out.packed);
     CpuLstmOnPacked(rnn_, conv, attr, /*data_cols=*/1, out.packed);
     if (attention_) {
-      out.pooled = PackedAttentionPool(out.packed, torch::tanh(attr2atten_(attr)));
+      // The query's product in our kernels too: none of the step's products go to the BLAS,
+      // whose rounding depends on the kernel it picks (and on the rows of a worker's slice).
+      const auto query = FusedMlp(attr, {{attr2atten_->weight, attr2atten_->bias, false, false}});
+      out.pooled = PackedAttentionPool(out.packed, torch::tanh(query));
     } else {
       out.pooled = torch::zeros({b.size(), out.packed.rows.size(1)}, conv.options())
                        .index_add(0, out.packed.trip, out.packed.rows) /

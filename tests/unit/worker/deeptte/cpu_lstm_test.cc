@@ -1,6 +1,6 @@
 // The CPU LSTM (cpu_lstm.h) against LibTorch's: outputs and gradients, on random padded batches
 // and through the whole model on real ones, to 1e-5 of the largest value of each tensor; and its
-// per-step matrix products (row_gemm.h) against LibTorch's mm.
+// tensor products (tensor_gemm.h) against LibTorch's mm.
 #include "worker/deeptte/cpu_lstm.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include "tests/unit/worker/deeptte/test_trips.h"
 #include "worker/data/padded_batch.h"
 #include "worker/deeptte/deeptte.h"
-#include "worker/deeptte/row_gemm.h"
+#include "worker/deeptte/tensor_gemm.h"
 
 namespace tteps {
 namespace {
@@ -23,46 +23,20 @@ double Relative(const torch::Tensor& got, const torch::Tensor& want) {
   return (got - want).abs().max().item<double>() / std::max(scale, 1e-30);
 }
 
-// RowGemm and its LibTorch path against torch::mm: every transposition, scale and accumulation,
-// matrices inside wider rows (the columns past each block untouched).
-TEST(RowGemm, EqualsLibTorchsProducts) {
-  std::printf("RowGemm calls the BLAS: %s\n", deeptte::RowGemmCallsBlas() ? "yes" : "no");
+// Mm and AddMm (tensor_gemm.h) against LibTorch's mm: every transposition, narrowed operands.
+TEST(TensorGemm, EqualsLibTorchsProducts) {
   torch::manual_seed(4);
-  const int64_t m = 21, n = 13, k = 9, pad = 3;  // rows in blocks of 8, 8 and 5
-  for (const auto& gemm : {&deeptte::RowGemm, &deeptte::RowGemmWithTorch}) {
-    for (int trans = 0; trans < 4; ++trans) {
-      const bool ta = trans & 1, tb = trans & 2;
-      const auto a = torch::randn({ta ? k : m, (ta ? m : k) + pad});
-      const auto b = torch::randn({tb ? n : k, (tb ? k : n) + pad});
-      const auto pa = a.narrow(1, 0, ta ? m : k), pb = b.narrow(1, 0, tb ? k : n);
-      const auto product = torch::mm(ta ? pa.t() : pa, tb ? pb.t() : pb);
-      for (const auto& [alpha, beta] : {std::pair{1.0f, 0.0f}, {1.0f, 1.0f}, {0.5f, 2.0f}}) {
-        SCOPED_TRACE(std::to_string(trans) + " " + std::to_string(alpha) + " " +
-                     std::to_string(beta));
-        auto c = torch::randn({m, n + pad});
-        const auto want = alpha * product + beta * c.narrow(1, 0, n);
-        const auto beyond = c.narrow(1, n, pad).clone();
-        (*gemm)(ta, tb, m, n, k, alpha, a.data_ptr<float>(), a.size(1), b.data_ptr<float>(),
-                b.size(1), beta, c.data_ptr<float>(), c.size(1));
-        EXPECT_LT(Relative(c.narrow(1, 0, n), want), 1e-6);
-        EXPECT_TRUE(torch::equal(c.narrow(1, n, pad), beyond));
-      }
-    }
-  }
-}
-
-TEST(RowGemm, TransposeEqualsLibTorchs) {
-  for (const auto& [rows, cols] :
-       {std::pair<int64_t, int64_t>{512, 128}, {512, 61}, {37, 5}, {1, 19}}) {
-    const auto src = torch::randn({rows, cols});
-    auto dst = torch::empty({cols, rows});
-    deeptte::Transpose(src.data_ptr<float>(), rows, cols, dst.data_ptr<float>());
-    EXPECT_TRUE(torch::equal(dst, src.t())) << rows << " x " << cols;
-    // Into the first columns of a wider matrix (rows + 3 floats a row), the rest untouched.
-    auto wide = torch::full({cols, rows + 3}, 7.0f);
-    deeptte::Transpose(src.data_ptr<float>(), rows, cols, wide.data_ptr<float>(), rows + 3);
-    EXPECT_TRUE(torch::equal(wide.narrow(1, 0, rows), src.t())) << rows << " x " << cols;
-    EXPECT_TRUE(torch::equal(wide.narrow(1, rows, 3), torch::full({cols, 3}, 7.0f)));
+  const int64_t m = 21, n = 13, k = 9, pad = 3;
+  for (int trans = 0; trans < 4; ++trans) {
+    const bool ta = trans & 1, tb = trans & 2;
+    SCOPED_TRACE(std::to_string(trans));
+    const auto a = torch::randn({ta ? k : m, (ta ? m : k) + pad});
+    const auto b = torch::randn({tb ? n : k, (tb ? k : n) + pad});
+    const auto pa = a.narrow(1, 0, ta ? m : k), pb = b.narrow(1, 0, tb ? k : n);
+    const auto product = torch::mm(ta ? pa.t() : pa, tb ? pb.t() : pb);
+    EXPECT_LT(Relative(deeptte::Mm(pa, ta, pb, tb), product), 1e-6);
+    const auto bias = torch::randn({n});
+    EXPECT_LT(Relative(deeptte::AddMm(bias, pa, ta, pb, tb), product + bias), 1e-6);
   }
 }
 
