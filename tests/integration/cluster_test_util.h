@@ -312,6 +312,23 @@ inline std::vector<std::string> ListeningAddresses(const std::string& marker) {
   return out;
 }
 
+// Two models trained with Adam that should be the same up to float rounding: sync or ring
+// against local training (a batch's gradient summed in two halves instead of at once). Adam's
+// 1/sqrt(v) magnifies those roundings where a gradient is near zero (an embedding row a few
+// trips touch moves by +-lr whatever the gradient's size, so its sign is what counts), and
+// which elements they hit depends on the CPU and kernels. Measured over 20 steps at lr 1e-3:
+// the largest difference 8e-7 to 1.2e-4 (AVX2 and AVX-512 kernels, two CPU models), 0.41 % of
+// the 711k elements over 1e-5 at most; a run with a 1 % lower lr moved 45 % of them by more.
+// So: at most 2 % of the elements more than 1e-5 apart, and none by 2 lr.
+inline void ExpectAdamRunsAgree(const std::string& model_a, const std::string& model_b, double lr) {
+  const ModelDiff d = DiffModels(model_a, model_b, 1e-5);
+  std::printf("Adam runs: max |diff| %g at %s; %ld of %ld elements over 1e-5\n", d.max,
+              d.max_at.c_str(), static_cast<long>(d.above), static_cast<long>(d.elements));
+  EXPECT_GT(d.elements, 0);
+  EXPECT_LT(d.max, 2 * lr) << d.max_at;
+  EXPECT_LE(d.above, d.elements / 50);
+}
+
 // Counts occurrences of `needle` in `text`.
 inline size_t CountOf(const std::string& text, const std::string& needle) {
   size_t n = 0;

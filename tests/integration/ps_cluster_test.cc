@@ -314,12 +314,10 @@ TEST(PsCluster, SyncWithAdaScaleEqualsLocalTraining) {
 }
 
 TEST(PsCluster, SyncWithAdamEqualsLocalTraining) {
-  // Adam divides by sqrt(v), so where a gradient is near zero the rounding noise of summing
-  // the workers' halves in another order than the local backward is magnified up to a full
-  // step of lr (1e-3). 1e-4 = lr / 10 allows a few such elements; measured: 2.6e-6.
-  const double diff = SyncVersusLocal("sync_adam", "--optimizer adam --lr 0.001");
-  std::printf("sync vs local, Adam: max |diff| = %g\n", diff);
-  EXPECT_LT(diff, 1e-4);
+  // To float rounding as Adam magnifies it (ExpectAdamRunsAgree).
+  SyncVersusLocal("sync_adam", "--optimizer adam --lr 0.001");
+  const std::string dir = ::testing::TempDir() + "/tteps_it_sync_adam";
+  ExpectAdamRunsAgree(dir + "/local/model_last.pt", dir + "/sync/model_last.pt", 0.001);
 }
 
 }  // namespace
