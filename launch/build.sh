@@ -6,7 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/launch/install-deps.sh"
-jobs=${TTEPS_BUILD_JOBS:-$(nproc)}
+jobs=${TTEPS_BUILD_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}
 mkdir -p "$root/build"
 log="$root/build/build.log"
 if ! { cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release &&

@@ -1,5 +1,6 @@
 #include "scheduler/model_evaluation.h"
 
+#include <ATen/Parallel.h>
 #include <glog/logging.h>
 
 #include <condition_variable>
@@ -41,7 +42,12 @@ class ModelEvaluation : public Evaluation {
 
   void Start(const ClusterMap& map) override {
     map_ = map;
-    thread_ = std::thread([this] { Loop(); });
+    thread_ = std::thread([this] {
+      // --threads, as set on the main thread, also where the OpenMP runtime keeps the count per
+      // thread (a new thread would take OMP_NUM_THREADS or every core).
+      at::init_num_threads();
+      Loop();
+    });
   }
 
   void Request(int64_t step, bool final, double train_s) override {

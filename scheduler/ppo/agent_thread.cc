@@ -1,5 +1,6 @@
 #include "scheduler/ppo/agent_thread.h"
 
+#include <ATen/Parallel.h>
 #include <glog/logging.h>
 
 #include "common/json_writer.h"
@@ -16,6 +17,7 @@ AgentThread::AgentThread(const LivePolicyOptions& options, LiveEnvironment* env)
                                  : "; it acts on its most likely action (--ppo_learn: learn on)");
   }
   thread_ = std::thread([this] {
+    at::init_num_threads();  // --threads, as on the main thread (model_evaluation.cc)
     try {
       // Sampling explores, which only a learning agent has use for: one that only acts takes
       // the most likely action, as the simulation's evaluations do.

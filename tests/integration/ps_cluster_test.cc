@@ -142,6 +142,55 @@ TEST(PsCluster, SyncWithFourSlicesIsTheSameModelOnOneTwoAndFourWorkers) {
 // --metrics_port: Prometheus scrapes the running job (the text exposition format): its phase,
 // the step every worker completed, each worker's last report; on loopback only, and nothing
 // listens once it ended.
+// Each program's largest number of threads while a sync job trained, evaluating every 5 steps
+// (the scheduler's evaluation thread computes too), started with OMP_NUM_THREADS=omp and
+// --threads 1.
+std::map<std::string, size_t> ThreadsWhileTraining(const std::string& name, int omp) {
+  const std::string dir = FreshDir(name);
+  BackgroundJob run("OMP_NUM_THREADS=" + std::to_string(omp) + " " + Launcher() +
+                        " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                        "/run -- --train_data " + kData +
+                        " --epochs 3 --threads 1 --eval_every 5 --eval_batch_size 64",
+                    dir + "/run", dir + "/log");
+  EXPECT_TRUE(run.WaitForTrainReports(2, 120)) << run.log();
+  std::map<std::string, size_t> most;
+  // Until the job ends: the pools OpenMP starts in a thread's first parallel region stay.
+  for (int i = 0; i < 400 && !ProgramPids("", dir + "/run").empty(); ++i) {
+    for (pid_t pid : ProgramPids("", dir + "/run")) {
+      std::string comm = ReadFile("/proc/" + std::to_string(pid) + "/comm");
+      if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+      size_t threads = 0;
+      std::error_code ec;
+      for (auto it =
+               std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec);
+           !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        ++threads;
+      }
+      most[comm] = std::max(most[comm], threads);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(run.Wait(120)) << run.log();
+  EXPECT_TRUE(WIFEXITED(run.status()) && WEXITSTATUS(run.status()) == 0) << run.log();
+  for (const auto& [program, threads] : most) {
+    std::printf("OMP_NUM_THREADS=%d: %s at most %zu threads\n", omp, program.c_str(), threads);
+  }
+  return most;
+}
+
+TEST(PsCluster, EveryProcessComputesWithItsThreadsWhateverOpenMpIsTold) {
+  // --threads 1 everywhere: OMP_NUM_THREADS=6 must not start a single OpenMP thread more in any
+  // process (a program or thread that computes without taking --threads starts a pool of 5:
+  // a worker without it had 12 threads instead of 7), so each program has as many threads as
+  // with OMP_NUM_THREADS=1.
+  const auto one = ThreadsWhileTraining("threads_omp1", 1);
+  const auto six = ThreadsWhileTraining("threads_omp6", 6);
+  for (const std::string program : {"tteps-scheduler", "tteps-server", "tteps-worker"}) {
+    ASSERT_TRUE(one.count(program) && six.count(program)) << program;
+    EXPECT_EQ(six.at(program), one.at(program)) << program;
+  }
+}
+
 TEST(PsCluster, PrometheusScrapesTheRunningJob) {
 #if !TTEPS_HAS_HTTPLIB
   GTEST_SKIP() << "built without cpp-httplib (libcpp-httplib-dev): no --metrics_port";
