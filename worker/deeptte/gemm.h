@@ -13,7 +13,8 @@
 // Rounding: every element of C is the sum over p = 0 .. k-1 of A[i][p] B[p][j] in that order,
 // each term added by one fused multiply-add into a float that starts at zero (then added to C
 // when accumulating). So the result is the same bit for bit on every instruction set, for any
-// number of rows per call and any split of the rows or columns between calls or threads.
+// number of rows per call and any split of the rows or columns between calls or threads. (Only
+// the plain kernels of a CPU without fused multiply-adds round each product first: `fused`.)
 #pragma once
 
 #include <cstdint>
