@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "worker/deeptte/gemm.h"
+#include "worker/deeptte/tensor_gemm.h"
 
 namespace tteps::deeptte {
 namespace {
@@ -43,16 +44,9 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
                                const torch::Tensor& weight, const torch::Tensor& bias,
                                int64_t kind) {
     const auto a = input.contiguous(), w = weight.contiguous(), b = bias.contiguous();
-    const int64_t rows = a.size(0), out = w.size(0), in = w.size(1);
-    auto z = torch::empty({rows, out}, a.options());
-    float* zp = z.data_ptr<float>();
-    const float* bp = b.data_ptr<float>();
-    for (int64_t r = 0; r < rows; ++r) std::memcpy(zp + r * out, bp, out * sizeof(float));
-    // z = b + a W^T, W^T packed from W on the way.
-    gemm::Multiply(false, true, rows, out, in, a.data_ptr<float>(), in, w.data_ptr<float>(), in, zp,
-                   out, /*accumulate=*/true);
+    auto z = AddMm(b, a, false, w, true);  // b + a W^T
     auto next = torch::empty_like(z);
-    Activate(zp, a.data_ptr<float>(), rows * out, kind & kLeaky, kind & kResidual,
+    Activate(z.data_ptr<float>(), a.data_ptr<float>(), z.numel(), kind & kLeaky, kind & kResidual,
              next.data_ptr<float>());
     ctx->save_for_backward({a, w, z});
     ctx->saved_data["kind"] = kind;
