@@ -76,8 +76,9 @@ void OptimizerConfig::Validate() const {
 void JobConfig::Validate() const {
   Check(!data.train_files.empty(), "--train_data names no file");
   Check(data.eval_fraction >= 0 && data.eval_fraction < 1, "--eval_fraction must be in [0, 1)");
-  Check(data.split == "random" || data.split == "tail" || data.split == "day",
-        "--split must be random, tail or day, not '" + data.split + "'");
+  Check(
+      data.split == "auto" || data.split == "day" || data.split == "random" || data.split == "tail",
+      "--split must be auto, day, random or tail, not '" + data.split + "'");
   Check(data.eval_days >= 1, "--eval_days must be >= 1");
   Check(data.max_points >= 0, "--max_points must be >= 0 (0: no limit)");
   Check(data.max_trip_s > 0, "--max_trip_s must be > 0");

@@ -17,13 +17,14 @@ struct DataConfig {
   std::vector<std::string> train_files;
   std::string eval_file;          // if set, the evaluation set; else a held-out fraction
   double eval_fraction = 0.1667;  // of the training files, used when eval_file is empty
-  // random (seeded shuffle) | tail (the last trips) | day (the latest days by dateID)
-  std::string split = "random";
+  // day (the latest days by dateID) | random (seeded shuffle) | tail (the last trips) | auto
+  // (day where the data holds two dates or more, else random)
+  std::string split = "auto";
   uint64_t split_seed = 1;
   int64_t eval_days = 1;             // --split day: how many of the latest days
   std::vector<int64_t> eval_dates;   // --split day: these dateIDs instead, if any
   std::string bad_records = "fail";  // fail | skip
-  std::string stats;                 // normalisation statistics (stats.json)
+  std::string stats;  // normalisation statistics (stats.json); empty: the training data's own
   // What a trip may be (a longer or an implausible one is a bad record): points, seconds, km.
   int64_t max_points = 2000;
   double max_trip_s = 86400, max_trip_km = 1000;

@@ -20,7 +20,7 @@ PACKAGES=(
   clang libclang-rt-14-dev  # the fuzz targets (libFuzzer, AddressSanitizer, UBSan)
   slurmctld slurmd slurm-client munge  # the tests' single-node Slurm (tests/integration)
   protobuf-compiler python3-protobuf  # the tests' independent reader of TensorBoard's events
-  python3-torch  # docs/predict.py: a model.pt used from Python (and its test)
+  python3-torch  # worker/tools/tteps_predict.py: a model.pt used from Python (and its test)
 )
 
 missing=()

@@ -9,6 +9,7 @@
 
 #include "common/curve.h"
 #include "common/job_config.h"
+#include "common/json_writer.h"
 #include "common/key_range.h"
 #include "common/slice_schedule.h"
 
@@ -20,6 +21,7 @@ struct CoordinatorOptions {
   // where: a worker whose own copy differs is refused at registration.
   std::string data_path, data_checksum;
   uint64_t bad_records_skipped = 0;  // --bad_records skip: by the scheduler's reading
+  JsonObject data_facts;             // summary.json's "data": the split, trips, statistics
   int num_servers = 1, num_workers = 1;
   int64_t param_count = 0;
   uint64_t fingerprint = 0;

@@ -90,7 +90,7 @@ JsonObject SummaryJson(const JobFacts& f) {
   JsonObject s;
   s.Add("mode", ModeName(opts.config.exchange.mode)).Add("status", f.status);
   if (!f.signal.empty()) s.Add("signal", f.signal);
-  s.Add("bad_records_skipped", opts.bad_records_skipped);
+  s.Add("bad_records_skipped", opts.bad_records_skipped).Add("data", opts.data_facts);
   // Where a resumed job starts from (--resume), when the servers write checkpoints.
   if (UsesServers(opts.config.exchange.mode) && opts.config.output.checkpoint_every > 0) {
     s.Add("checkpoint_dir", opts.config.output.checkpoint_dir);

@@ -25,7 +25,6 @@
 #include "scheduler/model_evaluation.h"
 #include "scheduler/policy_flags.h"
 #include "server/checkpoint.h"
-#include "worker/data/norm_stats.h"
 #include "worker/dataset.h"
 #include "worker/deeptte/embedding_rows.h"
 #include "worker/device.h"
@@ -116,7 +115,7 @@ void CheckResumable(const JobConfig& c) {
 void CheckFiles(const JobConfig& c) {
   std::vector<std::string> files = c.data.train_files;
   if (!c.data.eval_file.empty()) files.push_back(c.data.eval_file);
-  files.push_back(c.data.stats);
+  if (!c.data.stats.empty()) files.push_back(c.data.stats);
   for (const auto& f : files) {
     if (!std::ifstream(f)) throw std::invalid_argument("cannot open " + f);
   }
@@ -241,17 +240,23 @@ std::string BindAndShare(Bootstrap& boot, zmq::socket_t& socket, int64_t param_c
   return endpoint;
 }
 
-// The console's header; every process's full log is in out_dir/logs.
+// "1 server", "2 servers".
+std::string Count(long long n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// The console's header; every process's full log is in out_dir/logs. The out_dir has a line of
+// its own: a long path does not make a long line of the rest.
 void PrintHeader(const CoordinatorOptions& o, const Dataset& dataset, const std::string& out_dir) {
+  std::string skipped;
+  if (dataset.skipped > 0) skipped = ", " + Count(dataset.skipped, "bad record") + " skipped";
   std::fprintf(stderr,
-               "[tteps] %s: %d workers, %d servers; %zu training and %zu eval trips%s; %lld steps; "
-               "out_dir %s\n",
-               ModeName(o.config.exchange.mode), o.num_workers, o.num_servers,
-               dataset.train->size(), dataset.eval->size(),
-               dataset.skipped == 0
-                   ? ""
-                   : (" (" + std::to_string(dataset.skipped) + " bad records skipped)").c_str(),
-               static_cast<long long>(o.total_steps), out_dir.c_str());
+               "[tteps] %s: %s, %s; %zu training and %zu eval trips (split %s%s); %s\n"
+               "[tteps] out_dir %s\n",
+               ModeName(o.config.exchange.mode), Count(o.num_workers, "worker").c_str(),
+               Count(o.num_servers, "server").c_str(), dataset.train->size(), dataset.eval->size(),
+               dataset.split.c_str(), skipped.c_str(), Count(o.total_steps, "step").c_str(),
+               out_dir.c_str());
 }
 
 // Runs the coordinator (with --trace's timeline) to the job's end; returns its exit code.
@@ -313,7 +318,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   const size_t train_trips = dataset.train->size();
   CheckBatchFits(config.train, train_trips);
   torch::manual_seed(config.train.seed);
-  deeptte::DeepTTE model(config.model, data::LoadNormStats(config.data.stats));
+  deeptte::DeepTTE model(config.model, dataset.stats);
   const ParamLayout layout = LayoutOf(*model);
   LOG(INFO) << "parameters: " << layout.Describe();
   model->to(ResolveDevice(config.train.device, LocalRank()));  // the evaluation's device
@@ -331,6 +336,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   o.step_timeout_s = FLAGS_step_timeout_s;
   o.data_checksum = dataset.store_checksum;
   o.bad_records_skipped = dataset.skipped;
+  o.data_facts = dataset.Facts();
   SetShape(boot, config, &o);
   ResolveSlices(&o);
   SetModelAndSteps(layout, train_trips, &o);

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "common/job_config.h"
+#include "common/json_writer.h"
+#include "worker/data/norm_stats.h"
 #include "worker/data/trip_parser.h"
 #include "worker/data/trips.h"
 
@@ -19,6 +21,15 @@ struct Dataset {
   std::string store_checksum;  // the training store's identity; empty for JSON-lines
   uint64_t mapped_bytes = 0;   // of the stores' shard files
   uint64_t skipped = 0;        // bad records skipped (--bad_records skip), train and eval
+  // How the evaluation trips were chosen: "day", "random", "tail", "file" (--eval_data) or
+  // "none" (--eval_fraction 0).
+  std::string split;
+  // The normalisation statistics the model is built with, and where they come from.
+  data::NormStats stats;
+  std::string stats_source;
+
+  // summary.json's "data": {"split", "train_trips", "eval_trips", "stats"}.
+  JsonObject Facts() const;
 };
 
 // One data source: a trip store (a directory with manifest.json; alone in `paths`) or JSON-lines
@@ -32,8 +43,12 @@ std::shared_ptr<const data::Trips> OpenTrips(const std::vector<std::string>& pat
                                              const data::TripLimits& limits = {},
                                              uint64_t* skipped = nullptr);
 
-// Reads the data and holds out the evaluation trips (--eval_data, or --split random | tail |
-// day). A trip needs `min_points` points (the model's kernel size).
+// Reads the data, holds out the evaluation trips (--eval_data, or --split auto | day | random |
+// tail; auto is day where the training data holds at least two dates, else random) and finds the
+// normalisation statistics: --stats if given (a warning names each statistic of the training
+// data far from it), else those of every trip of --train_data (a store's own stats.json, which
+// tteps-pack computed the same way). A trip needs `min_points` points (the model's kernel size).
+// An evaluation asked for that would have no trip is an error here, before any training.
 Dataset LoadDataset(const DataConfig& opts, int64_t min_points);
 
 // The held-out dateIDs of --split day: `dates` if given, else the latest `days` days present.

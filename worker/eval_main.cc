@@ -50,7 +50,14 @@ int main(int argc, char** argv) {
     std::printf("%s\n", r.ToJson().str().c_str());
     return 0;
   } catch (const std::exception& e) {
-    LOG(ERROR) << e.what();
+    const std::string what = e.what();
+    // Routes not yet driven have no label to compare with: tteps-predict estimates them.
+    const bool no_label = what.find("field 'time': missing") != std::string::npos ||
+                          what.find("field 'time_gap': missing") != std::string::npos;
+    LOG(ERROR) << what
+               << (no_label ? " (tteps-eval compares estimates with the trips' `time`; "
+                              "tteps-predict estimates routes without it)"
+                            : "");
     return 1;
   }
 }

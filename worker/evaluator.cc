@@ -14,14 +14,16 @@ JsonObject EvalResult::ToJson() const {
   return JsonObject().Add("mape", mape).Add("rmse", rmse).Add("mae", mae).Add("n", n);
 }
 
-EvalResult Evaluate(deeptte::DeepTTEImpl& model, const data::Trips& trips, int64_t batch_size,
-                    bool keep_predictions) {
+namespace {
+
+// Calls fn(start, predictions, batch) for each batch of `trips` in order, without gradients;
+// leaves the module's train/eval mode as it was.
+template <class Fn>
+void ForEachBatch(deeptte::DeepTTEImpl& model, const data::Trips& trips, int64_t batch_size,
+                  Fn fn) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
-  EvalResult r;
-  double abs_pct = 0, sq = 0, abs_err = 0;
-  if (keep_predictions) r.predictions.resize(trips.size());
   const torch::Device device = model.device();
   std::vector<size_t> indices;
   for (size_t start = 0; start < trips.size(); start += batch_size) {
@@ -30,19 +32,33 @@ EvalResult Evaluate(deeptte::DeepTTEImpl& model, const data::Trips& trips, int64
     auto batch =
         deeptte::ToTensors(data::MakeBatch(trips, indices, model.stats(), model.pad_multiple()),
                            torch::kFloat, device);
-    auto pred = model.PredictSeconds(batch).to(torch::kDouble);
-    auto label = batch.label.to(torch::kDouble);
-    auto err = pred - label;
-    abs_pct += (err.abs() / label).sum().item<double>();
-    sq += (err * err).sum().item<double>();
-    abs_err += err.abs().sum().item<double>();
-    if (keep_predictions) {
-      auto p = pred.to(torch::kCPU, torch::kFloat).contiguous();
-      std::copy(p.data_ptr<float>(), p.data_ptr<float>() + p.numel(),
-                r.predictions.begin() + start);
-    }
+    fn(start, model.PredictSeconds(batch), batch);
   }
   model.train(was_training);
+}
+
+void CopyOut(const torch::Tensor& pred, size_t start, std::vector<float>* out) {
+  auto p = pred.to(torch::kCPU, torch::kFloat).contiguous();
+  std::copy(p.data_ptr<float>(), p.data_ptr<float>() + p.numel(), out->begin() + start);
+}
+
+}  // namespace
+
+EvalResult Evaluate(deeptte::DeepTTEImpl& model, const data::Trips& trips, int64_t batch_size,
+                    bool keep_predictions) {
+  EvalResult r;
+  double abs_pct = 0, sq = 0, abs_err = 0;
+  if (keep_predictions) r.predictions.resize(trips.size());
+  ForEachBatch(model, trips, batch_size,
+               [&](size_t start, const torch::Tensor& seconds, const deeptte::BatchTensors& batch) {
+                 auto pred = seconds.to(torch::kDouble);
+                 auto label = batch.label.to(torch::kDouble);
+                 auto err = pred - label;
+                 abs_pct += (err.abs() / label).sum().item<double>();
+                 sq += (err * err).sum().item<double>();
+                 abs_err += err.abs().sum().item<double>();
+                 if (keep_predictions) CopyOut(seconds, start, &r.predictions);
+               });
   r.n = static_cast<int64_t>(trips.size());
   if (r.n > 0) {
     r.mape = abs_pct / r.n;
@@ -56,6 +72,23 @@ EvalResult Evaluate(deeptte::DeepTTEImpl& model, const data::Trips& trips, int64
         ": the predictions are not finite (a diverged model, or trips with extreme values)");
   }
   return r;
+}
+
+std::vector<float> Predict(deeptte::DeepTTEImpl& model, const data::Trips& trips,
+                           int64_t batch_size) {
+  std::vector<float> out(trips.size());
+  ForEachBatch(model, trips, batch_size,
+               [&](size_t start, const torch::Tensor& seconds, const deeptte::BatchTensors&) {
+                 CopyOut(seconds, start, &out);
+               });
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!std::isfinite(out[i])) {
+      throw std::runtime_error("the estimate of trip " + std::to_string(i) + " is " +
+                               std::to_string(out[i]) +
+                               ": a diverged model, or a trip with extreme values");
+    }
+  }
+  return out;
 }
 
 }  // namespace tteps

@@ -28,4 +28,10 @@ struct EvalResult {
 EvalResult Evaluate(deeptte::DeepTTEImpl& model, const data::Trips& trips, int64_t batch_size,
                     bool keep_predictions = false);
 
+// The model's travel-time estimate (seconds) of each trip, in order; the trips' `time` is not
+// read (routes not yet driven). Throws std::runtime_error naming a trip whose estimate is not
+// finite.
+std::vector<float> Predict(deeptte::DeepTTEImpl& model, const data::Trips& trips,
+                           int64_t batch_size);
+
 }  // namespace tteps

@@ -3,12 +3,9 @@
 #include <gflags/gflags.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <stdexcept>
 
 #include "common/split_list.h"
-#include "worker/data/trip_store.h"
-#include "worker/data/trip_store_format.h"
 
 // Data
 DEFINE_string(train_data, TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl",
@@ -19,11 +16,12 @@ DEFINE_string(eval_data, "",
               "--train_data by --split");
 DEFINE_double(eval_fraction, 0.1667,
               "fraction of --train_data held out for evaluation by --split random or tail");
-DEFINE_string(split, "random",
-              "how the evaluation trips are held out of --train_data: random (--eval_fraction, "
-              "seeded by --split_seed), tail (the last --eval_fraction of the trips) or day (the "
-              "latest --eval_days days by dateID, or --eval_dates: a model is used on days it "
-              "never saw)");
+DEFINE_string(split, "auto",
+              "how the evaluation trips are held out of --train_data: day (the latest "
+              "--eval_days days by dateID, or --eval_dates: a model is used on days it never "
+              "saw), random (--eval_fraction, seeded by --split_seed), tail (the last "
+              "--eval_fraction of the trips) or auto: day where the data holds at least two "
+              "dates, else random. --eval_fraction 0 holds out nothing (but for --split day)");
 DEFINE_int64(eval_days, 1, "--split day: how many of the latest days are held out");
 DEFINE_string(eval_dates, "",
               "--split day: the dateIDs held out, comma-separated (instead of the latest days)");
@@ -37,9 +35,10 @@ DEFINE_int64(max_points, 2000,
 DEFINE_double(max_trip_s, 86400, "the longest travel time (`time`, seconds) a trip may have");
 DEFINE_double(max_trip_km, 1000, "the longest distance (`dist`, km) a trip may have");
 DEFINE_string(stats, "",
-              "normalisation statistics (stats.json format; tteps-stats makes one). Empty: a "
-              "store's own (STORE/stats.json, computed by tteps-pack), else the shipped "
-              "data/chengdu/stats.json");
+              "normalisation statistics (the stats.json format; tteps-stats makes one). Empty: "
+              "those of every trip of --train_data (computed as the data is read; a store's "
+              "own STORE/stats.json, computed by tteps-pack the same way). The model file "
+              "keeps the statistics it was trained with");
 
 // Model
 DEFINE_int64(kernel_size, 3, "Geo-Conv kernel size (points per local path)");
@@ -202,15 +201,6 @@ std::vector<int64_t> ParseDates(const std::string& text) {
   return dates;
 }
 
-// --stats, or the store's own statistics, or the shipped sample's.
-std::string StatsPath(const std::string& flag, const std::vector<std::string>& train) {
-  if (!flag.empty()) return flag;
-  if (train.size() == 1 && data::IsTripStore(train[0])) {
-    return (std::filesystem::path(train[0]) / data::store::kStats).string();
-  }
-  return TTEPS_SOURCE_DIR "/data/chengdu/stats.json";
-}
-
 // Copies every flag into its field, or only the flags set on this command line.
 void Fill(JobConfig* c, bool only_explicit) {
   const auto set = [only_explicit](const char* name, auto* field, const auto& value) {
@@ -228,12 +218,7 @@ void Fill(JobConfig* c, bool only_explicit) {
   TTEPS_SET(data.max_trip_s, max_trip_s);
   TTEPS_SET(data.max_trip_km, max_trip_km);
   set("eval_dates", &c->data.eval_dates, ParseDates(FLAGS_eval_dates));
-  set("stats", &c->data.stats, StatsPath(FLAGS_stats, SplitList(FLAGS_train_data)));
-  // A node with its own copy of a store (its own --train_data) reads that copy's statistics.
-  if (only_explicit && gflags::GetCommandLineFlagInfoOrDie("stats").is_default &&
-      !gflags::GetCommandLineFlagInfoOrDie("train_data").is_default) {
-    c->data.stats = StatsPath(FLAGS_stats, c->data.train_files);
-  }
+  TTEPS_SET(data.stats, stats);
   TTEPS_SET(model.kernel_size, kernel_size);
   TTEPS_SET(model.num_filter, num_filter);
   TTEPS_SET(model.pooling, pooling);

@@ -31,6 +31,27 @@ void LocalTrainer::LogEval(const EvalResult& r, int64_t step, int64_t epoch, dou
                           .AddRaw("eval", r.ToJson().str()));
 }
 
+void LocalTrainer::SliceEverything(DriverOptions* o, DriverHooks* hooks) const {
+  const int slices = static_cast<int>(config_.exchange.slices);
+  if (slices <= 1) return;
+  // The slicing rule of a sync job with `slices` slices; this process is worker 0 and adopts
+  // every other slice before the first step, as a sync worker does one past the workers.
+  o->num_workers = slices;
+  o->first_worker_batch = config_.exchange.first_worker_batch;
+  o->balanced_slices = config_.exchange.slicing == "balanced";
+  hooks->take_commands = [slices, adopted = false]() mutable {
+    std::vector<StepCommand> commands;
+    for (int s = 1; s < slices && !adopted; ++s) {
+      StepCommand c;
+      c.kind = StepCommand::kAdopt;
+      c.slice = s;
+      commands.push_back(c);
+    }
+    adopted = true;
+    return commands;
+  };
+}
+
 TrainResult LocalTrainer::Run() {
   const auto start = Clock::now();
   const auto since_start = [&] { return SecondsSince(start); };
@@ -53,6 +74,7 @@ TrainResult LocalTrainer::Run() {
     o.pieces_balanced = config_.exchange.slicing == "balanced";
   }
   DriverHooks hooks;
+  SliceEverything(&o, &hooks);
   hooks.ready = [&] { res.startup_s = ProcessAgeSeconds(); };
   hooks.report = [&](const TrainReport& r) {
     if (out_) out_->AppendMetrics(r.ToJson());

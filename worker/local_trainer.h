@@ -1,5 +1,6 @@
 // Single-process training, the reference that every distributed mode must agree with: the
-// step driver over the local exchange, evaluating inline.
+// step driver over the local exchange, evaluating inline. With --slices N it is the reference of
+// a sync job with N slices, on any number of workers.
 #pragma once
 
 #include <vector>
@@ -11,6 +12,7 @@
 #include "worker/data/trips.h"
 #include "worker/deeptte/deeptte.h"
 #include "worker/evaluator.h"
+#include "worker/step_driver.h"
 
 namespace tteps {
 
@@ -39,6 +41,9 @@ class LocalTrainer {
 
  private:
   void LogEval(const EvalResult& r, int64_t step, int64_t epoch, double wall_s, double train_s);
+  // --slices N: this process computes every slice of the global batch, as a sync job's workers
+  // would, each on its own.
+  void SliceEverything(DriverOptions* o, DriverHooks* hooks) const;
 
   deeptte::DeepTTE model_;
   const data::Trips& train_;

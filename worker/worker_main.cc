@@ -50,9 +50,10 @@ namespace tteps {
 namespace {
 
 // Initialised on the CPU from the seed (the same weights on every device), then moved.
-deeptte::DeepTTE BuildModel(const JobConfig& c, torch::Device device) {
+deeptte::DeepTTE BuildModel(const JobConfig& c, const data::NormStats& stats,
+                            torch::Device device) {
   torch::manual_seed(c.train.seed);
-  deeptte::DeepTTE model(c.model, data::LoadNormStats(c.data.stats));
+  deeptte::DeepTTE model(c.model, stats);
   model->to(device);
   return model;
 }
@@ -76,7 +77,7 @@ int RunLocal(const JobConfig& config) {
     std::fprintf(stderr, "[local] %llu bad records skipped (--bad_records skip; see the log)\n",
                  static_cast<unsigned long long>(dataset.skipped));
   }
-  deeptte::DeepTTE model = BuildModel(config, device);
+  deeptte::DeepTTE model = BuildModel(config, dataset.stats, device);
   const ParamLayout layout = LayoutOf(*model);
   LOG(INFO) << "parameters: " << layout.Describe() << " (the configuration is in config.json)";
 
@@ -121,6 +122,7 @@ int RunLocal(const JobConfig& config) {
   summary.Add("mode", "local").Add("status", interrupted ? "interrupted" : "done");
   if (interrupted) summary.Add("signal", SignalName(interrupted));
   summary.Add("bad_records_skipped", dataset.skipped)
+      .Add("data", dataset.Facts())
       .Add("workers", 1)
       .Add("servers", 0)
       .Add("epochs", r.epochs)
@@ -201,7 +203,7 @@ void Train(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
                                    : ", the scheduler's is the store " + map.data_checksum) +
         ": every host needs the same data (a copy, or a shared file system)");
   }
-  deeptte::DeepTTE model = BuildModel(config, device);
+  deeptte::DeepTTE model = BuildModel(config, dataset.stats, device);
   const ParamLayout layout = LayoutOf(*model);
   if (layout.fingerprint() != map.fingerprint || layout.total() != map.param_count) {
     throw std::runtime_error("model layout " + layout.Describe() + " differs from the job's (" +

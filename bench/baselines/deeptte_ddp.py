@@ -3,8 +3,9 @@
 
 The model, the data pipeline (parsing, normalisation, epoch order, per-worker slices) and the
 optimizer mirror worker/deeptte, worker/data and worker/gradient_step.cc, so that a run here
-and a tteps run with the same flags differ only in how gradients are exchanged. The W
-processes rendezvous over gloo on 127.0.0.1; rank 0 logs, evaluates and writes the outputs.
+and a tteps run with the same flags differ only in how gradients are exchanged; the model, the
+trip parser and the batches are those of worker/tools/tteps_predict.py. The W processes
+rendezvous over gloo on 127.0.0.1; rank 0 logs, evaluates and writes the outputs.
 Across hosts, start one process per rank with --rank R and --master_addr (rank 0's address,
 which gloo also uses to pick the interface) and the same --master_port everywhere.
 --device cuda: rank r trains on GPU r % (the host's GPUs), over NCCL instead of gloo (over gloo
@@ -26,19 +27,14 @@ import numpy as np
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch.nn.functional as F
-from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-# worker/data/trip.h and worker/deeptte/model_config.h.
-NUM_DRIVERS, NUM_DATES, NUM_WEEKDAYS, NUM_MINUTES = 24000, 31, 7, 1440
-ATTR_SIZE = 16 + 3 + 8 + 1  # three embeddings + normalised distance
-HIDDEN_SIZE = 128
-LSTM_GROUP = 64  # spatio_temporal.cc: trips per LSTM call in large batches
-LOCAL_EPS_S = 10.0  # deeptte.cc: added to the local label in the local loss
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "worker", "tools"))
+from tteps_predict import (  # noqa: E402
+    STATS_KEYS, DataError, DeepTTE, is_number, make_batch, read_trips)
+
 DEFAULT_PARAMS = 710923  # tteps' parameter count for the default model config
-STATS_KEYS = ("dist", "time", "lngs", "lats", "time_gap", "dist_gap")
-SEQUENCES = ("lngs", "lats", "states", "time_gap", "dist_gap")
 MODEL_DEFAULTS = {"kernel_size": 3, "num_filter": 32, "pooling": "attention", "alpha": 0.1,
                   "num_final_fcs": 3, "final_fc_size": 128}
 
@@ -91,100 +87,7 @@ def fisher_yates(v, rng):
         v[i - 1], v[j] = v[j], v[i - 1]
 
 
-# --- Data: trip_parser.cc, norm_stats.cc, dataset.cc, batcher.cc, batch_slicer.cc. ----------
-
-class DataError(Exception):
-    pass
-
-
-class FieldError(Exception):
-    def __init__(self, field, reason):
-        super().__init__(f"field '{field}': {reason}")
-
-
-def _is_number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _get_number(obj, key):
-    if key not in obj:
-        raise FieldError(key, "missing")
-    v = obj[key]
-    if not _is_number(v) or not math.isfinite(v):
-        raise FieldError(key, f"expected a finite number, got {json.dumps(v)[:40]}")
-    return float(v)
-
-
-def _get_id(obj, key, limit):
-    v = _get_number(obj, key)
-    if v != math.floor(v) or not 0 <= v < limit:
-        raise FieldError(key, f"expected an integer in [0, {limit}), got {v}")
-    return int(v)
-
-
-def _get_sequence(obj, key, kind):
-    seq = obj.get(key)
-    if not isinstance(seq, list):
-        raise FieldError(key, "missing" if seq is None else "expected an array of numbers")
-    bad = next((i for i, v in enumerate(seq) if not _is_number(v)), None)
-    if bad is not None:
-        raise FieldError(key, f"element {bad} is not a number")
-    values = np.asarray(seq, dtype=np.float64)
-    as_float = values.astype(np.float32)  # the C++ keeps per-point values as floats
-    checks = [(~np.isfinite(as_float), "is not finite as a float")]
-    if kind == "zero_or_one":
-        checks.append(((values != 0) & (values != 1), "is not 0 or 1"))
-    if kind == "cumulative":
-        checks += [(values < 0, "is negative"),
-                   (np.r_[False, as_float[1:] < as_float[:-1]], "is below the previous one")]
-    for bad_mask, reason in checks:
-        if bad_mask.any():
-            i = int(np.argmax(bad_mask))
-            raise FieldError(key, f"element {i} ({values[i]}) {reason}")
-    return as_float
-
-
-def parse_trip(line, min_points):
-    """One JSON line -> dict of the fields the model uses; FieldError names the bad field."""
-    try:
-        obj = json.loads(line)
-    except ValueError as e:
-        raise FieldError("<json>", str(e)) from None
-    if not isinstance(obj, dict):
-        raise FieldError("<json>", "expected an object")
-    trip = {"driver_id": _get_id(obj, "driverID", NUM_DRIVERS),
-            "week_id": _get_id(obj, "weekID", NUM_WEEKDAYS),
-            "time_id": _get_id(obj, "timeID", NUM_MINUTES)}
-    _get_id(obj, "dateID", NUM_DATES)  # validated as the C++ does, unused by the model
-    for key in ("dist", "time"):
-        trip[key] = _get_number(obj, key)
-        if trip[key] < 0:
-            raise FieldError(key, f"{trip[key]} is negative")
-    if trip["time"] == 0:  # the label divides the MAPE loss and metric
-        raise FieldError("time", "must be > 0 seconds")
-    kinds = {"states": "zero_or_one", "time_gap": "cumulative", "dist_gap": "cumulative"}
-    for key in SEQUENCES:
-        trip[key] = _get_sequence(obj, key, kinds.get(key))
-        if len(trip[key]) != len(trip["lngs"]):
-            raise FieldError(key, f"length {len(trip[key])} differs from lngs")
-    if len(trip["lngs"]) < min_points:
-        raise FieldError("lngs", f"{len(trip['lngs'])} points, fewer than {min_points}")
-    return trip
-
-
-def read_trips(path, min_points):
-    trips = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line_no, line in enumerate(f, 1):
-                try:
-                    trips.append(parse_trip(line, min_points))
-                except FieldError as e:
-                    raise DataError(f"{path}:{line_no}: {e}") from None
-    except OSError as e:
-        raise DataError(f"cannot read data file '{path}': {e.strerror}") from None
-    return trips
-
+# --- Data: norm_stats.cc, dataset.cc, batcher.cc, batch_slicer.cc. --------------------------
 
 def load_stats(path):
     try:
@@ -195,7 +98,7 @@ def load_stats(path):
     stats = {}
     for key in (f"{name}_{part}" for name in STATS_KEYS for part in ("mean", "std")):
         value = obj.get(key) if isinstance(obj, dict) else None
-        if not _is_number(value) or not math.isfinite(value) or (
+        if not is_number(value) or not math.isfinite(value) or (
                 key.endswith("_std") and value <= 0):
             raise DataError(f"{path}: key '{key}': missing, not a finite number or a std <= 0")
         stats[key] = float(value)
@@ -279,199 +182,11 @@ def slice_for(batch, workers, rank, trip_lengths=None):
     return batch[begin:begin + sizes[rank]]
 
 
-def make_batch(trips, indices, stats):
-    """padded_batch.cc + batch_tensors.cc: zero-padded [B, T] tensors, normalised alike."""
-    rows = [trips[i] for i in indices]
-    size, max_len = len(rows), max(len(t["lngs"]) for t in rows)
-    seqs = {key: np.zeros((size, max_len), np.float32) for key in SEQUENCES}
-    for row, trip in enumerate(rows):
-        n = len(trip["lngs"])
-        for key in SEQUENCES:
-            values = trip[key]
-            if key in ("lngs", "lats"):  # in double, then rounded to float as the C++ does
-                values = (values.astype(np.float64) - stats[f"{key}_mean"]) / stats[f"{key}_std"]
-            seqs[key][row, :n] = values
-    batch = {key: torch.from_numpy(v) for key, v in seqs.items()}
-    batch["states"] = batch["states"].long()
-    for key in ("driver_id", "week_id", "time_id"):
-        batch[key] = torch.tensor([t[key] for t in rows], dtype=torch.int64)
-    batch["dist"] = torch.tensor(
-        [(t["dist"] - stats["dist_mean"]) / stats["dist_std"] for t in rows], dtype=torch.float32)
-    batch["label"] = torch.tensor([t["time"] for t in rows], dtype=torch.float32)
-    batch["lengths"] = torch.tensor([len(t["lngs"]) for t in rows], dtype=torch.int64)
-    return batch
-
-
 def to_device(batch, device):
     """batch_tensors.cc: to a GPU through pinned memory, without waiting for the copy."""
     if device.type == "cpu":
         return batch
     return {k: v.pin_memory().to(device, non_blocking=True) for k, v in batch.items()}
-
-
-# --- The model: worker/deeptte, with the same module and parameter names. ------------------
-
-def local_path_delta(seq, k):
-    return seq[:, k - 1:] - seq[:, :seq.size(1) - k + 1]
-
-
-class AttrNet(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.driverID_em = nn.Embedding(NUM_DRIVERS, 16)
-        self.weekID_em = nn.Embedding(NUM_WEEKDAYS, 3)
-        self.timeID_em = nn.Embedding(NUM_MINUTES, 8)
-
-    def forward(self, b):
-        return torch.cat([self.driverID_em(b["driver_id"]), self.weekID_em(b["week_id"]),
-                          self.timeID_em(b["time_id"]), b["dist"].unsqueeze(1)], 1)
-
-
-class GeoConv(nn.Module):
-    def __init__(self, kernel_size, num_filter):
-        super().__init__()
-        self.state_em = nn.Embedding(2, 2)
-        self.process_coords = nn.Linear(4, 16)
-        self.conv = nn.Conv1d(16, num_filter, kernel_size)
-
-    def forward(self, b, local_dist):
-        locs = torch.cat([b["lngs"].unsqueeze(2), b["lats"].unsqueeze(2),
-                          self.state_em(b["states"])], 2)
-        locs = torch.tanh(self.process_coords(locs)).permute(0, 2, 1)  # [B, 16, T]
-        conv = F.elu(self.conv(locs)).permute(0, 2, 1)  # [B, T-k+1, F]
-        return torch.cat([conv, local_dist.unsqueeze(2)], 2)
-
-
-class SpatioTemporal(nn.Module):
-    def __init__(self, kernel_size, num_filter, pooling):
-        super().__init__()
-        self.kernel_size, self.attention = kernel_size, pooling == "attention"
-        self.geo_conv = GeoConv(kernel_size, num_filter)
-        self.rnn = nn.LSTM(num_filter + 1 + ATTR_SIZE, HIDDEN_SIZE, num_layers=2,
-                           batch_first=True)
-        if self.attention:
-            self.attr2atten = nn.Linear(ATTR_SIZE, HIDDEN_SIZE)
-
-    def forward(self, b, attr, local_dist):
-        """-> (hiddens [B, T', H] zero at padded steps, mask [B, T'], pooled [B, H])."""
-        conv = self.geo_conv(b, local_dist)
-        inputs = torch.cat([conv, attr.unsqueeze(1).expand(-1, conv.size(1), -1)], 2)
-        local_lengths = b["lengths"] - (self.kernel_size - 1)
-        steps = torch.arange(inputs.size(1), device=inputs.device)
-        mask = steps.unsqueeze(0) < local_lengths.unsqueeze(1)
-        hiddens = self.run_lstm(inputs, local_lengths).masked_fill(~mask.unsqueeze(2), 0.0)
-        if self.attention:
-            pooled = self.attention_pool(hiddens, mask, attr)
-        else:  # padded steps are zero, so the sum covers the real steps only
-            pooled = hiddens.sum(1) / local_lengths.unsqueeze(1).to(hiddens.dtype)
-        return hiddens, mask, pooled
-
-    def run_lstm(self, inputs, lengths):
-        """Padded, unpacked LSTM (causal, so padding after a trip's end cannot reach its real
-        steps). On the CPU large batches run sorted in groups of LSTM_GROUP, each cut to its
-        longest trip, as the C++ does to keep padding cheap; on a GPU the whole batch is one
-        cuDNN call, as in the C++."""
-        batch, steps = inputs.shape[:2]
-        if batch <= LSTM_GROUP or inputs.is_cuda:
-            return self.rnn(inputs)[0]
-        sorted_lengths, order = torch.sort(lengths, stable=True, descending=True)
-        sorted_inputs = inputs.index_select(0, order)
-        groups = []
-        for start in range(0, batch, LSTM_GROUP):
-            group_steps = int(sorted_lengths[start])
-            h = self.rnn(sorted_inputs[start:start + LSTM_GROUP, :group_steps])[0]
-            groups.append(F.pad(h, (0, 0, 0, steps - group_steps)))
-        return torch.cat(groups, 0).index_select(0, torch.argsort(order))
-
-    def attention_pool(self, hiddens, mask, attr):
-        """Weights exp(-<h_t, tanh(W attr)>) normalised over the real steps only."""
-        query = torch.tanh(self.attr2atten(attr)).unsqueeze(2)  # [B, H, 1]
-        score = (-torch.bmm(hiddens, query).squeeze(2)).masked_fill(~mask, -math.inf)
-        return torch.bmm(torch.softmax(score, 1).unsqueeze(1), hiddens).squeeze(1)
-
-
-class EntireEstimator(nn.Module):
-    def __init__(self, input_size, num_residual, width):
-        super().__init__()
-        self.input2hid = nn.Linear(input_size, width)
-        self.residuals = nn.ModuleList(nn.Linear(width, width) for _ in range(num_residual))
-        self.hid2out = nn.Linear(width, 1)
-
-    def forward(self, x):
-        hidden = F.leaky_relu(self.input2hid(x))
-        for layer in self.residuals:
-            hidden = hidden + F.leaky_relu(layer(hidden))
-        return self.hid2out(hidden).squeeze(1)
-
-
-class LocalEstimator(nn.Module):
-    def __init__(self, input_size):
-        super().__init__()
-        self.input2hid = nn.Linear(input_size, 64)
-        self.hid2hid = nn.Linear(64, 32)
-        self.hid2out = nn.Linear(32, 1)
-
-    def forward(self, x):
-        hidden = F.leaky_relu(self.hid2hid(F.leaky_relu(self.input2hid(x))))
-        return self.hid2out(hidden).squeeze(-1)
-
-
-def local_path_loss(pred_s, label_s, mask):
-    """Mean |pred - label| / (label + 10 s) over each trip's real local paths, then trips."""
-    label = label_s.masked_fill(~mask, 0.0)  # keeps the masked terms finite in backward
-    per_path = ((pred_s - label).abs() / (label + LOCAL_EPS_S)).masked_fill(~mask, 0.0)
-    return (per_path.sum(1) / mask.sum(1).to(per_path.dtype)).mean()
-
-
-class DeepTTE(nn.Module):
-    def __init__(self, args, stats):
-        super().__init__()
-        self.k, self.alpha, self.stats = args.kernel_size, args.alpha, stats
-        self.attr_net = AttrNet()
-        self.spatio_temporal = SpatioTemporal(args.kernel_size, args.num_filter, args.pooling)
-        self.entire_estimate = EntireEstimator(ATTR_SIZE + HIDDEN_SIZE, args.num_final_fcs,
-                                               args.final_fc_size)
-        self.local_estimate = LocalEstimator(HIDDEN_SIZE)
-        self.reset_parameters()
-
-    @torch.no_grad()
-    def reset_parameters(self):
-        """DeepTTEImpl::ResetParameters: every tensor whose name starts with "bias" (LSTM
-        biases included) is zeroed; all others (embeddings, LSTM weights too) xavier-uniform."""
-        for name, p in self.named_parameters():
-            if name.rsplit(".", 1)[-1].startswith("bias"):
-                p.zero_()
-            else:
-                nn.init.xavier_uniform_(p)
-
-    def local_scale(self, per_hop):  # a local path spans kernel_size - 1 hops
-        return (self.k - 1) * per_hop
-
-    def run(self, b):
-        if int(b["lengths"].min()) < self.k:
-            raise ValueError("every trip needs at least kernel_size points")
-        # Length of each local path in km, normalised with the per-hop statistics.
-        local_dist = ((local_path_delta(b["dist_gap"], self.k)
-                       - self.local_scale(self.stats["dist_gap_mean"]))
-                      / self.local_scale(self.stats["dist_gap_std"]))
-        attr = self.attr_net(b)
-        hiddens, mask, pooled = self.spatio_temporal(b, attr, local_dist)
-        return self.entire_estimate(torch.cat([attr, pooled], 1)), hiddens, mask
-
-    def predict_seconds(self, b):
-        return self.run(b)[0] * self.stats["time_std"] + self.stats["time_mean"]
-
-    def forward(self, b):
-        """The training loss, (1 - alpha) entire + alpha local, a mean over the batch's trips."""
-        entire, hiddens, mask = self.run(b)
-        pred = entire * self.stats["time_std"] + self.stats["time_mean"]
-        loss_entire = ((pred - b["label"]).abs() / b["label"]).mean()
-        # Local labels: the seconds spent on each local path, from the raw time gaps.
-        label = local_path_delta(b["time_gap"], self.k)
-        local_pred = (self.local_estimate(hiddens) * self.local_scale(self.stats["time_gap_std"])
-                      + self.local_scale(self.stats["time_gap_mean"]))
-        return ((1.0 - self.alpha) * loss_entire
-                + self.alpha * local_path_loss(local_pred, label, mask))
 
 
 @torch.no_grad()

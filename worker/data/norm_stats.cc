@@ -97,43 +97,20 @@ double NormStatsAccumulator::Running::Std() const {
   return count == 0 ? 0.0 : std::sqrt(M2() / static_cast<double>(count));
 }
 
-void NormStatsAccumulator::Add(const Trip& trip) {
+void NormStatsAccumulator::Add(const TripView& trip) {
   dist_.Add(trip.dist);
   time_.Add(trip.time);
-  for (float v : trip.lngs) lngs_.Add(v);
-  for (float v : trip.lats) lats_.Add(v);
-  for (size_t i = 1; i < trip.time_gap.size(); ++i) {
+  for (size_t i = 0; i < trip.length; ++i) lngs_.Add(trip.lngs[i]);
+  for (size_t i = 0; i < trip.length; ++i) lats_.Add(trip.lats[i]);
+  for (size_t i = 1; i < trip.length; ++i) {
     time_gap_.Add(double{trip.time_gap[i]} - double{trip.time_gap[i - 1]});
   }
-  for (size_t i = 1; i < trip.dist_gap.size(); ++i) {
+  for (size_t i = 1; i < trip.length; ++i) {
     dist_gap_.Add(double{trip.dist_gap[i]} - double{trip.dist_gap[i - 1]});
   }
 }
 
-void NormStatsAccumulator::Running::Merge(const Running& o) {
-  if (o.count == 0) return;
-  if (count == 0) {
-    *this = o;
-    return;
-  }
-  // Chan et al.: the merged mean and M2, expressed again as sums around this part's shift.
-  const double n = static_cast<double>(count), m = static_cast<double>(o.count);
-  const double delta = o.Mean() - Mean();
-  const double mean = Mean() + delta * m / (n + m);
-  const double m2 = M2() + o.M2() + delta * delta * n * m / (n + m);
-  count += o.count;
-  sum = (mean - shift) * static_cast<double>(count);
-  sum_sq = m2 + sum * sum / static_cast<double>(count);
-}
-
-void NormStatsAccumulator::Merge(const NormStatsAccumulator& o) {
-  dist_.Merge(o.dist_);
-  time_.Merge(o.time_);
-  lngs_.Merge(o.lngs_);
-  lats_.Merge(o.lats_);
-  time_gap_.Merge(o.time_gap_);
-  dist_gap_.Merge(o.dist_gap_);
-}
+void NormStatsAccumulator::Add(const Trip& trip) { Add(TripVector::View(trip)); }
 
 NormStats NormStatsAccumulator::Finish() const {
   if (trips() == 0) throw DataError("cannot compute normalisation statistics from 0 trips");
@@ -168,6 +145,30 @@ NormStats ComputeNormStats(const std::vector<Trip>& trips) {
   NormStatsAccumulator acc;
   for (const Trip& t : trips) acc.Add(t);
   return acc.Finish();
+}
+
+NormStats ComputeNormStats(const Trips& trips) {
+  trips.ExpectAccess(false);
+  NormStatsAccumulator acc;
+  for (size_t i = 0; i < trips.size(); ++i) acc.Add(trips.at(i));
+  return acc.Finish();
+}
+
+std::vector<std::string> FarStatistics(const NormStats& given, const NormStats& data,
+                                       double deviations) {
+  std::vector<std::string> far;
+  for (size_t i = 0; i + 1 < std::size(kFields); i += 2) {
+    const Field& mean = kFields[i];
+    const Field& sd = kFields[i + 1];
+    const double distance = std::abs(data.*mean.member - given.*mean.member);
+    if (distance > deviations * given.*sd.member) {
+      std::string name(mean.key);
+      name.resize(name.size() - std::strlen("_mean"));
+      far.push_back(name + ": mean " + JsonNumber(data.*mean.member) + " against " +
+                    JsonNumber(given.*mean.member) + " +- " + JsonNumber(given.*sd.member));
+    }
+  }
+  return far;
 }
 
 }  // namespace tteps::data

@@ -7,6 +7,7 @@
 
 #include "worker/data/data_error.h"
 #include "worker/data/trip.h"
+#include "worker/data/trips.h"
 
 namespace tteps::data {
 
@@ -23,14 +24,12 @@ NormStats LoadNormStats(const std::string& path);
 // Writes the stats.json format (keys sorted, one per line); throws DataError on failure.
 void SaveNormStats(const NormStats& s, const std::string& path);
 
-// Streaming computation (Welford), for data sets too big to hold. Standard deviations are
-// population ones.
+// Streaming computation, for data sets too big to hold: the same trips added in the same order
+// give the same statistics to the last bit. Standard deviations are population ones.
 class NormStatsAccumulator {
  public:
+  void Add(const TripView& trip);
   void Add(const Trip& trip);
-  // Adds the values `other` saw (Chan et al.'s pairwise update): the parts of a data set
-  // accumulated apart and merged in a fixed order give the same result every time.
-  void Merge(const NormStatsAccumulator& other);
   // Throws DataError if no trips were added or a standard deviation would be 0.
   NormStats Finish() const;
   uint64_t trips() const { return dist_.count; }
@@ -47,7 +46,6 @@ class NormStatsAccumulator {
       sum += d;
       sum_sq += d * d;
     }
-    void Merge(const Running& o);
     double Mean() const;
     double M2() const;  // the sum of squared deviations from the mean
     double Std() const;
@@ -55,7 +53,15 @@ class NormStatsAccumulator {
   Running dist_, time_, lngs_, lats_, time_gap_, dist_gap_;
 };
 
-// Throws DataError if `trips` is empty or a standard deviation would be 0.
+// Throws DataError if `trips` is empty or a standard deviation would be 0. The trips are added
+// one by one in their order: the same trips, read from JSON lines or from a store packed from
+// them, give the same statistics to the last bit.
 NormStats ComputeNormStats(const std::vector<Trip>& trips);
+NormStats ComputeNormStats(const Trips& trips);
+
+// Names each statistic of `data` whose mean lies more than `deviations` standard deviations
+// of `given` away from `given`'s mean ("lngs: mean 2.35 vs 104.07 +- 0.04"); empty if none.
+std::vector<std::string> FarStatistics(const NormStats& given, const NormStats& data,
+                                       double deviations);
 
 }  // namespace tteps::data

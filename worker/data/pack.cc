@@ -32,7 +32,6 @@ struct BadRecord {
 struct ParsedBlock {
   size_t file = 0, lines = 0, bytes = 0;
   TripColumns trips;
-  NormStatsAccumulator stats;
   std::vector<BadRecord> bad;
 };
 
@@ -50,7 +49,6 @@ ParsedBlock Parse(const LineBlock& b, TripParser& parser, BadRecordPolicy policy
     ++out.lines;
     if (parser.ParsePadded(text.substr(at, end - at), &trip, &error)) {
       out.trips.Add(trip);
-      out.stats.Add(trip);
     } else {
       out.bad.push_back({out.lines, error});
       if (policy == BadRecordPolicy::kFail) break;  // the first one ends the pack
@@ -58,6 +56,25 @@ ParsedBlock Parse(const LineBlock& b, TripParser& parser, BadRecordPolicy policy
     at = end + 1;
   }
   return out;
+}
+
+// Adds the trips of `c` one by one, in their order, as reading the same trips from JSON lines
+// does: the statistics of a store are those of its input to the last bit.
+void AddToStats(const TripColumns& c, NormStatsAccumulator* stats) {
+  const float* points = c.points.data();
+  for (size_t i = 0; i < c.size(); ++i) {
+    TripView v;
+    v.dist = c.dist[i];
+    v.time = c.time[i];
+    v.length = c.lengths[i];
+    v.lngs = points;
+    v.lats = points + v.length;
+    v.states = points + 2 * v.length;
+    v.time_gap = points + 3 * v.length;
+    v.dist_gap = points + 4 * v.length;
+    stats->Add(v);
+    points += 5 * v.length;
+  }
 }
 
 }  // namespace
@@ -185,7 +202,7 @@ PackResult PackTrips(const PackOptions& opts,
       r.lines += p.lines;
       r.records += p.trips.size();
       writer.Append(p.trips);
-      stats.Merge(p.stats);
+      AddToStats(p.trips, &stats);
       prog.bytes_in += p.bytes;
       prog.trips = writer.trips();
       if (progress && seconds() - last_progress >= 0.5) {

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "worker/data/mapped_reads.h"
+
 namespace tteps::data {
 
 int64_t PaddedBatch::total_points() const {
@@ -49,6 +51,7 @@ PaddedBatch MakeBatch(const Trips& trips, const std::vector<size_t>& indices,
     std::copy(t.time_gap, t.time_gap + t.length, b.time_gap.begin() + base);
     std::copy(t.dist_gap, t.dist_gap + t.length, b.dist_gap.begin() + base);
   }
+  ThrowIfMappedReadFailed();  // a store's trips read after its shard was cut short
   return b;
 }
 

@@ -136,12 +136,29 @@ void CheckNonDecreasing(const char* key, const std::vector<float>& seq) {
   }
 }
 
+// A record's optional "id": a string or an integer, kept as JSON text.
+void ReadRecordId(const simdjson::dom::object& obj, std::string* id) {
+  id->clear();
+  element e;
+  if (obj["id"].get(e) != simdjson::SUCCESS) return;
+  std::string_view text;
+  int64_t n = 0;
+  if (e.get_string().get(text) == simdjson::SUCCESS) {
+    *id = JsonQuote(std::string(text));
+  } else if (e.get_int64().get(n) == simdjson::SUCCESS) {
+    *id = std::to_string(n);
+  } else {
+    Fail("id", std::string("expected a string or an integer, got ") + TypeName(e.type()));
+  }
+}
+
 }  // namespace
 
 struct TripParser::Impl {
   TripLimits limits;
   simdjson::dom::parser parser;
   std::vector<char> buffer;  // the line followed by the padding simdjson requires
+  std::string id;            // routes: the record's "id" as JSON
 
   void ParseOrThrow(std::string_view line, bool padded, Trip* trip);
 };
@@ -177,9 +194,12 @@ void TripParser::Impl::ParseOrThrow(std::string_view line, bool padded, Trip* tr
     Fail("dist", Num(trip->dist) + " km is more than the limit of " + Num(limits.max_dist_km) +
                      " km (--max_trip_km)");
   }
-  trip->time = ReadNonNegative(obj, "time");
+  if (limits.routes) ReadRecordId(obj, &id);
+  element unused;
+  const bool driven = !limits.routes || obj["time"].get(unused) == simdjson::SUCCESS;
+  trip->time = driven ? ReadNonNegative(obj, "time") : 0;
   // The label divides the MAPE loss and metric: a zero travel time cannot be learned from.
-  if (trip->time <= 0) Fail("time", "must be > 0 seconds, got " + Num(trip->time));
+  if (driven && trip->time <= 0) Fail("time", "must be > 0 seconds, got " + Num(trip->time));
   if (trip->time > limits.max_time_s) {
     Fail("time", Num(trip->time) + " s is more than the limit of " + Num(limits.max_time_s) +
                      " s (--max_trip_s)");
@@ -187,10 +207,14 @@ void TripParser::Impl::ParseOrThrow(std::string_view line, bool padded, Trip* tr
   ReadSequence(obj, "lngs", Values::kLongitude, &trip->lngs);
   ReadSequence(obj, "lats", Values::kLatitude, &trip->lats);
   ReadSequence(obj, "states", Values::kZeroOrOne, &trip->states);
-  ReadSequence(obj, "time_gap", Values::kNonNegative, &trip->time_gap);
+  const size_t n = trip->lngs.size();
+  if (!limits.routes || obj["time_gap"].get(unused) == simdjson::SUCCESS) {
+    ReadSequence(obj, "time_gap", Values::kNonNegative, &trip->time_gap);
+  } else {
+    trip->time_gap.assign(n, 0.f);
+  }
   ReadSequence(obj, "dist_gap", Values::kNonNegative, &trip->dist_gap);
 
-  const size_t n = trip->lngs.size();
   CheckSameLength("lats", trip->lats, n);
   CheckSameLength("states", trip->states, n);
   CheckSameLength("time_gap", trip->time_gap, n);
@@ -213,6 +237,7 @@ TripParser::TripParser(const TripLimits& limits) : impl_(std::make_unique<Impl>(
   impl_->limits = limits;
 }
 TripParser::~TripParser() = default;
+const std::string& TripParser::id() const { return impl_->id; }
 TripParser::TripParser(TripParser&&) noexcept = default;
 TripParser& TripParser::operator=(TripParser&&) noexcept = default;
 

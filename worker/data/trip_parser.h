@@ -19,6 +19,9 @@ struct TripLimits {
   size_t max_points = 2000;   // --max_points (the sample's longest trip has 116)
   double max_time_s = 86400;  // --max_trip_s: the label, `time`
   double max_dist_km = 1000;  // --max_trip_km: `dist`
+  // Routes to estimate rather than trips to learn from: `time` and `time_gap` may be missing
+  // (0 then), as they are before a trip is driven; an "id" field is kept (TripParser::id).
+  bool routes = false;
 };
 
 // Reusable (keeps its buffers between lines); not thread-safe.
@@ -37,6 +40,9 @@ class TripParser {
   // Parse, in place: at least kPadding readable bytes (of any value) follow `line` in memory.
   static constexpr size_t kPadding = 64;
   bool ParsePadded(std::string_view line, Trip* trip, std::string* error);
+  // Routes (TripLimits::routes): the last parsed record's "id", as JSON (a quoted string or an
+  // integer), or empty if it had none.
+  const std::string& id() const;
 
  private:
   struct Impl;

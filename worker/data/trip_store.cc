@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "worker/data/crc32c.h"
+#include "worker/data/mapped_reads.h"
 #include "worker/data/trip_store_format.h"
 
 namespace tteps::data {
@@ -146,6 +147,7 @@ struct TripStore::Shard {
   uint64_t first = 0;
   void* base = MAP_FAILED;
   size_t bytes = 0;
+  int guard = -1;  // GuardMapping's handle
   dev_t dev = 0;
   ino_t ino = 0;
   timespec mtime{};
@@ -156,6 +158,7 @@ struct TripStore::Shard {
   const float* points = nullptr;
 
   ~Shard() {
+    if (guard >= 0) UnguardMapping(guard);
     if (base != MAP_FAILED) munmap(base, bytes);
   }
 };
@@ -204,6 +207,7 @@ std::shared_ptr<const TripStore> TripStore::Open(const std::string& dir) {
     const int err = errno;
     ::close(fd);
     if (s->base == MAP_FAILED) throw bad(std::string("cannot map: ") + std::strerror(err));
+    s->guard = GuardMapping(s->base, s->bytes, s->path);
     const char* b = static_cast<const char*>(s->base);
     ShardHeader h;
     std::memcpy(&h, b, sizeof(h));
@@ -255,6 +259,10 @@ const TripStore::Shard& TripStore::ShardOf(size_t i, size_t* local) const {
 }
 
 void TripStore::Damaged(const Shard& s, size_t local, const std::string& why) const {
+  // A shard cut short reads as zeros (a fault, or the tail of its last page): the cut is the
+  // cause to name.
+  ThrowIfMappedReadFailed();
+  CheckUnchanged();
   throw DataError("store '" + dir_ + "': shard " + s.info.file + ", trip " + std::to_string(local) +
                   " (trip " + std::to_string(s.first + local) + " of the store): " + why +
                   "; the shard is damaged or was changed " + "(tteps-pack --verify " + dir_ +
@@ -309,6 +317,7 @@ TripView TripStore::at(size_t i) const {
   v.states = block + 2 * v.length;
   v.time_gap = block + 3 * v.length;
   v.dist_gap = block + 4 * v.length;
+  ThrowIfMappedReadFailed();
   return v;
 }
 

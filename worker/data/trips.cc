@@ -7,7 +7,15 @@
 namespace tteps::data {
 
 TripView TripVector::at(size_t i) const {
-  const Trip& t = trips_.at(i);
+  try {
+    return View(trips_.at(i));
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument("trip " + std::to_string(i) +
+                                " has per-point sequences of unequal length");
+  }
+}
+
+TripView TripVector::View(const Trip& t) {
   TripView v;
   v.driver_id = t.driver_id;
   v.date_id = t.date_id;
@@ -18,8 +26,7 @@ TripView TripVector::at(size_t i) const {
   v.length = t.length();
   if (t.lats.size() != v.length || t.states.size() != v.length || t.time_gap.size() != v.length ||
       t.dist_gap.size() != v.length) {
-    throw std::invalid_argument("trip " + std::to_string(i) +
-                                " has per-point sequences of unequal length");
+    throw std::invalid_argument("per-point sequences of unequal length");
   }
   v.lngs = t.lngs.data();
   v.lats = t.lats.data();

@@ -49,6 +49,8 @@ class TripVector final : public Trips {
   size_t length(size_t i) const override { return trips_.at(i).length(); }
   int64_t date_id(size_t i) const override { return trips_.at(i).date_id; }
   const std::vector<Trip>& trips() const { return trips_; }
+  // A view of `t`; throws std::invalid_argument if its sequences differ in length.
+  static TripView View(const Trip& t);
 
  private:
   std::vector<Trip> trips_;

@@ -47,7 +47,7 @@ int Run() {
   for (const std::string& file : files) {
     if (tteps::data::IsTripStore(file)) {
       const auto store = tteps::data::TripStore::Open(file);
-      for (size_t i = 0; i < store->size(); ++i) acc.Add(tteps::data::ToTrip(store->at(i)));
+      for (size_t i = 0; i < store->size(); ++i) acc.Add(store->at(i));
       std::printf("%s: %zu trips (a store)\n", file.c_str(), store->size());
       continue;
     }

@@ -196,6 +196,19 @@ TEST(NormStats, SampleIsCloseToButNotTheShippedStats) {
   EXPECT_TRUE(near(s.time_gap_std, shipped.time_gap_std, 0.1));
   EXPECT_TRUE(near(s.dist_gap_std, shipped.dist_gap_std, 0.1));
   EXPECT_TRUE(near(s.lngs_std, shipped.lngs_std, 0.1));
+  // The sample is Chengdu's: none of its statistics lies far from DeepTTE's.
+  EXPECT_TRUE(FarStatistics(shipped, s, 3).empty());
+}
+
+// Another city's trips normalised with Chengdu's statistics: the positions far away are named.
+TEST(NormStats, DataFarFromGivenStatisticsIsNamed) {
+  const NormStats chengdu = LoadNormStats(kRoot + "/data/chengdu/stats.json");
+  NormStats elsewhere = chengdu;
+  elsewhere.lngs_mean = 2.35;                                        // Paris
+  elsewhere.lats_mean = chengdu.lats_mean + 2.5 * chengdu.lats_std;  // near, within 3
+  const std::vector<std::string> far = FarStatistics(chengdu, elsewhere, 3);
+  ASSERT_EQ(far.size(), 1u);
+  EXPECT_EQ(far[0].rfind("lngs: mean 2.35 against 104.058", 0), 0u) << far[0];
 }
 
 }  // namespace

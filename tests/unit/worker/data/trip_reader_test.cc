@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -80,6 +81,35 @@ TEST(TripReader, ParsesAValidRecord) {
   EXPECT_EQ(t.states, (std::vector<float>{1, 1, 0}));
   EXPECT_EQ(t.time_gap, (std::vector<float>{0, 10, 30}));
   EXPECT_EQ(t.dist_gap, (std::vector<float>{0, 0.25f, 0.5f}));
+}
+
+// Routes (a trip before it is driven): `time` and `time_gap` may be missing, an "id" is kept;
+// trips to learn from still need both.
+TEST(TripReader, ARouteNeedsNeitherTimeNorTimeGapAndKeepsItsId) {
+  const std::string route = [] {
+    std::string r = With(R"("time":30.0,)", R"("id":"a\"b",)");
+    return r.replace(r.find(R"("time_gap")"), std::strlen(R"("time_gap":[0.0,10.0,30.0],)"), "");
+  }();
+  TripLimits limits;
+  limits.routes = true;
+  TripParser routes(limits);
+  Trip t;
+  std::string error;
+  ASSERT_TRUE(routes.Parse(route, &t, &error)) << error;
+  EXPECT_EQ(routes.id(), R"("a\"b")");
+  EXPECT_EQ(t.time, 0);
+  EXPECT_EQ(t.time_gap, (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(t.dist_gap, (std::vector<float>{0, 0.25f, 0.5f}));
+  ASSERT_TRUE(routes.Parse(With(R"("dist":0.5)", R"("id":12,"dist":0.5)"), &t, &error)) << error;
+  EXPECT_EQ(routes.id(), "12");
+  EXPECT_EQ(t.time, 30.0);  // a driven trip is a route too
+  ASSERT_TRUE(routes.Parse(kGood, &t, &error)) << error;
+  EXPECT_EQ(routes.id(), "");
+  EXPECT_FALSE(routes.Parse(With(R"("dist":0.5)", R"("id":[1],"dist":0.5)"), &t, &error));
+  EXPECT_EQ(error, "field 'id': expected a string or an integer, got an array");
+  TripParser trips(3);
+  EXPECT_FALSE(trips.Parse(route, &t, &error));
+  EXPECT_EQ(error, "field 'time': missing");
 }
 
 TEST(TripReader, ReusedTripIsReplacedNotAppended) {

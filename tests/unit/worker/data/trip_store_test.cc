@@ -14,6 +14,7 @@
 
 #include "worker/data/norm_stats.h"
 #include "worker/data/pack.h"
+#include "worker/data/padded_batch.h"
 #include "worker/data/synthetic.h"
 #include "worker/data/trip_json.h"
 #include "worker/data/trip_reader.h"
@@ -116,13 +117,10 @@ TEST(TripStore, HoldsEveryTripOfTheFilesBitForBitInOrder) {
   }
   EXPECT_THROW(store->at(json.size()), std::out_of_range);
 
-  // The statistics of the same pass: those of a sequential pass, up to rounding.
-  NormStatsAccumulator acc;
-  for (const Trip& t : json) acc.Add(t);
-  const NormStats want = acc.Finish(), got = LoadNormStats(store->stats_path());
-  EXPECT_NEAR(got.lngs_mean, want.lngs_mean, 1e-9);
-  EXPECT_NEAR(got.time_std, want.time_std, 1e-9 * want.time_std);
-  EXPECT_NEAR(got.dist_gap_std, want.dist_gap_std, 1e-12);
+  // The statistics of the trips in input order, to the last bit, however the pack cut its
+  // input into blocks: what a job computes from the JSON lines.
+  const NormStats want = ComputeNormStats(json), got = LoadNormStats(store->stats_path());
+  EXPECT_EQ(std::memcmp(&got, &want, sizeof(NormStats)), 0);
   EXPECT_NO_THROW(VerifyTripStore(dir));
 }
 
@@ -262,6 +260,28 @@ TEST(TripStore, AShardChangedUnderTheReaderIsNamed) {
       << err;
 }
 
+// A shard truncated under an open store: reads of its lost pages are named (the shard and how it
+// shrank), never a SIGBUS.
+TEST(TripStore, AShardCutShortUnderTheReaderIsNamedNotASignal) {
+  const std::string json = WriteTrips("cut", 2000);
+  const std::string dir = Temp("cut");
+  Pack({json}, dir, 2, 100000);
+  const auto store = TripStore::Open(dir);
+  const std::string shard = dir + "/" + store->manifest().shards[0].file;
+  const auto bytes = fs::file_size(shard);
+  ASSERT_GT(bytes, 256u * 1024);
+  fs::resize_file(shard, bytes / 2);
+  const std::string err = ErrorOf([&] {
+    for (size_t i = 0; i < store->size(); ++i) MakeBatch(*store, {i}, NormStats{});
+  });
+  EXPECT_NE(err.find(store->manifest().shards[0].file), std::string::npos) << err;
+  EXPECT_NE(err.find("under the running job"), std::string::npos) << err;
+  EXPECT_NE(
+      err.find(" from " + std::to_string(bytes) + " to " + std::to_string(bytes / 2) + " bytes"),
+      std::string::npos)
+      << err;
+}
+
 TEST(Dataset, ReadsAStoreWhereverItReadsJsonLinesAndHoldsOutTheLatestDay) {
   const std::string json = WriteTrips("dataset", 30);
   const std::string dir = Temp("dataset");
@@ -282,9 +302,32 @@ TEST(Dataset, ReadsAStoreWhereverItReadsJsonLinesAndHoldsOutTheLatestDay) {
   }
   DataConfig random;
   random.train_files = {dir};
+  random.split = "random";
   const Dataset ds = LoadDataset(random, 3);
   EXPECT_EQ(ds.store_checksum, TripStore::Open(dir)->manifest().checksum);
   EXPECT_EQ(ds.eval->size(), 5u);  // round(30 x 0.1667)
+  EXPECT_EQ(ds.split, "random");
+  // By default: the day split (the trips span several dates), and the statistics of every trip,
+  // the same to the last bit from the JSON lines and from the store packed from them.
+  DataConfig defaults;
+  defaults.train_files = {json};
+  const Dataset from_json = LoadDataset(defaults, 3);
+  defaults.train_files = {dir};
+  const Dataset from_store = LoadDataset(defaults, 3);
+  for (const Dataset* d : {&from_json, &from_store}) {
+    EXPECT_EQ(d->split, "day");
+    EXPECT_EQ(d->eval->size(), 10u);
+  }
+  EXPECT_EQ(std::memcmp(&from_json.stats, &from_store.stats, sizeof(NormStats)), 0);
+  EXPECT_NE(from_json.stats_source.find("computed from the 30 trips"), std::string::npos);
+  EXPECT_EQ(from_store.stats_source, dir + "/stats.json");
+  // An evaluation that would have no trip is refused before anything trains.
+  random.eval_fraction = 0.01;
+  const std::string none = ErrorOf([&] { LoadDataset(random, 3); });
+  EXPECT_NE(none.find("holds out no trip of 30 with --eval_fraction 0.01"), std::string::npos)
+      << none;
+  random.eval_fraction = 0;  // no evaluation asked for
+  EXPECT_EQ(LoadDataset(random, 3).split, "none");
   // A store packed for shorter trips than the model needs is refused.
   const std::string err = ErrorOf([&] { OpenTrips({dir}, "fail", 200); });
   EXPECT_NE(err.find("pack it again with --min_points 200"), std::string::npos) << err;
