@@ -257,6 +257,9 @@ void PrintHeader(const CoordinatorOptions& o, const Dataset& dataset, const std:
                Count(o.num_servers, "server").c_str(), dataset.train->size(), dataset.eval->size(),
                dataset.split.c_str(), skipped.c_str(), Count(o.total_steps, "step").c_str(),
                out_dir.c_str());
+  for (const std::string& w : dataset.warnings) {
+    std::fprintf(stderr, "[tteps] warning: %s\n", w.c_str());
+  }
 }
 
 // Runs the coordinator (with --trace's timeline) to the job's end; returns its exit code.

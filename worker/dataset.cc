@@ -164,20 +164,23 @@ void FindStats(const DataConfig& opts, const data::Trips& all, Dataset* ds) {
   ds->stats = data::LoadNormStats(opts.stats);
   ds->stats_source = opts.stats;
   for (const std::string& far : data::FarStatistics(ds->stats, own, kFarDeviations)) {
-    LOG(WARNING) << "the training data lies far from --stats " << opts.stats << ": " << far
-                 << " (more than " << kFarDeviations << " standard deviations): are these "
-                 << "statistics of other data? Without --stats a job uses its data's own";
+    ds->warnings.push_back("--stats " + opts.stats + " is far from the training data: " + far +
+                           " (over " + std::to_string(static_cast<int>(kFarDeviations)) +
+                           " deviations; without --stats a job uses its data's own)");
+    LOG(WARNING) << ds->warnings.back();
   }
 }
 
 }  // namespace
 
 JsonObject Dataset::Facts() const {
-  return JsonObject()
-      .Add("split", split)
+  JsonObject facts;
+  facts.Add("split", split)
       .Add("train_trips", static_cast<uint64_t>(train->size()))
       .Add("eval_trips", static_cast<uint64_t>(eval->size()))
       .Add("stats", stats_source);
+  if (!warnings.empty()) facts.Add("warnings", warnings);
+  return facts;
 }
 
 Dataset LoadDataset(const DataConfig& opts, int64_t min_points) {

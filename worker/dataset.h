@@ -27,8 +27,10 @@ struct Dataset {
   // The normalisation statistics the model is built with, and where they come from.
   data::NormStats stats;
   std::string stats_source;
+  // What the user should know about the data (a statistic far from --stats'), one line each.
+  std::vector<std::string> warnings;
 
-  // summary.json's "data": {"split", "train_trips", "eval_trips", "stats"}.
+  // summary.json's "data": {"split", "train_trips", "eval_trips", "stats", "warnings" if any}.
   JsonObject Facts() const;
 };
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -231,6 +232,57 @@ TEST(Mistakes, EvaluatingNoTripsIsAnError) {
                        60, dir + "/eval.log"),
             1);
   EXPECT_EQ(ReadFile(dir + "/eval.log").find("\"mape\""), std::string::npos);
+}
+
+// A sync job whose held-out fraction rounds to no trip ends at once with the reason, before any
+// step (it used to train and end 0 with "final_eval": null).
+TEST(Mistakes, AJobWhoseEvaluationWouldHoldNoTripIsRefusedBeforeTraining) {
+  const std::string dir = FreshDir("mistake_no_eval_trip");
+  const auto start = Clock::now();
+  EXPECT_EQ(RunCommand(Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
+                           "/run -- --split random --eval_fraction 0.0001",
+                       60, dir + "/run.log"),
+            1)
+      << ReadFile(dir + "/run.log");
+  EXPECT_LT(SecondsSince(start), 15);
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_NE(summary.find("holds out no trip of 1200 with --eval_fraction 0.0001"),
+            std::string::npos)
+      << summary;
+  EXPECT_EQ(ReadFile(dir + "/run/metrics.jsonl").find("\"type\":\"train\""), std::string::npos);
+}
+
+// Another city's trips normalised with Chengdu's statistics (--stats): the job trains (the user
+// may mean it) but the console and summary.json name the statistic that is far off.
+TEST(Mistakes, StatisticsOfOtherDataAreNamedInAWarning) {
+  const std::string dir = FreshDir("mistake_far_stats");
+  {
+    std::ifstream in(TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl");
+    std::ofstream out(dir + "/elsewhere.jsonl");
+    for (std::string line; std::getline(in, line);) {  // every longitude 1 degree east
+      const auto at = line.find("\"lngs\":[") + 8;
+      const auto end = line.find(']', at);
+      std::string shifted, number;
+      std::stringstream list(line.substr(at, end - at));
+      while (std::getline(list, number, ',')) {
+        shifted += (shifted.empty() ? "" : ",") + std::to_string(std::stod(number) + 1);
+      }
+      out << line.substr(0, at) << shifted << line.substr(end) << "\n";
+    }
+  }
+  ASSERT_EQ(RunCommand(Launcher() + " --mode sync --workers 1 --servers 1 --out_dir " + dir +
+                           "/run -- --max_steps 2 --train_data " + dir +
+                           "/elsewhere.jsonl --stats " TTEPS_SOURCE_DIR "/data/chengdu/stats.json",
+                       120, dir + "/run.log"),
+            0)
+      << ReadFile(dir + "/run.log");
+  const std::string warning = "is far from the training data: lngs: mean 105.05";
+  EXPECT_NE(ReadFile(dir + "/run.log").find("[tteps] warning: --stats "), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/run.log").find(warning), std::string::npos)
+      << ReadFile(dir + "/run.log");
+  const std::string summary = ReadFile(dir + "/run/summary.json");
+  EXPECT_NE(summary.find("\"warnings\":[\"--stats "), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("lats: mean"), std::string::npos) << summary;  // only what is far
 }
 
 // A disk that fills up while the model is saved (a real 4 MB tmpfs: model_last.pt fits, model.pt

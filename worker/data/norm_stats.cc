@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -35,6 +36,13 @@ constexpr Field kFields[] = {
     {"time_mean", &NormStats::time_mean, false},
     {"time_std", &NormStats::time_std, true},
 };
+
+// Six significant digits, for messages.
+std::string Short(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
 
 }  // namespace
 
@@ -164,8 +172,8 @@ std::vector<std::string> FarStatistics(const NormStats& given, const NormStats& 
     if (distance > deviations * given.*sd.member) {
       std::string name(mean.key);
       name.resize(name.size() - std::strlen("_mean"));
-      far.push_back(name + ": mean " + JsonNumber(data.*mean.member) + " against " +
-                    JsonNumber(given.*mean.member) + " +- " + JsonNumber(given.*sd.member));
+      far.push_back(name + ": mean " + Short(data.*mean.member) + " against " +
+                    Short(given.*mean.member) + " +- " + Short(given.*sd.member));
     }
   }
   return far;
