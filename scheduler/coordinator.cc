@@ -13,6 +13,7 @@
 #include "common/cereal_body.h"
 #include "common/clock.h"
 #include "common/codec.h"
+#include "common/count_text.h"
 #include "common/interrupt.h"
 #include "common/json_writer.h"
 #include "common/log_file.h"
@@ -78,9 +79,9 @@ int Coordinator::RegisterAll() {
     if (job_.WallSeconds() > opts.config.cluster.timeout_s) {
       Fail("registration timed out after " + std::to_string(opts.config.cluster.timeout_s) +
            " s: " + std::to_string(job_.nodes.Count(Role::kServer)) + " of " +
-           std::to_string(opts.num_servers) + " servers and " +
+           CountOf(opts.num_servers, "server") + " and " +
            std::to_string(job_.nodes.Count(Role::kWorker)) + " of " +
-           std::to_string(opts.num_workers) + " workers registered");
+           CountOf(opts.num_workers, "worker") + " registered");
       WriteSummary();
       return 1;
     }

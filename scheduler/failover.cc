@@ -7,6 +7,7 @@
 
 #include "common/bootstrap.h"
 #include "common/cereal_body.h"
+#include "common/count_text.h"
 #include "scheduler/placement.h"
 #include "server/topics.h"
 #include "worker/topics.h"
@@ -94,7 +95,7 @@ bool Failover::Release(Node& n, const topics::Leaving& leaving) {
   }
   job_.log.Record(event, n.info.Name() + " left the job (" + leaving.signal + ") after step " +
                              std::to_string(leaving.steps) + "; " + ModeName(job_.mode) +
-                             " goes on with " + std::to_string(live) + " workers");
+                             " goes on with " + CountOf(live, "worker"));
   NoteLostPeer();
   return true;
 }
@@ -149,7 +150,7 @@ void Failover::LoseWorker(Node& n, double silent_s) {
   job_.log.Record(event,
                   n.info.Name() + " lost (silent " + Seconds(silent_s) + " s, last reported step " +
                       std::to_string(step) + "); " + ModeName(job_.mode) + " goes on with " +
-                      std::to_string(live) + " workers" +
+                      CountOf(live, "worker") +
                       (change.adopters.empty() ? ""
                                                : ", its slice computed by worker " +
                                                      std::to_string(change.adopters.front())));

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/codec.h"
+#include "common/count_text.h"
 #include "server/topics.h"
 #include "worker/topics.h"
 
@@ -142,11 +143,11 @@ std::string Joins::CheckMinWorkers() {
       job_.SendView();
       event.Add("event", "resume").Add("step", step).Add("paused_s", paused_s);
       event.Add("wall_s", now_s).Add("workers_live", live).Add("view", members.view().number);
-      job_.log.Record(event, std::to_string(live) + " workers live again: training goes on after " +
+      job_.log.Record(event, CountOf(live, "worker") + " live again: training goes on after " +
                                  std::to_string(static_cast<int>(paused_s)) + " s of pause");
       return "";
     case Membership::Quorum::kPaused:
-      job_.pause_text = std::to_string(live) + " workers live, fewer than --min_workers " +
+      job_.pause_text = CountOf(live, "worker") + " live, fewer than --min_workers " +
                         std::to_string(want) + ": training pauses; the job fails unless one " +
                         "joins within " + std::to_string(wait_s) +
                         " s (tteps-worker --scheduler ADDRESS); lost: " + lost;
