@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <zmq.hpp>
 
 #include "common/bootstrap.h"
+#include "common/count_text.h"
 #include "common/curve.h"
 #include "common/init.h"
 #include "common/interrupt.h"
@@ -25,6 +27,7 @@
 #include "scheduler/model_evaluation.h"
 #include "scheduler/policy_flags.h"
 #include "server/checkpoint.h"
+#include "worker/data/norm_stats.h"
 #include "worker/dataset.h"
 #include "worker/deeptte/embedding_rows.h"
 #include "worker/device.h"
@@ -83,8 +86,27 @@ JobConfig ConfigFromFlags() {
 }
 
 // Beside the checkpoints: the configuration of the job that wrote them, which a resumed job is
-// compared with (ResumeMismatches) before any process waits.
+// compared with (ResumeMismatches) before any process waits, and the normalisation statistics
+// its weights were trained with.
 constexpr const char* kCheckpointJobFile = "job.json";
+constexpr const char* kCheckpointStatsFile = "stats.json";
+
+// Weights trained on inputs normalised one way go on only with the same normalisation (other
+// data, or more of it, would change the statistics of the default rule).
+void CheckResumedStats(const JobConfig& c, const Dataset& dataset) {
+  if (c.output.resume.empty()) return;
+  const std::string path = c.output.resume + "/" + kCheckpointStatsFile;
+  if (!std::filesystem::exists(path)) return;  // checkpoints of an older tteps
+  const data::NormStats then = data::LoadNormStats(path);
+  if (std::memcmp(&then, &dataset.stats, sizeof then) == 0) return;
+  std::string far;
+  for (const std::string& f : data::FarStatistics(then, dataset.stats, 0)) far += "; " + f;
+  throw std::invalid_argument("cannot resume from " + c.output.resume +
+                              ": its weights were trained with other normalisation statistics "
+                              "than this job's (" +
+                              dataset.stats_source + far + "): resume with --stats " + path +
+                              " to keep them");
+}
 
 // Throws std::invalid_argument listing every flag that differs from the checkpoint's job.
 void CheckResumable(const JobConfig& c) {
@@ -156,8 +178,8 @@ void SetShape(const Bootstrap& boot, const JobConfig& config, CoordinatorOptions
   if (!UsesServers(mode) && (o->num_servers != 0 || o->num_workers < 1 || !boot.mpi)) {
     throw std::invalid_argument(std::string("--mode ") + ModeName(mode) +
                                 " runs one or more workers and no servers, under mpirun (found " +
-                                std::to_string(o->num_servers) + " servers and " +
-                                std::to_string(o->num_workers) + " workers)");
+                                CountOf(o->num_servers, "server") + " and " +
+                                CountOf(o->num_workers, "worker") + ")");
   }
   if (UsesServers(mode) && (o->num_servers < 1 || o->num_workers < 1)) {
     throw std::invalid_argument("the job needs at least one server and one worker (found " +
@@ -240,23 +262,18 @@ std::string BindAndShare(Bootstrap& boot, zmq::socket_t& socket, int64_t param_c
   return endpoint;
 }
 
-// "1 server", "2 servers".
-std::string Count(long long n, const char* noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
-
 // The console's header; every process's full log is in out_dir/logs. The out_dir has a line of
 // its own: a long path does not make a long line of the rest.
 void PrintHeader(const CoordinatorOptions& o, const Dataset& dataset, const std::string& out_dir) {
   std::string skipped;
-  if (dataset.skipped > 0) skipped = ", " + Count(dataset.skipped, "bad record") + " skipped";
+  if (dataset.skipped > 0) skipped = ", " + CountOf(dataset.skipped, "bad record") + " skipped";
   std::fprintf(stderr,
                "[tteps] %s: %s, %s; %zu training and %zu eval trips (split %s%s); %s\n"
                "[tteps] out_dir %s\n",
-               ModeName(o.config.exchange.mode), Count(o.num_workers, "worker").c_str(),
-               Count(o.num_servers, "server").c_str(), dataset.train->size(), dataset.eval->size(),
-               dataset.split.c_str(), skipped.c_str(), Count(o.total_steps, "step").c_str(),
-               out_dir.c_str());
+               ModeName(o.config.exchange.mode), CountOf(o.num_workers, "worker").c_str(),
+               CountOf(o.num_servers, "server").c_str(), dataset.train->size(),
+               dataset.eval->size(), dataset.split.c_str(), skipped.c_str(),
+               CountOf(o.total_steps, "step").c_str(), out_dir.c_str());
   for (const std::string& w : dataset.warnings) {
     std::fprintf(stderr, "[tteps] warning: %s\n", w.c_str());
   }
@@ -344,6 +361,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   ResolveSlices(&o);
   SetModelAndSteps(layout, train_trips, &o);
   if (!config.output.resume.empty()) SetResumePoint(o.config, &o);
+  CheckResumedStats(config, dataset);
   // Interrupted while the data loaded: the job ends before its address is shared, so that every
   // other process stops at once (EndNode) instead of at its registration deadline.
   if (const int sig = InterruptSignal()) return EndBeforeStart(config, sig);
@@ -355,6 +373,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   if (UsesServers(mode) && config.output.checkpoint_every > 0) {
     std::filesystem::create_directories(config.output.checkpoint_dir);
     WriteFileAtomically(config.output.checkpoint_dir + "/" + kCheckpointJobFile, o.config.ToJson());
+    data::SaveNormStats(dataset.stats, config.output.checkpoint_dir + "/" + kCheckpointStatsFile);
   }
 
   zmq::context_t ctx;

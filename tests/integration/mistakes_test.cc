@@ -217,6 +217,28 @@ TEST(Mistakes, AResumeOfAnotherJobIsRefusedListingTheDifferences) {
   EXPECT_NE(ReadFile(dir + "/big/summary.json").find("is larger than the training set"),
             std::string::npos)
       << ReadFile(dir + "/big.log");
+  // Other data (the first 600 trips), whose statistics differ from those the checkpoint's
+  // weights were trained with: refused, naming the way to keep them, which then resumes.
+  {
+    std::ifstream in(TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl");
+    std::ofstream out(dir + "/half.jsonl");
+    std::string line;
+    for (int i = 0; i < 600 && std::getline(in, line); ++i) out << line << "\n";
+  }
+  const std::string half =
+      " --train_data " + dir + "/half.jsonl --max_steps 12 --resume " + dir + "/first/checkpoints";
+  EXPECT_EQ(RunCommand(job + "/other --" + half, 60, dir + "/other.log"), 1);
+  const std::string refused = ReadFile(dir + "/other/summary.json");
+  EXPECT_NE(refused.find("trained with other normalisation statistics"), std::string::npos)
+      << refused;
+  EXPECT_NE(refused.find("resume with --stats " + dir + "/first/checkpoints/stats.json"),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ(
+      RunCommand(job + "/kept --" + half + " --stats " + dir + "/first/checkpoints/stats.json", 120,
+                 dir + "/kept.log"),
+      0)
+      << ReadFile(dir + "/kept.log");
 }
 
 // tteps-eval on a file without trips fails and says so, instead of a perfect score.
