@@ -1,8 +1,8 @@
 // Files written whole or not at all: the bytes go to PATH.tmp, are synced, and the rename puts
 // them in place. A failure (a full disk, a read-only or vanished directory) throws
 // std::runtime_error naming the path and the system's reason ("No space left on device"),
-// removes the temporary and leaves the previous PATH as it was. (A model save on a full disk
-// used to end in LibTorch's "unexpected pos 64 vs 0" and a torn PATH.tmp.)
+// removes the temporary and leaves the previous PATH as it was, where a plain write would leave
+// a torn file (and LibTorch's own save an "unexpected pos" error).
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 // SIGTERM and SIGINT as a request to stop, for the processes that must say how a job ended (the
 // scheduler, a local worker): the signal sets a flag that their loops read, so they write
-// summary.json ("status":"interrupted") and end the job instead of dying mid-write. A batch
-// system's or a supervisor's SIGTERM used to leave the job without a verdict.
+// summary.json ("status":"interrupted") and end the job instead of dying mid-write: a batch
+// system's or a supervisor's SIGTERM leaves the job with a verdict.
 #pragma once
 
 #include <string>

@@ -247,7 +247,7 @@ struct JobConfig {
 // capped by max_steps when set (max_steps alone when epochs < 1).
 int64_t TotalSteps(const TrainConfig& c, size_t num_trips);
 // Throws std::invalid_argument if a step would need more trips than training has (a batch of
-// 100,000 on 1,000 trips used to train full-batch while the summary said 100,000).
+// 100,000 on 1,000 trips would train full-batch while the summary said 100,000).
 void CheckBatchFits(const TrainConfig& c, size_t num_trips);
 // What a job resumed from a checkpoint must share with the job that wrote it (the model's
 // shape, the optimizer whose state the servers restore, the mode, the replicas), as one line

@@ -1,7 +1,7 @@
 // Ownership of a job's output directory. A running job holds an exclusive lock on
 // OUT_DIR/.tteps.lock (flock, released by the kernel when the process ends, however it ends),
 // and the file names the holder; a directory with a finished job's results (summary.json) is
-// not reused. Two jobs with one --out_dir used to overwrite each other's models and both exit 0.
+// not reused, so two jobs never overwrite each other's models.
 #pragma once
 
 #include <stdexcept>

@@ -257,7 +257,7 @@ TEST(Mistakes, EvaluatingNoTripsIsAnError) {
 }
 
 // A sync job whose held-out fraction rounds to no trip ends at once with the reason, before any
-// step (it used to train and end 0 with "final_eval": null).
+// step, instead of training and ending 0 with "final_eval": null.
 TEST(Mistakes, AJobWhoseEvaluationWouldHoldNoTripIsRefusedBeforeTraining) {
   const std::string dir = FreshDir("mistake_no_eval_trip");
   const auto start = Clock::now();

@@ -145,9 +145,9 @@ TEST(StoreJob, AShardChangedUnderARunningJobEndsItNamingTheShard) {
 }
 
 // A shard truncated to half its size while a sync job trains on it: no process dies of a signal
-// (a read of the lost pages used to kill a worker with SIGBUS, and the job went on with one
-// worker); the job ends at once naming the shard and how it shrank, summary.json written and the
-// checkpoints intact.
+// (a read of the lost pages raises SIGBUS, which would kill the worker, and the job would go on
+// without it); the job ends at once naming the shard and how it shrank, summary.json written and
+// the checkpoints intact.
 TEST(StoreJob, AShardTruncatedUnderARunningJobEndsItNamingTheShard) {
   const std::string dir = FreshDir("store_truncated");
   const std::string store = PackSample(dir, "store", kSample);

@@ -1,6 +1,6 @@
 // What the first bytes of a JSON-lines file say before any line is parsed: a UTF-8 byte-order
-// mark is skipped, and a compressed file is named as such. (A BOM used to fail line 1 with
-// "improper structure", a gzip file with "not valid UTF-8".)
+// mark is skipped, and a compressed file is named as such (a parser would fail line 1 of either
+// with "improper structure" or "not valid UTF-8").
 #pragma once
 
 #include <cstddef>

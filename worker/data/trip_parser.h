@@ -11,7 +11,7 @@
 namespace tteps::data {
 
 // What a trip may be, beyond the format: points to compute on, and physical ranges (a trip of
-// 1e30 s used to train silently and turn the RMSE into 2.9e28; one of 20,000 points to stall a
+// 1e30 s would train silently and turn the RMSE into 2.9e28; one of 20,000 points would stall a
 // step until the job read it as a network failure). Longitudes and latitudes are checked
 // against the globe's.
 struct TripLimits {
