@@ -117,9 +117,13 @@ void WorkerGroup::StartFromWorker0() {
 void WorkerGroup::MaybeCheck(int64_t steps, bool agreed, bool last) {
   if (steps % o_.check_every == 0) check_due_ = true;
   if (!((check_due_ && agreed) || last)) return;
+  // No longer due once begun, even if given up for a lost worker (MembershipChanged): a worker
+  // that leaves at a step boundary completed it, so other survivors may have too, and they run
+  // none at the next step; run again here alone, its hashes would meet their next gradient
+  // bucket on the rebuilt ring. The next check step compares the weights again.
+  check_due_ = false;
   ScopedSpan span(o_.tracer, "check");
   CheckIdentical(steps);
-  check_due_ = false;
 }
 
 void WorkerGroup::CheckIdentical(int64_t steps) {

@@ -69,7 +69,8 @@ class WorkerGroup {
   // Every worker takes worker 0's weights (as DDP starts).
   void StartFromWorker0();
   // After `steps` steps: every check_every steps, at the first step where the weights should
-  // agree (or at the last step), checks that they are bitwise identical; a mismatch throws.
+  // agree (or at the last step), checks that they are bitwise identical; a mismatch throws. A
+  // check given up for a lost worker (MembershipChanged) is not run again.
   void MaybeCheck(int64_t steps, bool agreed, bool last);
   // The window's mean seconds per step in collectives (allreduce_s); starts a new window.
   void Report(TrainReport* report, int64_t steps);
