@@ -199,59 +199,13 @@ void ControlChannel::Loop() {
   auto last_heartbeat = Clock::now() - std::chrono::hours(1);
   auto last_heard = Clock::now();
   while (running_) {
-    std::deque<Outgoing> out;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      out.swap(outbox_);
-    }
-    for (auto& o : out) SendMessage(socket_, o.header, o.payloads);
-    if (!out.empty()) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        unsent_ -= out.size();
-      }
-      changed_.notify_all();
-    }
+    SendQueued();
     if (SecondsSince(last_heartbeat) >= heartbeat_s_) {
       SendHeartbeat();
       last_heartbeat = Clock::now();
     }
-    Message m;
     try {
-      // Waits up to kPollMs (the heartbeat's resolution) for the scheduler or for a send queued
-      // meanwhile, then takes whatever the scheduler sent.
-      zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
-                                 {wake_rx_.handle(), 0, ZMQ_POLLIN, 0}};
-      Poll(items, 2, kPollMs);
-      if (items[1].revents & ZMQ_POLLIN) {
-        zmq::message_t wake;
-        while (wake_rx_.recv(wake, zmq::recv_flags::dontwait)) {
-        }
-      }
-      while (ReceiveMessage(socket_, false, 0, &m)) {
-        last_heard = Clock::now();
-        if (m.header.type == MsgType::kCommand) {
-          auto it = handlers_.find(m.header.topic);
-          if (it == handlers_.end()) {
-            LOG(ERROR) << "command '" << m.header.topic
-                       << "' from the scheduler ignored: " << RoleName(self_.role)
-                       << "s do not know it";
-            continue;
-          }
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            it->second(m.header);
-          }
-          changed_.notify_all();
-        } else if (m.header.type == MsgType::kShutdown) {
-          Shutdown(m.header.text, !m.header.text.empty());
-        } else if (m.header.type == MsgType::kError) {
-          LOG(ERROR) << "scheduler: " << m.header.text;
-        } else if (m.header.type == MsgType::kHeartbeat) {
-          std::lock_guard<std::mutex> lock(mu_);
-          OnHeartbeatAck(m.header);
-        }
-      }
+      ReceiveAll(&last_heard);
     } catch (const CodecError& e) {
       LOG(ERROR) << "malformed message from the scheduler ignored: " << e.what();
     }
@@ -265,6 +219,72 @@ void ControlChannel::Loop() {
     }
   }
   changed_.notify_all();
+}
+
+void ControlChannel::SendQueued() {
+  std::deque<Outgoing> out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out.swap(outbox_);
+  }
+  for (auto& o : out) SendMessage(socket_, o.header, o.payloads);
+  if (out.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    unsent_ -= out.size();
+  }
+  changed_.notify_all();
+}
+
+void ControlChannel::ReceiveAll(Clock::time_point* last_heard) {
+  // Waits up to kPollMs (the heartbeat's resolution) for the scheduler or for a send queued
+  // meanwhile, then takes whatever the scheduler sent.
+  zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
+                             {wake_rx_.handle(), 0, ZMQ_POLLIN, 0}};
+  Poll(items, 2, kPollMs);
+  if (items[1].revents & ZMQ_POLLIN) {
+    zmq::message_t wake;
+    while (wake_rx_.recv(wake, zmq::recv_flags::dontwait)) {
+    }
+  }
+  Message m;
+  while (ReceiveMessage(socket_, false, 0, &m)) {
+    *last_heard = Clock::now();
+    Dispatch(m);
+  }
+}
+
+void ControlChannel::Dispatch(const Message& m) {
+  switch (m.header.type) {
+    case MsgType::kCommand: {
+      auto it = handlers_.find(m.header.topic);
+      if (it == handlers_.end()) {
+        LOG(ERROR) << "command '" << m.header.topic
+                   << "' from the scheduler ignored: " << RoleName(self_.role)
+                   << "s do not know it";
+        return;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        it->second(m.header);
+      }
+      changed_.notify_all();
+      return;
+    }
+    case MsgType::kShutdown:
+      Shutdown(m.header.text, !m.header.text.empty());
+      return;
+    case MsgType::kError:
+      LOG(ERROR) << "scheduler: " << m.header.text;
+      return;
+    case MsgType::kHeartbeat: {
+      std::lock_guard<std::mutex> lock(mu_);
+      OnHeartbeatAck(m.header);
+      return;
+    }
+    default:
+      return;
+  }
 }
 
 std::unique_ptr<Tracer> MakeNodeTracer(ControlChannel* control, bool enabled) {

@@ -92,6 +92,12 @@ class ControlChannel {
   void OnCommandText(const std::string& topic, Handler handler);
   void ReportText(const std::string& topic, std::string body, std::vector<Payload> payloads);
   void Loop();
+  // Sends what was queued for the scheduler.
+  void SendQueued();
+  // Waits for the scheduler (or a queued send) a poll's time and handles what it sent, setting
+  // *last_heard at each message. Throws CodecError for a malformed message.
+  void ReceiveAll(Clock::time_point* last_heard);
+  void Dispatch(const Message& m);
   void Queue(Header h, std::vector<Payload> payloads);
   void Shutdown(const std::string& reason, bool failed);
   void SendHeartbeat();

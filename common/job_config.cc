@@ -73,61 +73,80 @@ void OptimizerConfig::Validate() const {
         "--noise_geometry must be optimizer or plain, not '" + noise_geometry + "'");
 }
 
-void JobConfig::Validate() const {
-  Check(!data.train_files.empty(), "--train_data names no file");
-  Check(data.eval_fraction >= 0 && data.eval_fraction < 1, "--eval_fraction must be in [0, 1)");
+void DataConfig::Validate() const {
+  Check(!train_files.empty(), "--train_data names no file");
+  Check(eval_fraction >= 0 && eval_fraction < 1, "--eval_fraction must be in [0, 1)");
+  Check(split == "auto" || split == "day" || split == "random" || split == "tail",
+        "--split must be auto, day, random or tail, not '" + split + "'");
+  Check(eval_days >= 1, "--eval_days must be >= 1");
+  Check(max_points >= 0, "--max_points must be >= 0 (0: no limit)");
+  Check(max_trip_s > 0, "--max_trip_s must be > 0");
+  Check(max_trip_km > 0, "--max_trip_km must be > 0");
   Check(
-      data.split == "auto" || data.split == "day" || data.split == "random" || data.split == "tail",
-      "--split must be auto, day, random or tail, not '" + data.split + "'");
-  Check(data.eval_days >= 1, "--eval_days must be >= 1");
-  Check(data.max_points >= 0, "--max_points must be >= 0 (0: no limit)");
-  Check(data.max_trip_s > 0, "--max_trip_s must be > 0");
-  Check(data.max_trip_km > 0, "--max_trip_km must be > 0");
-  Check(std::all_of(data.eval_dates.begin(), data.eval_dates.end(),
-                    [](int64_t d) { return d >= 0 && d < 31; }),
-        "--eval_dates must be dateIDs in [0, 31)");
-  Check(data.bad_records == "fail" || data.bad_records == "skip",
-        "--bad_records must be fail or skip, not '" + data.bad_records + "'");
+      std::all_of(eval_dates.begin(), eval_dates.end(), [](int64_t d) { return d >= 0 && d < 31; }),
+      "--eval_dates must be dateIDs in [0, 31)");
+  Check(bad_records == "fail" || bad_records == "skip",
+        "--bad_records must be fail or skip, not '" + bad_records + "'");
+}
+
+void TrainConfig::Validate() const {
+  Check(batch_size >= 1, "--batch_size must be >= 1");
+  Check(shuffle_window >= 0, "--shuffle_window must be >= 0");
+  Check(epochs >= 1 || max_steps >= 1, "--epochs or --max_steps must be >= 1");
+  Check(max_steps >= 0, "--max_steps must be >= 0");
+  Check(log_every >= 1, "--log_every must be >= 1");
+  Check(eval.every_steps >= 0, "--eval_every must be >= 0");
+  Check(eval.every_s >= 0, "--eval_every_s must be >= 0");
+  Check(max_train_s >= 0, "--max_train_s must be >= 0");
+  Check(eval_batch_size >= 1, "--eval_batch_size must be >= 1");
+  Check(threads >= 1, "--threads must be >= 1");
+  Check(std::regex_match(device, std::regex("cpu|cuda(:[0-9]+)?")),
+        "--device must be cpu, cuda or cuda:N, not '" + device + "'");
+  Check(slowdown_percent >= 0, "--slowdown must be >= 0");
+  Check(std::all_of(slowdowns.begin(), slowdowns.end(), [](int64_t p) { return p >= 0; }),
+        "--slowdowns must all be >= 0");
+  Check(slowdowns.empty() || slowdown_worker < 0,
+        "--slowdowns gives every worker its slowdown: leave out --slowdown_worker");
+  Check(slowdown_on_s == 0 ? slowdown_period_s == 0
+                           : slowdown_on_s > 0 && slowdown_period_s > slowdown_on_s,
+        "--slowdown_schedule ON/PERIOD needs 0 < ON < PERIOD (seconds)");
+}
+
+void ExchangeConfig::Validate() const {
+  Check(accumulation >= 1, "--accumulation must be >= 1");
+  Check(slices >= 0, "--slices must be >= 0 (0: one per worker)");
+  Check(staleness >= 0, "--staleness must be >= 0");
+  Check(allreduce == "ring" || allreduce == "mpi",
+        "--allreduce must be ring or mpi, not '" + allreduce + "'");
+  Check(ring_transport == "tcp" || ring_transport == "mpi",
+        "--ring_transport must be tcp or mpi, not '" + ring_transport + "'");
+  Check(push_bucket_mb >= 0, "--push_bucket_mb must be >= 0");
+  Check(slicing == "balanced" || slicing == "even",
+        "--slicing must be balanced or even, not '" + slicing + "'");
+  Check(wire_dtype == "fp32" || wire_dtype == "bf16",
+        "--wire_dtype must be fp32 or bf16, not '" + wire_dtype + "'");
+  Check(check_every >= 1, "--check_every must be >= 1");
+  Check(average_every >= 1, "--average_every must be >= 1");
+}
+
+void PolicyConfig::Validate() const {
+  Check(name == "fixed" || name == "speed" || name == "goodput" || name == "ppo",
+        "--accumulation_policy must be fixed, speed, goodput or ppo, not '" + name + "'");
+  Check(scope == "job" || scope == "worker",
+        "--ppo_scope must be job or worker, not '" + scope + "'");
+  Check(name != "goodput" || accumulation_min >= 2,
+        "--accumulation_policy goodput: --accumulation_min must be >= 2 (a worker measures the "
+        "gradient noise from two micro-batches or more)");
+}
+
+void JobConfig::Validate() const {
+  data.Validate();
   model.Validate();
   optimizer.Validate();
-
-  const TrainConfig& t = train;
-  Check(t.batch_size >= 1, "--batch_size must be >= 1");
-  Check(t.shuffle_window >= 0, "--shuffle_window must be >= 0");
-  Check(t.epochs >= 1 || t.max_steps >= 1, "--epochs or --max_steps must be >= 1");
-  Check(t.max_steps >= 0, "--max_steps must be >= 0");
-  Check(t.log_every >= 1, "--log_every must be >= 1");
-  Check(t.eval.every_steps >= 0, "--eval_every must be >= 0");
-  Check(t.eval.every_s >= 0, "--eval_every_s must be >= 0");
-  Check(t.max_train_s >= 0, "--max_train_s must be >= 0");
-  Check(t.eval_batch_size >= 1, "--eval_batch_size must be >= 1");
-  Check(t.threads >= 1, "--threads must be >= 1");
-  Check(std::regex_match(t.device, std::regex("cpu|cuda(:[0-9]+)?")),
-        "--device must be cpu, cuda or cuda:N, not '" + t.device + "'");
-  Check(t.slowdown_percent >= 0, "--slowdown must be >= 0");
-  Check(std::all_of(t.slowdowns.begin(), t.slowdowns.end(), [](int64_t p) { return p >= 0; }),
-        "--slowdowns must all be >= 0");
-  Check(t.slowdowns.empty() || t.slowdown_worker < 0,
-        "--slowdowns gives every worker its slowdown: leave out --slowdown_worker");
-  Check(t.slowdown_on_s == 0 ? t.slowdown_period_s == 0
-                             : t.slowdown_on_s > 0 && t.slowdown_period_s > t.slowdown_on_s,
-        "--slowdown_schedule ON/PERIOD needs 0 < ON < PERIOD (seconds)");
-
+  train.Validate();
+  exchange.Validate();
+  policy.Validate();
   const ExchangeConfig& x = exchange;
-  Check(x.accumulation >= 1, "--accumulation must be >= 1");
-  Check(x.slices >= 0, "--slices must be >= 0 (0: one per worker)");
-  Check(x.staleness >= 0, "--staleness must be >= 0");
-  Check(x.allreduce == "ring" || x.allreduce == "mpi",
-        "--allreduce must be ring or mpi, not '" + x.allreduce + "'");
-  Check(x.ring_transport == "tcp" || x.ring_transport == "mpi",
-        "--ring_transport must be tcp or mpi, not '" + x.ring_transport + "'");
-  Check(x.push_bucket_mb >= 0, "--push_bucket_mb must be >= 0");
-  Check(x.slicing == "balanced" || x.slicing == "even",
-        "--slicing must be balanced or even, not '" + x.slicing + "'");
-  Check(x.wire_dtype == "fp32" || x.wire_dtype == "bf16",
-        "--wire_dtype must be fp32 or bf16, not '" + x.wire_dtype + "'");
-  Check(x.check_every >= 1, "--check_every must be >= 1");
-  Check(x.average_every >= 1, "--average_every must be >= 1");
   // AdaScale needs every slice's pieces where the step is taken: the servers of a sync job,
   // every worker of a ring, or the one process of a local job (averaging workers step on their
   // own gradients, async and SSP have no step of every slice).
@@ -143,13 +162,6 @@ void JobConfig::Validate() const {
   }
 
   const PolicyConfig& p = policy;
-  Check(p.name == "fixed" || p.name == "speed" || p.name == "goodput" || p.name == "ppo",
-        "--accumulation_policy must be fixed, speed, goodput or ppo, not '" + p.name + "'");
-  Check(p.scope == "job" || p.scope == "worker",
-        "--ppo_scope must be job or worker, not '" + p.scope + "'");
-  Check(p.name != "goodput" || p.accumulation_min >= 2,
-        "--accumulation_policy goodput: --accumulation_min must be >= 2 (a worker measures the "
-        "gradient noise from two micro-batches or more)");
   // The agent's own settings are checked by the scheduler's CheckPpo (scheduler/make_policy.h);
   // here only what ties them to the rest of the job.
   if (p.name != "fixed") {

@@ -29,6 +29,9 @@ struct DataConfig {
   int64_t max_points = 2000;
   double max_trip_s = 86400, max_trip_km = 1000;
 
+  // Throws std::invalid_argument naming the flag of the first bad value.
+  void Validate() const;
+
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(train_files), CEREAL_NVP(eval_file), CEREAL_NVP(eval_fraction), CEREAL_NVP(split),
@@ -120,6 +123,9 @@ struct TrainConfig {
   // The percentage worker `worker` sleeps while slowed.
   int64_t SlowdownOf(int worker) const;
 
+  // Throws std::invalid_argument naming the flag of the first bad value.
+  void Validate() const;
+
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(batch_size), CEREAL_NVP(epochs), CEREAL_NVP(max_steps), CEREAL_NVP(seed),
@@ -154,6 +160,9 @@ struct ExchangeConfig {
   // resolved number.
   int64_t slices = 0;
 
+  // Throws std::invalid_argument naming the flag of the first bad value.
+  void Validate() const;
+
   template <class A>
   void serialize(A& ar) {
     ar(CEREAL_NVP(mode), CEREAL_NVP(accumulation), CEREAL_NVP(first_worker_batch),
@@ -175,6 +184,9 @@ struct PolicyConfig {
   int32_t hidden = 64, epochs = 4, minibatch = 32;
   double lr = 3e-4, gamma = 0.9, lambda = 0.95, clip = 0.2, value_coef = 0.5, entropy = 0.01;
   uint64_t seed = 1;
+
+  // Throws std::invalid_argument naming the flag of the first bad value.
+  void Validate() const;
 
   template <class A>
   void serialize(A& ar) {

@@ -91,6 +91,15 @@ JobConfig ConfigFromFlags() {
 constexpr const char* kCheckpointJobFile = "job.json";
 constexpr const char* kCheckpointStatsFile = "stats.json";
 
+// config.json in the out_dir and, beside the checkpoints, what a resume is checked against.
+void WriteJobFiles(const JobConfig& c, const data::NormStats& stats, const RunOutput& out) {
+  WriteFileAtomically(out.Path("config.json"), c.ToJson());
+  if (!UsesServers(c.exchange.mode) || c.output.checkpoint_every <= 0) return;
+  std::filesystem::create_directories(c.output.checkpoint_dir);
+  WriteFileAtomically(c.output.checkpoint_dir + "/" + kCheckpointJobFile, c.ToJson());
+  data::SaveNormStats(stats, c.output.checkpoint_dir + "/" + kCheckpointStatsFile);
+}
+
 // Weights trained on inputs normalised one way go on only with the same normalisation (other
 // data, or more of it, would change the statistics of the default rule).
 void CheckResumedStats(const JobConfig& c, const Dataset& dataset) {
@@ -332,7 +341,6 @@ int EndBeforeStart(const JobConfig& config, int sig) {
 
 int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) {
   CatchInterrupts();  // from here on a SIGTERM or SIGINT ends the job with its summary
-  const Mode mode = config.exchange.mode;
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
   const size_t train_trips = dataset.train->size();
@@ -369,12 +377,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   // Everything that can refuse the job is above: until the endpoint is shared below, a failure
   // ends every other process at once (EndNode) instead of at the registration deadline.
   RunOutput out(config.output.out_dir);
-  WriteFileAtomically(out.Path("config.json"), o.config.ToJson());
-  if (UsesServers(mode) && config.output.checkpoint_every > 0) {
-    std::filesystem::create_directories(config.output.checkpoint_dir);
-    WriteFileAtomically(config.output.checkpoint_dir + "/" + kCheckpointJobFile, o.config.ToJson());
-    data::SaveNormStats(dataset.stats, config.output.checkpoint_dir + "/" + kCheckpointStatsFile);
-  }
+  WriteJobFiles(o.config, dataset.stats, out);
 
   zmq::context_t ctx;
   const auto curve = SecureContext(ctx, node.curve_dir);

@@ -201,93 +201,122 @@ std::vector<int64_t> ParseDates(const std::string& text) {
   return dates;
 }
 
+// Sets a field from its flag: every flag, or only those set on this command line.
+struct FlagSetter {
+  bool only_explicit;
+  template <class Field, class Value>
+  void operator()(const char* name, Field* field, const Value& value) const {
+    if (!only_explicit || !gflags::GetCommandLineFlagInfoOrDie(name).is_default) *field = value;
+  }
+};
+#define TTEPS_SET(field, flag) set(#flag, &c->field, FLAGS_##flag)
+
+void FillData(const FlagSetter& set, DataConfig* c) {
+  set("train_data", &c->train_files, SplitList(FLAGS_train_data));
+  TTEPS_SET(eval_file, eval_data);
+  TTEPS_SET(eval_fraction, eval_fraction);
+  TTEPS_SET(split, split);
+  TTEPS_SET(split_seed, split_seed);
+  TTEPS_SET(bad_records, bad_records);
+  TTEPS_SET(eval_days, eval_days);
+  TTEPS_SET(max_points, max_points);
+  TTEPS_SET(max_trip_s, max_trip_s);
+  TTEPS_SET(max_trip_km, max_trip_km);
+  TTEPS_SET(stats, stats);
+  set("eval_dates", &c->eval_dates, ParseDates(FLAGS_eval_dates));
+}
+
+void FillModel(const FlagSetter& set, ModelConfig* c) {
+  TTEPS_SET(kernel_size, kernel_size);
+  TTEPS_SET(num_filter, num_filter);
+  TTEPS_SET(pooling, pooling);
+  TTEPS_SET(local_loss_weight, local_loss_weight);
+  TTEPS_SET(num_final_fcs, num_final_fcs);
+  TTEPS_SET(final_fc_size, final_fc_size);
+}
+
+void FillOptimizer(const FlagSetter& set, OptimizerConfig* c) {
+  TTEPS_SET(name, optimizer);
+  TTEPS_SET(lr, lr);
+  TTEPS_SET(momentum, momentum);
+  TTEPS_SET(clip_norm, clip_norm);
+  TTEPS_SET(lr_schedule, lr_schedule);
+  TTEPS_SET(warmup_steps, warmup_steps);
+  TTEPS_SET(lr_steps, lr_steps);
+  TTEPS_SET(lr_decay_every, lr_decay_every);
+  TTEPS_SET(lr_decay, lr_decay);
+  TTEPS_SET(lr_scaling, lr_scaling);
+  TTEPS_SET(lr_scaling_base, lr_scaling_base);
+  TTEPS_SET(lr_scaling_workers, lr_scaling_workers);
+  TTEPS_SET(noise_geometry, noise_geometry);
+}
+
+void FillTrain(const FlagSetter& set, TrainConfig* c) {
+  TTEPS_SET(batch_size, batch_size);
+  TTEPS_SET(epochs, epochs);
+  TTEPS_SET(max_steps, max_steps);
+  TTEPS_SET(seed, seed);
+  TTEPS_SET(shuffle_window, shuffle_window);
+  TTEPS_SET(log_every, log_every);
+  TTEPS_SET(eval.every_steps, eval_every);
+  TTEPS_SET(eval.every_s, eval_every_s);
+  TTEPS_SET(max_train_s, max_train_s);
+  TTEPS_SET(patience, patience);
+  TTEPS_SET(eval_batch_size, eval_batch_size);
+  TTEPS_SET(progress_s, progress_s);
+  TTEPS_SET(threads, threads);
+  TTEPS_SET(device, device);
+  TTEPS_SET(deterministic, deterministic);
+  TTEPS_SET(slowdown_percent, slowdown);
+  TTEPS_SET(slowdown_worker, slowdown_worker);
+  set("slowdowns", &c->slowdowns, SplitInts(FLAGS_slowdowns));
+  std::string schedule = FLAGS_slowdown_schedule;
+  std::replace(schedule.begin(), schedule.end(), '/', ',');
+  const std::vector<double> on_period = SplitDoubles(schedule);
+  if (!on_period.empty() && on_period.size() != 2) {
+    throw std::invalid_argument("--slowdown_schedule must be ON/PERIOD (seconds), not '" +
+                                FLAGS_slowdown_schedule + "'");
+  }
+  set("slowdown_schedule", &c->slowdown_on_s, on_period.empty() ? 0.0 : on_period[0]);
+  set("slowdown_schedule", &c->slowdown_period_s, on_period.empty() ? 0.0 : on_period[1]);
+}
+
+void FillExchange(const FlagSetter& set, ExchangeConfig* c) {
+  TTEPS_SET(accumulation, accumulation);
+  TTEPS_SET(first_worker_batch, first_worker_batch);
+  TTEPS_SET(staleness, staleness);
+  TTEPS_SET(allreduce, allreduce);
+  TTEPS_SET(ring_transport, ring_transport);
+  TTEPS_SET(bucket_mb, bucket_mb);
+  TTEPS_SET(check_every, check_every);
+  TTEPS_SET(average_every, average_every);
+  TTEPS_SET(sparse_rows, sparse_rows);
+  TTEPS_SET(wire_dtype, wire_dtype);
+  TTEPS_SET(slicing, slicing);
+  TTEPS_SET(slices, slices);
+  TTEPS_SET(push_bucket_mb, push_bucket_mb);
+  TTEPS_SET(pull_overlap, pull_overlap);
+  TTEPS_SET(balance_links, balance_links);
+}
+
+void FillOutput(const FlagSetter& set, OutputConfig* c) {
+  TTEPS_SET(checkpoint_every, checkpoint_every);
+  TTEPS_SET(keep_best, keep_best);
+  TTEPS_SET(checkpoint_dir, checkpoint_dir);
+  TTEPS_SET(resume, resume);
+  TTEPS_SET(trace, trace);
+}
+#undef TTEPS_SET
+
 // Copies every flag into its field, or only the flags set on this command line.
 void Fill(JobConfig* c, bool only_explicit) {
-  const auto set = [only_explicit](const char* name, auto* field, const auto& value) {
-    if (!only_explicit || !gflags::GetCommandLineFlagInfoOrDie(name).is_default) *field = value;
-  };
-#define TTEPS_SET(field, flag) set(#flag, &c->field, FLAGS_##flag)
-  set("train_data", &c->data.train_files, SplitList(FLAGS_train_data));
-  TTEPS_SET(data.eval_file, eval_data);
-  TTEPS_SET(data.eval_fraction, eval_fraction);
-  TTEPS_SET(data.split, split);
-  TTEPS_SET(data.split_seed, split_seed);
-  TTEPS_SET(data.bad_records, bad_records);
-  TTEPS_SET(data.eval_days, eval_days);
-  TTEPS_SET(data.max_points, max_points);
-  TTEPS_SET(data.max_trip_s, max_trip_s);
-  TTEPS_SET(data.max_trip_km, max_trip_km);
-  set("eval_dates", &c->data.eval_dates, ParseDates(FLAGS_eval_dates));
-  TTEPS_SET(data.stats, stats);
-  TTEPS_SET(model.kernel_size, kernel_size);
-  TTEPS_SET(model.num_filter, num_filter);
-  TTEPS_SET(model.pooling, pooling);
-  TTEPS_SET(model.local_loss_weight, local_loss_weight);
-  TTEPS_SET(model.num_final_fcs, num_final_fcs);
-  TTEPS_SET(model.final_fc_size, final_fc_size);
-  TTEPS_SET(optimizer.name, optimizer);
-  TTEPS_SET(optimizer.lr, lr);
-  TTEPS_SET(optimizer.momentum, momentum);
-  TTEPS_SET(optimizer.clip_norm, clip_norm);
-  TTEPS_SET(optimizer.lr_schedule, lr_schedule);
-  TTEPS_SET(optimizer.warmup_steps, warmup_steps);
-  TTEPS_SET(optimizer.lr_steps, lr_steps);
-  TTEPS_SET(optimizer.lr_decay_every, lr_decay_every);
-  TTEPS_SET(optimizer.lr_decay, lr_decay);
-  TTEPS_SET(optimizer.lr_scaling, lr_scaling);
-  TTEPS_SET(optimizer.lr_scaling_base, lr_scaling_base);
-  TTEPS_SET(optimizer.lr_scaling_workers, lr_scaling_workers);
-  TTEPS_SET(optimizer.noise_geometry, noise_geometry);
-  TTEPS_SET(train.batch_size, batch_size);
-  TTEPS_SET(train.epochs, epochs);
-  TTEPS_SET(train.max_steps, max_steps);
-  TTEPS_SET(train.seed, seed);
-  TTEPS_SET(train.shuffle_window, shuffle_window);
-  TTEPS_SET(train.log_every, log_every);
-  TTEPS_SET(train.eval.every_steps, eval_every);
-  TTEPS_SET(train.eval.every_s, eval_every_s);
-  TTEPS_SET(train.max_train_s, max_train_s);
-  TTEPS_SET(train.patience, patience);
-  TTEPS_SET(train.eval_batch_size, eval_batch_size);
-  TTEPS_SET(train.progress_s, progress_s);
-  TTEPS_SET(train.threads, threads);
-  TTEPS_SET(train.device, device);
-  TTEPS_SET(train.deterministic, deterministic);
-  TTEPS_SET(train.slowdown_percent, slowdown);
-  TTEPS_SET(train.slowdown_worker, slowdown_worker);
-  set("slowdowns", &c->train.slowdowns, SplitInts(FLAGS_slowdowns));
-  {
-    std::string schedule = FLAGS_slowdown_schedule;
-    std::replace(schedule.begin(), schedule.end(), '/', ',');
-    const std::vector<double> on_period = SplitDoubles(schedule);
-    if (!on_period.empty() && on_period.size() != 2) {
-      throw std::invalid_argument("--slowdown_schedule must be ON/PERIOD (seconds), not '" +
-                                  FLAGS_slowdown_schedule + "'");
-    }
-    set("slowdown_schedule", &c->train.slowdown_on_s, on_period.empty() ? 0.0 : on_period[0]);
-    set("slowdown_schedule", &c->train.slowdown_period_s, on_period.empty() ? 0.0 : on_period[1]);
-  }
-  TTEPS_SET(exchange.accumulation, accumulation);
-  TTEPS_SET(exchange.first_worker_batch, first_worker_batch);
-  TTEPS_SET(exchange.staleness, staleness);
-  TTEPS_SET(exchange.allreduce, allreduce);
-  TTEPS_SET(exchange.ring_transport, ring_transport);
-  TTEPS_SET(exchange.bucket_mb, bucket_mb);
-  TTEPS_SET(exchange.check_every, check_every);
-  TTEPS_SET(exchange.average_every, average_every);
-  TTEPS_SET(exchange.sparse_rows, sparse_rows);
-  TTEPS_SET(exchange.wire_dtype, wire_dtype);
-  TTEPS_SET(exchange.slicing, slicing);
-  TTEPS_SET(exchange.slices, slices);
-  TTEPS_SET(exchange.push_bucket_mb, push_bucket_mb);
-  TTEPS_SET(exchange.pull_overlap, pull_overlap);
-  TTEPS_SET(exchange.balance_links, balance_links);
-  TTEPS_SET(output.checkpoint_every, checkpoint_every);
-  TTEPS_SET(output.keep_best, keep_best);
-  TTEPS_SET(output.checkpoint_dir, checkpoint_dir);
-  TTEPS_SET(output.resume, resume);
-  TTEPS_SET(output.trace, trace);
-#undef TTEPS_SET
+  const FlagSetter set{only_explicit};
+  FillData(set, &c->data);
+  FillModel(set, &c->model);
+  FillOptimizer(set, &c->optimizer);
+  FillTrain(set, &c->train);
+  FillExchange(set, &c->exchange);
+  FillOutput(set, &c->output);
 }
 
 }  // namespace

@@ -31,6 +31,20 @@ void LocalTrainer::LogEval(const EvalResult& r, int64_t step, int64_t epoch, dou
                           .AddRaw("eval", r.ToJson().str()));
 }
 
+DriverOptions LocalTrainer::Options() const {
+  DriverOptions o;
+  o.accumulation = config_.exchange.accumulation;
+  o.max_train_s = config_.train.max_train_s;
+  o.tracer = tracer_;
+  SetNoiseGeometry(config_, &o);
+  if (config_.optimizer.lr_scaling != "none") {
+    o.noise_pieces = config_.optimizer.lr_scaling_workers;
+    o.pieces_first_worker_batch = config_.exchange.first_worker_batch;
+    o.pieces_balanced = config_.exchange.slicing == "balanced";
+  }
+  return o;
+}
+
 void LocalTrainer::SliceEverything(DriverOptions* o, DriverHooks* hooks) const {
   const int slices = static_cast<int>(config_.exchange.slices);
   if (slices <= 1) return;
@@ -63,16 +77,7 @@ TrainResult LocalTrainer::Run() {
   ProgressLine progress("local", TotalSteps(opts, train_.size()), opts.progress_s);
   TrainResult res;
 
-  DriverOptions o;
-  o.accumulation = config_.exchange.accumulation;
-  o.max_train_s = opts.max_train_s;
-  o.tracer = tracer_;
-  SetNoiseGeometry(config_, &o);
-  if (optimizer.lr_scaling != "none") {
-    o.noise_pieces = optimizer.lr_scaling_workers;
-    o.pieces_first_worker_batch = config_.exchange.first_worker_batch;
-    o.pieces_balanced = config_.exchange.slicing == "balanced";
-  }
+  DriverOptions o = Options();
   DriverHooks hooks;
   SliceEverything(&o, &hooks);
   hooks.ready = [&] { res.startup_s = ProcessAgeSeconds(); };

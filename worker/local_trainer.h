@@ -41,6 +41,8 @@ class LocalTrainer {
 
  private:
   void LogEval(const EvalResult& r, int64_t step, int64_t epoch, double wall_s, double train_s);
+  // The step loop's options: accumulation, time budget, the noise meter's pieces.
+  DriverOptions Options() const;
   // --slices N: this process computes every slice of the global batch, as a sync job's workers
   // would, each on its own.
   void SliceEverything(DriverOptions* o, DriverHooks* hooks) const;

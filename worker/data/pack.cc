@@ -77,6 +77,136 @@ void AddToStats(const TripColumns& c, NormStatsAccumulator* stats) {
   }
 }
 
+// The input files as the manifest records them; adds their sizes to *bytes_total.
+std::vector<PackSource> StatSources(const std::vector<std::string>& inputs, uint64_t* bytes_total) {
+  std::vector<PackSource> sources(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    struct stat sb {};
+    if (::stat(inputs[i].c_str(), &sb) != 0) {
+      throw DataError("cannot open data file '" + inputs[i] + "': " + std::strerror(errno));
+    }
+    if (S_ISDIR(sb.st_mode)) {
+      throw DataError("cannot read data file '" + inputs[i] + "': it is a directory");
+    }
+    sources[i].path = inputs[i];
+    sources[i].bytes = static_cast<uint64_t>(sb.st_size);
+    sources[i].mtime_s = static_cast<int64_t>(sb.st_mtim.tv_sec);
+    *bytes_total += sources[i].bytes;
+  }
+  return sources;
+}
+
+// Threads that parse blocks of lines. Blocks go in through Feed, at most `window` ahead of the
+// writer; parsed ones come out in input order through Next. The first failure of a thread ends
+// the pool and is thrown by Next.
+class ParsePool {
+ public:
+  ParsePool(const PackOptions& opts, LineBlockReader* reader, BufferPool* buffers)
+      : opts_(opts), reader_(reader), buffers_(buffers) {
+    const int threads = std::max(1, opts.threads);
+    window_ = 2 * static_cast<size_t>(threads) + 1;
+    for (int t = 0; t < threads; ++t) threads_.emplace_back([this] { Work(); });
+  }
+  ~ParsePool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      abort_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  // The next block in input order, once parsed; nothing after the last one.
+  std::optional<ParsedBlock> Next() {
+    Feed();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock,
+             [&] { return abort_ || done_.count(next_) > 0 || (input_done_ && !in_flight_); });
+    if (abort_) std::rethrow_exception(failure_);
+    if (in_flight_ == 0) return std::nullopt;
+    ParsedBlock p = std::move(done_.at(next_));
+    done_.erase(next_++);
+    --in_flight_;
+    return p;
+  }
+
+ private:
+  // Hands the threads blocks while the window allows.
+  void Feed() {
+    while (!input_done_ && in_flight_ < window_) {
+      std::optional<LineBlock> b = reader_->Next();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!b) {
+        input_done_ = true;
+      } else {
+        todo_.push_back(std::move(*b));
+        ++in_flight_;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  void Work() {
+    try {
+      TripParser parser(opts_.limits);
+      for (;;) {
+        LineBlock b;
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          cv_.wait(lock, [&] { return abort_ || !todo_.empty() || input_done_; });
+          if (abort_ || todo_.empty()) return;
+          b = std::move(todo_.front());
+          todo_.pop_front();
+        }
+        ParsedBlock p = Parse(b, parser, opts_.bad_records);
+        buffers_->Give(std::move(b.buffer));
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          done_.emplace(b.seq, std::move(p));
+        }
+        cv_.notify_all();
+      }
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!failure_) failure_ = std::current_exception();
+        abort_ = true;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  const PackOptions& opts_;
+  LineBlockReader* reader_;
+  BufferPool* buffers_;
+  size_t window_ = 1;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<LineBlock> todo_;
+  std::map<size_t, ParsedBlock> done_;
+  bool input_done_ = false, abort_ = false;
+  std::exception_ptr failure_;
+  size_t in_flight_ = 0, next_ = 0;
+};
+
+// Counts a parsed block's lines and records its bad ones in its file's report; the first bad
+// record throws under BadRecordPolicy::kFail.
+void Record(const ParsedBlock& p, BadRecordPolicy policy, ReadReport* r) {
+  for (const BadRecord& bad : p.bad) {
+    const size_t line = r->lines + bad.line;
+    std::string error = r->file + ":" + std::to_string(line) + ": " + bad.reason;
+    if (policy == BadRecordPolicy::kFail) throw DataError(error);
+    ++r->skipped;
+    if (r->first_bad_lines.size() < ReadReport::kMaxBadListed) {
+      r->first_bad_lines.push_back(line);
+      r->first_bad_reasons.push_back(std::move(error));
+    }
+  }
+  r->lines += p.lines;
+  r->records += p.trips.size();
+}
+
 }  // namespace
 
 PackResult PackTrips(const PackOptions& opts,
@@ -86,135 +216,30 @@ PackResult PackTrips(const PackOptions& opts,
   const auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  std::vector<PackSource> sources(opts.inputs.size());
   PackProgress prog;
-  for (size_t i = 0; i < opts.inputs.size(); ++i) {
-    struct stat sb {};
-    if (::stat(opts.inputs[i].c_str(), &sb) != 0) {
-      throw DataError("cannot open data file '" + opts.inputs[i] + "': " + std::strerror(errno));
-    }
-    if (S_ISDIR(sb.st_mode)) {
-      throw DataError("cannot read data file '" + opts.inputs[i] + "': it is a directory");
-    }
-    sources[i].path = opts.inputs[i];
-    sources[i].bytes = static_cast<uint64_t>(sb.st_size);
-    sources[i].mtime_s = static_cast<int64_t>(sb.st_mtim.tv_sec);
-    prog.bytes_total += sources[i].bytes;
-  }
+  std::vector<PackSource> sources = StatSources(opts.inputs, &prog.bytes_total);
   TripStoreWriter writer(opts.out_dir, opts.shard_trips,
                          static_cast<int64_t>(opts.limits.min_points));
-  BufferPool pool;
-  LineBlockReader reader(opts.inputs, opts.block_bytes, &pool);
-
-  // Blocks go to the parsing threads through `todo`; parsed ones wait in `done` until every
-  // earlier block is written. At most `window` blocks are read ahead of the writer.
-  const int threads = std::max(1, opts.threads);
-  const size_t window = 2 * static_cast<size_t>(threads) + 1;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<LineBlock> todo;
-  std::map<size_t, ParsedBlock> done;
-  bool input_done = false, abort = false;
-  std::exception_ptr failure;
-  size_t in_flight = 0;
-
-  std::vector<std::thread> workers;
-  const auto work = [&] {
-    try {
-      TripParser parser(opts.limits);
-      for (;;) {
-        LineBlock b;
-        {
-          std::unique_lock<std::mutex> lock(mu);
-          cv.wait(lock, [&] { return abort || !todo.empty() || input_done; });
-          if (abort || todo.empty()) return;
-          b = std::move(todo.front());
-          todo.pop_front();
-        }
-        ParsedBlock p = Parse(b, parser, opts.bad_records);
-        pool.Give(std::move(b.buffer));
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          done.emplace(b.seq, std::move(p));
-        }
-        cv.notify_all();
-      }
-    } catch (...) {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!failure) failure = std::current_exception();
-        abort = true;
-      }
-      cv.notify_all();
-    }
-  };
-  const auto stop = [&] {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      abort = true;
-    }
-    cv.notify_all();
-    for (auto& w : workers) w.join();
-  };
-
+  BufferPool buffers;
+  LineBlockReader reader(opts.inputs, opts.block_bytes, &buffers);
   NormStatsAccumulator stats;
   std::vector<ReadReport> reports(opts.inputs.size());
   for (size_t i = 0; i < reports.size(); ++i) reports[i].file = opts.inputs[i];
-  size_t next = 0;
   double last_progress = 0;
-  try {
-    for (int t = 0; t < threads; ++t) workers.emplace_back(work);
-    for (;;) {
-      // Feed the threads while the window allows.
-      while (!input_done && in_flight < window) {
-        std::optional<LineBlock> b = reader.Next();
-        std::lock_guard<std::mutex> lock(mu);
-        if (!b) {
-          input_done = true;
-        } else {
-          todo.push_back(std::move(*b));
-          ++in_flight;
-        }
-        cv.notify_all();
-      }
-      ParsedBlock p;
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return abort || done.count(next) > 0 || (input_done && !in_flight); });
-        if (abort) std::rethrow_exception(failure);
-        if (in_flight == 0) break;
-        p = std::move(done.at(next));
-        done.erase(next);
-        --in_flight;
-      }
-      ++next;
-      ReadReport& r = reports[p.file];
-      for (const BadRecord& bad : p.bad) {
-        const size_t line = r.lines + bad.line;
-        std::string error = r.file + ":" + std::to_string(line) + ": " + bad.reason;
-        if (opts.bad_records == BadRecordPolicy::kFail) throw DataError(error);
-        ++r.skipped;
-        if (r.first_bad_lines.size() < ReadReport::kMaxBadListed) {
-          r.first_bad_lines.push_back(line);
-          r.first_bad_reasons.push_back(std::move(error));
-        }
-      }
-      r.lines += p.lines;
-      r.records += p.trips.size();
-      writer.Append(p.trips);
-      AddToStats(p.trips, &stats);
-      prog.bytes_in += p.bytes;
+  {
+    ParsePool pool(opts, &reader, &buffers);
+    while (std::optional<ParsedBlock> p = pool.Next()) {
+      Record(*p, opts.bad_records, &reports[p->file]);
+      writer.Append(p->trips);
+      AddToStats(p->trips, &stats);
+      prog.bytes_in += p->bytes;
       prog.trips = writer.trips();
       if (progress && seconds() - last_progress >= 0.5) {
         last_progress = prog.seconds = seconds();
         progress(prog);
       }
     }
-  } catch (...) {
-    stop();
-    throw;
   }
-  stop();
   for (size_t i = 0; i < sources.size(); ++i) {
     sources[i].lines = reports[i].lines;
     sources[i].trips = reports[i].records;

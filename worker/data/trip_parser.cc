@@ -161,11 +161,23 @@ struct TripParser::Impl {
   std::string id;            // routes: the record's "id" as JSON
 
   void ParseOrThrow(std::string_view line, bool padded, Trip* trip);
+  // The line's JSON object (its text copied to `buffer` first unless padded).
+  simdjson::dom::object Object(std::string_view line, bool padded);
+  // The ids, the distance and the travel time (optional for routes), and a route's "id".
+  void ReadScalars(const simdjson::dom::object& obj, Trip* trip);
+  // The five per-point sequences (time_gap optional for routes), checked against each other.
+  void ReadSequences(const simdjson::dom::object& obj, Trip* trip) const;
 };
 
 static_assert(TripParser::kPadding >= simdjson::SIMDJSON_PADDING, "simdjson reads past the end");
 
 void TripParser::Impl::ParseOrThrow(std::string_view line, bool padded, Trip* trip) {
+  const simdjson::dom::object obj = Object(line, padded);
+  ReadScalars(obj, trip);
+  ReadSequences(obj, trip);
+}
+
+simdjson::dom::object TripParser::Impl::Object(std::string_view line, bool padded) {
   if (line.find_first_not_of(" \t\r\n") == std::string_view::npos) Fail("<json>", "empty line");
   const char* text = line.data();
   if (!padded) {
@@ -176,7 +188,6 @@ void TripParser::Impl::ParseOrThrow(std::string_view line, bool padded, Trip* tr
     std::memset(buffer.data() + line.size(), 0, simdjson::SIMDJSON_PADDING);
     text = buffer.data();
   }
-
   element root;
   const auto status = parser.parse(text, line.size(), false).get(root);
   if (status != simdjson::SUCCESS) Fail("<json>", simdjson::error_message(status));
@@ -184,7 +195,10 @@ void TripParser::Impl::ParseOrThrow(std::string_view line, bool padded, Trip* tr
   if (root.get_object().get(obj) != simdjson::SUCCESS) {
     Fail("<json>", std::string("expected an object, got ") + TypeName(root.type()));
   }
+  return obj;
+}
 
+void TripParser::Impl::ReadScalars(const simdjson::dom::object& obj, Trip* trip) {
   trip->driver_id = ReadId(obj, "driverID", kNumDrivers);
   trip->date_id = ReadId(obj, "dateID", kNumDates);
   trip->week_id = ReadId(obj, "weekID", kNumWeekdays);
@@ -204,17 +218,20 @@ void TripParser::Impl::ParseOrThrow(std::string_view line, bool padded, Trip* tr
     Fail("time", Num(trip->time) + " s is more than the limit of " + Num(limits.max_time_s) +
                      " s (--max_trip_s)");
   }
+}
+
+void TripParser::Impl::ReadSequences(const simdjson::dom::object& obj, Trip* trip) const {
   ReadSequence(obj, "lngs", Values::kLongitude, &trip->lngs);
   ReadSequence(obj, "lats", Values::kLatitude, &trip->lats);
   ReadSequence(obj, "states", Values::kZeroOrOne, &trip->states);
   const size_t n = trip->lngs.size();
+  element unused;
   if (!limits.routes || obj["time_gap"].get(unused) == simdjson::SUCCESS) {
     ReadSequence(obj, "time_gap", Values::kNonNegative, &trip->time_gap);
   } else {
     trip->time_gap.assign(n, 0.f);
   }
   ReadSequence(obj, "dist_gap", Values::kNonNegative, &trip->dist_gap);
-
   CheckSameLength("lats", trip->lats, n);
   CheckSameLength("states", trip->states, n);
   CheckSameLength("time_gap", trip->time_gap, n);

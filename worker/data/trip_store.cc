@@ -70,6 +70,32 @@ bool IsTripStore(const std::string& path) {
          std::filesystem::is_regular_file(Join(path, kManifest), ec);
 }
 
+namespace {
+
+// Shard `index`'s entry of the manifest; `bad` makes the error to throw.
+template <class Bad>
+StoreShardInfo ReadShardInfo(simdjson::dom::element e, size_t index, const Bad& bad) {
+  StoreShardInfo s;
+  std::string_view file, crc;
+  if (e["file"].get(file) || e["trips"].get(s.trips) || e["points"].get(s.points) ||
+      e["bytes"].get(s.bytes) || e["crc32c"].get(crc)) {
+    throw bad("shard " + std::to_string(index) + " lacks file, trips, points, bytes or crc32c");
+  }
+  s.file = std::string(file);
+  if (s.file.find('/') != std::string::npos) throw bad("shard file '" + s.file + "' has a '/'");
+  s.crc = ParseCrc(std::string(crc));
+  // Counts that could not fit the shard's bytes (44 per trip and 20 per point at least) would
+  // overflow the layout's arithmetic: refused before anything is mapped.
+  if (s.bytes > (uint64_t{1} << 48) || s.trips > s.bytes / 44 || s.points > s.bytes / 20) {
+    throw bad("shard " + s.file + ": " + std::to_string(s.trips) + " trips and " +
+              std::to_string(s.points) + " points cannot fit its " + std::to_string(s.bytes) +
+              " bytes");
+  }
+  return s;
+}
+
+}  // namespace
+
 StoreManifest ReadStoreManifest(const std::string& dir) {
   const std::string path = Join(dir, kManifest);
   std::ifstream in(path);
@@ -109,23 +135,7 @@ StoreManifest ReadStoreManifest(const std::string& dir) {
     if (root["shards"].get(shards)) throw bad("no shards list");
     uint64_t trips = 0, points = 0;
     for (simdjson::dom::element e : shards) {
-      StoreShardInfo s;
-      std::string_view file, crc;
-      if (e["file"].get(file) || e["trips"].get(s.trips) || e["points"].get(s.points) ||
-          e["bytes"].get(s.bytes) || e["crc32c"].get(crc)) {
-        throw bad("shard " + std::to_string(m.shards.size()) + " lacks file, trips, points, " +
-                  "bytes or crc32c");
-      }
-      s.file = std::string(file);
-      if (s.file.find('/') != std::string::npos) throw bad("shard file '" + s.file + "' has a '/'");
-      s.crc = ParseCrc(std::string(crc));
-      // Counts that could not fit the shard's bytes (44 per trip and 20 per point at least)
-      // would overflow the layout's arithmetic: refused before anything is mapped.
-      if (s.bytes > (uint64_t{1} << 48) || s.trips > s.bytes / 44 || s.points > s.bytes / 20) {
-        throw bad("shard " + s.file + ": " + std::to_string(s.trips) + " trips and " +
-                  std::to_string(s.points) + " points cannot fit its " + std::to_string(s.bytes) +
-                  " bytes");
-      }
+      StoreShardInfo s = ReadShardInfo(e, m.shards.size(), bad);
       trips += s.trips;
       points += s.points;
       m.shards.push_back(std::move(s));
@@ -175,76 +185,90 @@ std::shared_ptr<const TripStore> TripStore::Open(const std::string& dir) {
     s->info = st->manifest_.shards[k];
     s->path = Join(dir, s->info.file);
     s->first = first;
-    const auto bad = [&](const std::string& why) {
-      return DataError("store '" + dir + "': shard " + s->info.file + ": " + why);
-    };
-    const ShardLayout layout = LayoutOf(s->info.trips, s->info.points);
-    if (layout.total != s->info.bytes) {
-      throw bad("the manifest's size " + std::to_string(s->info.bytes) + " does not fit " +
-                std::to_string(s->info.trips) + " trips of " + std::to_string(s->info.points) +
-                " points");
-    }
-    const int fd = ::open(s->path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw bad(std::string("cannot open: ") + std::strerror(errno));
-    struct stat sb {};
-    if (fstat(fd, &sb) != 0) {
-      const int err = errno;
-      ::close(fd);
-      throw bad(std::string("cannot stat: ") + std::strerror(err));
-    }
-    if (static_cast<uint64_t>(sb.st_size) != s->info.bytes) {
-      ::close(fd);
-      throw bad(std::string(static_cast<uint64_t>(sb.st_size) < s->info.bytes ? "truncated"
-                                                                              : "too long") +
-                ": " + std::to_string(sb.st_size) + " bytes, the manifest says " +
-                std::to_string(s->info.bytes));
-    }
-    s->dev = sb.st_dev;
-    s->ino = sb.st_ino;
-    s->mtime = sb.st_mtim;
-    s->bytes = s->info.bytes;
-    s->base = mmap(nullptr, s->bytes, PROT_READ, MAP_SHARED, fd, 0);
-    const int err = errno;
-    ::close(fd);
-    if (s->base == MAP_FAILED) throw bad(std::string("cannot map: ") + std::strerror(err));
-    s->guard = GuardMapping(s->base, s->bytes, s->path);
-    const char* b = static_cast<const char*>(s->base);
-    ShardHeader h;
-    std::memcpy(&h, b, sizeof(h));
-    if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) throw bad("not a trip store shard");
-    if (h.version != kVersion) {
-      throw bad("format version " + std::to_string(h.version) + ", this tteps reads version " +
-                std::to_string(kVersion));
-    }
-    if (Crc32(0, b, offsetof(ShardHeader, header_crc)) != h.header_crc) {
-      throw bad("the header's checksum does not match (damaged)");
-    }
-    if (h.shard != k || h.trips != s->info.trips || h.points != s->info.points ||
-        h.first_trip != first) {
-      throw bad("its header (shard " + std::to_string(h.shard) + ", " + std::to_string(h.trips) +
-                " trips from " + std::to_string(h.first_trip) +
-                ") differs from the manifest (shard " + std::to_string(k) + ", " +
-                std::to_string(s->info.trips) + " trips from " + std::to_string(first) + ")");
-    }
-    s->offsets = reinterpret_cast<const uint64_t*>(b + layout.offsets);
-    s->dist = reinterpret_cast<const double*>(b + layout.dist);
-    s->time = reinterpret_cast<const double*>(b + layout.time);
-    s->driver = reinterpret_cast<const int32_t*>(b + layout.driver);
-    s->date = reinterpret_cast<const int32_t*>(b + layout.date);
-    s->week = reinterpret_cast<const int32_t*>(b + layout.week);
-    s->minute = reinterpret_cast<const int32_t*>(b + layout.minute);
-    s->crc = reinterpret_cast<const uint32_t*>(b + layout.crc);
-    s->points = reinterpret_cast<const float*>(b + layout.points);
-    if (s->offsets[0] != 0 || s->offsets[s->info.trips] != s->info.points) {
-      throw bad("its trip offsets do not span its " + std::to_string(s->info.points) +
-                " points (damaged)");
-    }
+    MapShard(dir, s.get());
+    CheckShard(dir, k, s.get());
     first += s->info.trips;
     st->first_trip_.push_back(s->first);
     st->shards_.push_back(std::move(s));
   }
   st->next_check_ns_ = NowNs() + 2'000'000'000;
   return st;
+}
+
+DataError TripStore::ShardError(const std::string& dir, const Shard& s, const std::string& why) {
+  return DataError("store '" + dir + "': shard " + s.info.file + ": " + why);
+}
+
+void TripStore::MapShard(const std::string& dir, Shard* s) {
+  if (LayoutOf(s->info.trips, s->info.points).total != s->info.bytes) {
+    throw ShardError(dir, *s,
+                     "the manifest's size " + std::to_string(s->info.bytes) + " does not fit " +
+                         std::to_string(s->info.trips) + " trips of " +
+                         std::to_string(s->info.points) + " points");
+  }
+  const int fd = ::open(s->path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw ShardError(dir, *s, std::string("cannot open: ") + std::strerror(errno));
+  struct stat sb {};
+  if (fstat(fd, &sb) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw ShardError(dir, *s, std::string("cannot stat: ") + std::strerror(err));
+  }
+  if (static_cast<uint64_t>(sb.st_size) != s->info.bytes) {
+    ::close(fd);
+    throw ShardError(
+        dir, *s,
+        std::string(static_cast<uint64_t>(sb.st_size) < s->info.bytes ? "truncated" : "too long") +
+            ": " + std::to_string(sb.st_size) + " bytes, the manifest says " +
+            std::to_string(s->info.bytes));
+  }
+  s->dev = sb.st_dev;
+  s->ino = sb.st_ino;
+  s->mtime = sb.st_mtim;
+  s->bytes = s->info.bytes;
+  s->base = mmap(nullptr, s->bytes, PROT_READ, MAP_SHARED, fd, 0);
+  const int err = errno;
+  ::close(fd);
+  if (s->base == MAP_FAILED) {
+    throw ShardError(dir, *s, std::string("cannot map: ") + std::strerror(err));
+  }
+  s->guard = GuardMapping(s->base, s->bytes, s->path);
+}
+
+void TripStore::CheckShard(const std::string& dir, size_t k, Shard* s) {
+  const auto bad = [&](const std::string& why) { return ShardError(dir, *s, why); };
+  const ShardLayout layout = LayoutOf(s->info.trips, s->info.points);  // checked by MapShard
+  const char* b = static_cast<const char*>(s->base);
+  ShardHeader h;
+  std::memcpy(&h, b, sizeof(h));
+  if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) throw bad("not a trip store shard");
+  if (h.version != kVersion) {
+    throw bad("format version " + std::to_string(h.version) + ", this tteps reads version " +
+              std::to_string(kVersion));
+  }
+  if (Crc32(0, b, offsetof(ShardHeader, header_crc)) != h.header_crc) {
+    throw bad("the header's checksum does not match (damaged)");
+  }
+  if (h.shard != k || h.trips != s->info.trips || h.points != s->info.points ||
+      h.first_trip != s->first) {
+    throw bad("its header (shard " + std::to_string(h.shard) + ", " + std::to_string(h.trips) +
+              " trips from " + std::to_string(h.first_trip) +
+              ") differs from the manifest (shard " + std::to_string(k) + ", " +
+              std::to_string(s->info.trips) + " trips from " + std::to_string(s->first) + ")");
+  }
+  s->offsets = reinterpret_cast<const uint64_t*>(b + layout.offsets);
+  s->dist = reinterpret_cast<const double*>(b + layout.dist);
+  s->time = reinterpret_cast<const double*>(b + layout.time);
+  s->driver = reinterpret_cast<const int32_t*>(b + layout.driver);
+  s->date = reinterpret_cast<const int32_t*>(b + layout.date);
+  s->week = reinterpret_cast<const int32_t*>(b + layout.week);
+  s->minute = reinterpret_cast<const int32_t*>(b + layout.minute);
+  s->crc = reinterpret_cast<const uint32_t*>(b + layout.crc);
+  s->points = reinterpret_cast<const float*>(b + layout.points);
+  if (s->offsets[0] != 0 || s->offsets[s->info.trips] != s->info.points) {
+    throw bad("its trip offsets do not span its " + std::to_string(s->info.points) +
+              " points (damaged)");
+  }
 }
 
 const TripStore::Shard& TripStore::ShardOf(size_t i, size_t* local) const {

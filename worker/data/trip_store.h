@@ -65,6 +65,11 @@ class TripStore final : public Trips {
  private:
   struct Shard;
   explicit TripStore(std::string dir);
+  static DataError ShardError(const std::string& dir, const Shard& s, const std::string& why);
+  // Opens, checks the size of and maps shard `s` (its info and path set); throws DataError.
+  static void MapShard(const std::string& dir, Shard* s);
+  // Checks mapped shard `k`'s header against the manifest and points its columns into it.
+  static void CheckShard(const std::string& dir, size_t k, Shard* s);
   const Shard& ShardOf(size_t i, size_t* local) const;
   [[noreturn]] void Damaged(const Shard& s, size_t local, const std::string& why) const;
 
