@@ -35,8 +35,9 @@
 #include "worker/exchange/make_exchange.h"
 #include "worker/exchange/worker_group.h"
 #include "worker/job_flags.h"
-#include "worker/local_trainer.h"
+#include "worker/local_run.h"
 #include "worker/model_params.h"
+#include "worker/model_setup.h"
 #include "worker/scheduler_commands.h"
 #include "worker/step_driver.h"
 #include "worker/topics.h"
@@ -48,129 +49,6 @@ DEFINE_string(out_dir, "out", "output directory: metrics.jsonl, summary.json, mo
 
 namespace tteps {
 namespace {
-
-// Initialised on the CPU from the seed (the same weights on every device), then moved.
-deeptte::DeepTTE BuildModel(const JobConfig& c, const data::NormStats& stats,
-                            torch::Device device) {
-  torch::manual_seed(c.train.seed);
-  deeptte::DeepTTE model(c.model, stats);
-  model->to(device);
-  return model;
-}
-
-// The device this process trains on, checked before anything loads; --deterministic.
-torch::Device PrepareDevice(const TrainConfig& t) {
-  if (t.deterministic) MakeDeterministic();
-  const torch::Device device = ResolveDevice(t.device, LocalRank());
-  if (!device.is_cpu()) LOG(INFO) << "training on " << device.str();
-  return device;
-}
-
-int RunLocal(const JobConfig& config) {
-  RunOutput out(config.output.out_dir);  // first: a busy or finished out_dir is refused at once
-  CatchInterrupts();  // SIGTERM / SIGINT: training stops after its step, the summary says so
-  const torch::Device device = PrepareDevice(config.train);
-  auto dataset = LoadDataset(config.data, config.model.kernel_size);
-  LOG(INFO) << "data: " << dataset.description;
-  CheckBatchFits(config.train, dataset.train->size());
-  if (dataset.skipped > 0) {
-    std::fprintf(stderr, "[local] %llu bad records skipped (--bad_records skip; see the log)\n",
-                 static_cast<unsigned long long>(dataset.skipped));
-  }
-  deeptte::DeepTTE model = BuildModel(config, dataset.stats, device);
-  const ParamLayout layout = LayoutOf(*model);
-  LOG(INFO) << "parameters: " << layout.Describe() << " (the configuration is in config.json)";
-
-  WriteFileAtomically(out.Path("config.json"), config.ToJson());
-  LocalTrainer trainer(model, *dataset.train, *dataset.eval, config, &out);
-  std::unique_ptr<TraceFile> trace_file;
-  std::unique_ptr<Tracer> tracer;
-  if (!config.output.trace.empty()) {
-    trace_file = std::make_unique<TraceFile>(config.output.trace);
-    tracer = std::make_unique<Tracer>(200, "local worker",
-                                      [&](std::string events) { trace_file->Append(events); });
-    trainer.set_tracer(tracer.get());
-  }
-  TrainResult r;
-  try {
-    r = trainer.Run();
-    if (tracer) {
-      tracer->Flush();
-      trace_file->Close();
-    }
-    // model_last.pt: the last weights; model.pt: the best evaluated ones (--keep_best), else
-    // the last too.
-    deeptte::SaveModel(model, out.Path("model_last.pt"));
-    if (r.best.has()) CopyParamsIn(*model, layout, r.best.params().data());
-    deeptte::SaveModel(model, out.Path("model.pt"));
-  } catch (const std::exception& e) {
-    // A diverged model or a failed write (a full disk): summary.json says why, if it still can,
-    // and the exit code says it failed.
-    try {
-      out.WriteSummary(
-          JsonObject().Add("mode", "local").Add("status", "failed").Add("error", e.what()));
-    } catch (const std::exception& also) {
-      LOG(ERROR) << "no summary.json: " << also.what();
-    }
-    throw;
-  }
-  const std::string final_eval = r.evaluated ? r.final_eval.ToJson().str() : "null";
-
-  const MemoryPeaks mem = PeakMemory();
-  JsonObject summary;
-  const int interrupted = InterruptSignal();
-  summary.Add("mode", "local").Add("status", interrupted ? "interrupted" : "done");
-  if (interrupted) summary.Add("signal", SignalName(interrupted));
-  summary.Add("bad_records_skipped", dataset.skipped)
-      .Add("data", dataset.Facts())
-      .Add("workers", 1)
-      .Add("servers", 0)
-      .Add("epochs", r.epochs)
-      .Add("steps", r.steps)
-      .Add("batch_size", config.train.batch_size)
-      .Add("trips", r.trips)
-      .Add("trips_per_s", r.trips / r.train_seconds)
-      .Add("train_seconds", r.train_seconds)
-      .Add("wall_seconds", r.wall_seconds)
-      .Add("startup_s", r.startup_s)
-      .Add("final_loss", r.last_loss)
-      .Add("parameters", layout.total())
-      .Add("threads", config.train.threads)
-      .Add("peak_rss_mb", JsonObject().Add("workers", std::vector<double>{PeakRssMb()}))
-      .Add("peak_private_mb", JsonObject().Add("workers", std::vector<double>{mem.private_mb}))
-      .Add("peak_shared_mb", JsonObject().Add("workers", std::vector<double>{mem.shared_mb}))
-      .Add("cpu_gemm", JsonObject().Add("workers", std::vector<std::string>{deeptte::GemmName()}))
-      .Add("blas", JsonObject().Add("workers", std::vector<std::string>{deeptte::BlasName()}))
-      .AddRaw("final_eval", final_eval);
-  if (!r.evaluated)
-    summary.Add("evaluation",
-                "none: no evaluation trips (--eval_fraction 0, or an empty --eval_data)");
-  if (r.best.has()) {
-    summary.AddRaw("best_eval", BestEvalJson(r.best.step(), r.best.eval_json()));
-  }
-  if (r.early_stop_step >= 0) {
-    summary.Add("early_stop", JsonObject()
-                                  .Add("evaluation_step", r.early_stop_step)
-                                  .Add("patience", config.train.patience));
-  }
-  summary.Add("model", out.Path("model.pt")).Add("model_last", out.Path("model_last.pt"));
-  out.WriteSummary(summary);
-  LOG(INFO) << "wrote " << out.Path("summary.json") << ", " << out.Path("metrics.jsonl") << ", "
-            << out.Path("model.pt");
-  std::printf("%s\n", JsonObject()
-                          .AddRaw("final_eval", final_eval)
-                          .Add("trips_per_s", r.trips / r.train_seconds)
-                          .Add("out_dir", out.dir())
-                          .str()
-                          .c_str());
-  if (interrupted) {
-    std::fprintf(stderr,
-                 "[local] interrupted (%s) after step %lld; the model of that step is saved\n",
-                 SignalName(interrupted).c_str(), static_cast<long long>(r.steps));
-    return 128 + interrupted;
-  }
-  return 0;
-}
 
 // Worker 0 of the ring modes holds the job's weights: it sends them to the scheduler, which
 // evaluates them (and saves the final ones).
