@@ -90,6 +90,9 @@ struct LstmLayer : public torch::autograd::Function<LstmLayer> {
     return h;
   }
 
+  // One piece, as a numeric kernel: the step loop interleaves the cell's pass with the weights'
+  // products over blocks of rows still in cache, through buffers (the block of dG and its packed
+  // copy, the unsummed range, dc) that both use; split, they would travel as a dozen arguments.
   static variable_list backward(AutogradContext* ctx, variable_list grad_out) {
     const auto saved = ctx->get_saved_variables();
     const auto &xh = saved[0], &per_trip = saved[1], &w_ih = saved[2], &w_hh = saved[3];

@@ -63,6 +63,57 @@ torch::Tensor PointMajor(const torch::Tensor& conv_weight) {
   return conv_weight.permute({0, 2, 1}).reshape({conv_weight.size(0), -1});
 }
 
+// Through the ELU: its slope is 1 above 0, e^x = elu(x) + 1 below. (The distance column's
+// gradient is left behind: local_dist is data.)
+torch::Tensor EluBackward(torch::Tensor g, const torch::Tensor& e) {
+  if (g.stride(1) != 1) g = g.contiguous();
+  const int64_t rows = e.size(0), filters = e.size(1), stride = g.stride(0);
+  auto d_conv = torch::empty({rows, filters}, e.options());
+  const float *gp = g.data_ptr<float>(), *ep = e.data_ptr<float>();
+  float* d = d_conv.data_ptr<float>();
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t f = 0; f < filters; ++f) {
+      const float x = ep[i * filters + f], grad = gp[i * stride + f];
+      d[i * filters + f] = x > 0 ? grad : grad * (x + 1);
+    }
+  }
+  return d_conv;
+}
+
+// The windows' gradients back to the points (each in up to k windows, window i starting at
+// point first[i]), then through the tanh whose outputs are y.
+torch::Tensor WindowsToPoints(const torch::Tensor& d_windows, const torch::Tensor& first,
+                              const torch::Tensor& y) {
+  const int64_t points = y.size(0), channels = y.size(1);
+  const int64_t rows = d_windows.size(0), window = d_windows.size(1);
+  auto d_y = torch::zeros({points, channels}, y.options());
+  const float* dw = d_windows.data_ptr<float>();
+  const int64_t* f = first.data_ptr<int64_t>();
+  float* dy = d_y.data_ptr<float>();
+  for (int64_t i = 0; i < rows; ++i) {
+    float* to = dy + f[i] * channels;
+    const float* from = dw + i * window;
+    for (int64_t c = 0; c < window; ++c) to[c] += from[c];
+  }
+  const float* yp = y.data_ptr<float>();
+  for (int64_t i = 0; i < points * channels; ++i) dy[i] *= 1 - yp[i] * yp[i];
+  return d_y;
+}
+
+// The state embedding's share of each point's input gradient, added into its row of the table.
+torch::Tensor StateRows(const torch::Tensor& d_state, const torch::Tensor& states,
+                        int64_t table_rows) {
+  auto d_table = torch::zeros({table_rows, 2}, d_state.options());
+  const float* ds = d_state.data_ptr<float>();
+  const int64_t* s = states.data_ptr<int64_t>();
+  float* dt = d_table.data_ptr<float>();
+  for (int64_t i = 0; i < d_state.size(0); ++i) {
+    dt[2 * s[i]] += ds[2 * i];
+    dt[2 * s[i] + 1] += ds[2 * i + 1];
+  }
+  return d_table;
+}
+
 struct GeoConvNode : public torch::autograd::Function<GeoConvNode> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& state_table,
                                const torch::Tensor& coords_weight, const torch::Tensor& coords_bias,
@@ -122,24 +173,8 @@ struct GeoConvNode : public torch::autograd::Function<GeoConvNode> {
     const auto &in4 = saved[0], &y = saved[1], &windows = saved[2], &e = saved[3];
     const auto &states = saved[4], &first = saved[5], &coords_weight = saved[6];
     const auto& conv_weight = saved[7];
-    const int64_t rows = e.size(0), filters = e.size(1), points = y.size(0);
-    const int64_t channels = y.size(1), window = windows.size(1), k = window / channels;
-    auto g = grad_out[0];
-    if (g.stride(1) != 1) g = g.contiguous();
-    // Through the ELU: its slope is 1 above 0, e^x = elu(x) + 1 below. (The distance column's
-    // gradient is left behind: local_dist is data.)
-    auto d_conv = torch::empty({rows, filters}, e.options());
-    {
-      const float *gp = g.data_ptr<float>(), *ep = e.data_ptr<float>();
-      float* d = d_conv.data_ptr<float>();
-      const int64_t stride = g.stride(0);
-      for (int64_t i = 0; i < rows; ++i) {
-        for (int64_t f = 0; f < filters; ++f) {
-          const float x = ep[i * filters + f], grad = gp[i * stride + f];
-          d[i * filters + f] = x > 0 ? grad : grad * (x + 1);
-        }
-      }
-    }
+    const int64_t filters = e.size(1), channels = y.size(1), k = windows.size(1) / channels;
+    const auto d_conv = EluBackward(grad_out[0], e);
     const auto w2 = PointMajor(conv_weight);
     auto d_conv_weight = Mm(d_conv, true, windows, false)
                              .view({filters, k, channels})
@@ -147,34 +182,12 @@ struct GeoConvNode : public torch::autograd::Function<GeoConvNode> {
                              .contiguous();
     auto d_conv_bias = d_conv.sum(0);
     const auto d_windows = Mm(d_conv, false, w2, false);
-    // Back to the points (each in up to k windows), then through tanh.
-    auto d_y = torch::zeros({points, channels}, y.options());
-    {
-      const float* dw = d_windows.data_ptr<float>();
-      const int64_t* f = first.data_ptr<int64_t>();
-      float* dy = d_y.data_ptr<float>();
-      for (int64_t i = 0; i < rows; ++i) {
-        float* to = dy + f[i] * channels;
-        const float* from = dw + i * window;
-        for (int64_t c = 0; c < window; ++c) to[c] += from[c];
-      }
-      const float* yp = y.data_ptr<float>();
-      for (int64_t i = 0; i < points * channels; ++i) dy[i] *= 1 - yp[i] * yp[i];
-    }
+    const auto d_y = WindowsToPoints(d_windows, first, y);
     auto d_coords_weight = Mm(d_y, true, in4, false);
     auto d_coords_bias = d_y.sum(0);
     // The state embedding's share of each point's input, added into its row of the table.
     const auto d_state = Mm(d_y, false, coords_weight.narrow(1, 2, 2), false);  // [P, 2]
-    auto d_table = torch::zeros({ctx->saved_data["table_rows"].toInt(), 2}, y.options());
-    {
-      const float* ds = d_state.data_ptr<float>();
-      const int64_t* s = states.data_ptr<int64_t>();
-      float* dt = d_table.data_ptr<float>();
-      for (int64_t i = 0; i < points; ++i) {
-        dt[2 * s[i]] += ds[2 * i];
-        dt[2 * s[i] + 1] += ds[2 * i + 1];
-      }
-    }
+    auto d_table = StateRows(d_state, states, ctx->saved_data["table_rows"].toInt());
     variable_list grads = none;
     grads[0] = d_table;
     grads[1] = d_coords_weight;
