@@ -1,0 +1,67 @@
+// One worker of a distributed job, from the cluster map to its report that it is done: its data
+// and model, checked against the job's; the exchange of its mode; the step loop; and what the
+// scheduler asks of it between steps (a join's start, a leave, a rollback to a checkpoint).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <zmq.hpp>
+
+#include "common/bootstrap.h"
+#include "common/cluster_map.h"
+#include "common/control_channel.h"
+#include "common/job_config.h"
+#include "common/trace.h"
+#include "worker/collectives/tcp_ring.h"
+#include "worker/dataset.h"
+#include "worker/deeptte/deeptte.h"
+#include "worker/exchange/make_exchange.h"
+#include "worker/scheduler_commands.h"
+#include "worker/step_driver.h"
+
+namespace tteps {
+
+class WorkerProcess {
+ public:
+  // `config` is the job's (the cluster map's); this node's own flags are applied on top.
+  WorkerProcess(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
+                SchedulerCommands& commands, ControlChannel* control, zmq::context_t* ctx,
+                collectives::TcpRing* ring);
+  // Trains to the end of the job, or until this worker leaves it; throws what failed it.
+  void Run();
+
+ private:
+  enum class Pass { kDone, kLeft, kRolledBack };
+
+  // The data and the model, refused where they differ from the job's.
+  void Load();
+  void SetUpExchange(const Bootstrap& boot, zmq::context_t* ctx, collectives::TcpRing* ring);
+  void SetUpDriver();
+  void SetUpHooks();
+  // Reports ready and waits for the scheduler's go (every worker begins together).
+  void Ready();
+  // A slice's schedule as the scheduler sent it (empty: this worker's accumulation throughout).
+  SliceSchedule DecodeSchedule(int of, const std::string& text) const;
+  // A worker that joined a running job: the adopted slice's step and schedule.
+  void StartJoined();
+  // Where the step loop starts on the current map (a resume or a rollback).
+  void StartOnMap();
+  // One pass of the step loop over the current map: to the job's end, a leave, or a rollback.
+  Pass TrainPass();
+  void RollBack(const std::string& why);
+
+  const ClusterMap map_;
+  JobConfig config_;
+  SchedulerCommands& commands_;
+  ControlChannel* control_;
+  int id_ = 0, slice_ = 0;
+  Dataset dataset_;
+  deeptte::DeepTTE model_{nullptr};
+  std::unique_ptr<Tracer> tracer_;
+  ExchangeContext ec_;
+  DriverOptions options_;
+  DriverHooks hooks_;
+  ClusterMap current_;  // the map of the pass in progress (a rollback's epoch replaces it)
+};
+
+}  // namespace tteps
