@@ -25,6 +25,7 @@ struct Range {
   std::atomic<uintptr_t> begin{0}, end{0};
   std::atomic<bool> faulted{false};
 };
+static_assert(std::atomic<uintptr_t>::is_always_lock_free, "read in a signal handler");
 Range g_ranges[kMaxMappings];
 std::atomic<bool> g_any_fault{false};
 uintptr_t g_page_size = 4096;
@@ -39,7 +40,9 @@ struct Owner {
 };
 Owner g_owners[kMaxMappings];
 
+// Linux's mmap is a plain system call, safe in a handler (POSIX does not list it).
 void OnSigbus(int sig, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
   const auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
   for (Range& r : g_ranges) {
     if (addr < r.begin.load(std::memory_order_acquire) ||
@@ -55,6 +58,7 @@ void OnSigbus(int sig, siginfo_t* info, void* context) {
     }
     r.faulted.store(true, std::memory_order_release);
     g_any_fault.store(true, std::memory_order_release);
+    errno = saved_errno;
     return;
   }
   // Not a guarded read: what would have happened without this handler (glog's failure handler
@@ -66,6 +70,7 @@ void OnSigbus(int sig, siginfo_t* info, void* context) {
   } else {
     signal(SIGBUS, SIG_DFL);
   }
+  errno = saved_errno;
 }
 
 void InstallOnce() {
@@ -105,8 +110,9 @@ int GuardMapping(const void* base, size_t bytes, const std::string& path) {
     if (g_owners[i].used) continue;
     g_owners[i] = {path, bytes, true};
     g_ranges[i].faulted.store(false);
-    g_ranges[i].end.store(reinterpret_cast<uintptr_t>(base) + bytes, std::memory_order_release);
+    // begin, then end: until both are set the range is empty ([begin, 0)), never [0, end).
     g_ranges[i].begin.store(reinterpret_cast<uintptr_t>(base), std::memory_order_release);
+    g_ranges[i].end.store(reinterpret_cast<uintptr_t>(base) + bytes, std::memory_order_release);
     return i;
   }
   throw std::length_error("more than " + std::to_string(kMaxMappings) + " mapped files at once (" +
@@ -116,8 +122,8 @@ int GuardMapping(const void* base, size_t bytes, const std::string& path) {
 void UnguardMapping(int handle) {
   std::lock_guard<std::mutex> lock(g_mu);
   Range& r = g_ranges[handle];
+  r.end.store(0, std::memory_order_release);  // empty first, as GuardMapping fills it
   r.begin.store(0, std::memory_order_release);
-  r.end.store(0, std::memory_order_release);
   r.faulted.store(false);
   g_owners[handle] = {};
 }
