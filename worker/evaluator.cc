@@ -81,13 +81,6 @@ std::vector<float> Predict(deeptte::DeepTTEImpl& model, const data::Trips& trips
                [&](size_t start, const torch::Tensor& seconds, const deeptte::BatchTensors&) {
                  CopyOut(seconds, start, &out);
                });
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!std::isfinite(out[i])) {
-      throw std::runtime_error("the estimate of trip " + std::to_string(i) + " is " +
-                               std::to_string(out[i]) +
-                               ": a diverged model, or a trip with extreme values");
-    }
-  }
   return out;
 }
 

@@ -29,8 +29,8 @@ EvalResult Evaluate(deeptte::DeepTTEImpl& model, const data::Trips& trips, int64
                     bool keep_predictions = false);
 
 // The model's travel-time estimate (seconds) of each trip, in order; the trips' `time` is not
-// read (routes not yet driven). Throws std::runtime_error naming a trip whose estimate is not
-// finite.
+// read (routes not yet driven). A diverged model's estimates may not be finite: the caller,
+// who knows where each trip came from, checks.
 std::vector<float> Predict(deeptte::DeepTTEImpl& model, const data::Trips& trips,
                            int64_t batch_size);
 

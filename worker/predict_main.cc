@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "common/json_writer.h"
 #include "worker/data/trip_parser.h"
 #include "worker/data/trip_store.h"
+#include "worker/dataset.h"
 #include "worker/deeptte/checkpoint.h"
 #include "worker/device.h"
 #include "worker/evaluator.h"
@@ -78,6 +80,11 @@ class RouteReader {
 };
 
 std::string EstimateLine(const char* key, size_t where, const std::string& id, float seconds) {
+  if (!std::isfinite(seconds)) {
+    throw std::runtime_error(std::string("the estimate of ") + key + " " + std::to_string(where) +
+                             " is " + std::to_string(seconds) +
+                             ": a diverged model, or a route with extreme values");
+  }
   JsonObject o;
   o.Add(key, static_cast<uint64_t>(where));
   if (!id.empty()) o.AddRaw("id", id);
@@ -89,7 +96,8 @@ std::string EstimateLine(const char* key, size_t where, const std::string& id, f
 size_t Run(deeptte::DeepTTEImpl& model, std::ostream& out) {
   const int64_t kChunk = 16 * FLAGS_batch_size;
   if (data::IsTripStore(FLAGS_data)) {  // no lines and no ids: the trip's number in the store
-    const auto store = data::TripStore::Open(FLAGS_data);
+    // Refused if packed for shorter trips than the model's kernel.
+    const auto store = OpenTrips({FLAGS_data}, "fail", model.config().kernel_size);
     std::vector<size_t> indices;
     for (size_t start = 0; start < store->size(); start += kChunk) {
       indices.resize(std::min<size_t>(kChunk, store->size() - start));
@@ -128,15 +136,18 @@ int main(int argc, char** argv) {
                      "  tteps-predict --model OUT_DIR/model.pt --data FILE|STORE [--out FILE]\n"
                      "Writes one JSON line per route: {\"line\":N,\"id\":..,\"estimate_s\":..} "
                      "(a store's routes: {\"trip\":I,\"estimate_s\":..}).");
-  torch::set_num_threads(FLAGS_threads);
   try {
     if (FLAGS_model.empty() || FLAGS_data.empty()) {
       throw std::invalid_argument("--model and --data are required");
+    }
+    if (FLAGS_batch_size < 1 || FLAGS_threads < 1) {
+      throw std::invalid_argument("--batch_size and --threads must be >= 1");
     }
     if (FLAGS_bad_records != "fail" && FLAGS_bad_records != "skip") {
       throw std::invalid_argument("--bad_records must be fail or skip, not '" + FLAGS_bad_records +
                                   "'");
     }
+    torch::set_num_threads(FLAGS_threads);
     const auto device = tteps::ResolveDevice(FLAGS_device, tteps::LocalRank());
     auto model = tteps::deeptte::LoadModel(FLAGS_model, device);
     const auto start = std::chrono::steady_clock::now();

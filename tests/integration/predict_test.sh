@@ -52,6 +52,9 @@ head -1 "$d/store.jsonl" | grep -q '^{"trip":0,"estimate_s":' || fail "store lin
 [ "$(wc -l <"$d/skip.jsonl")" -eq 2 ] && grep -q "1 bad record skipped" "$d/skip.log" ||
   fail "skip: $(cat "$d/skip.log")"
 
+"$bin/tteps-predict" --model "$d/run/model.pt" --data "$d/store" --batch_size 0 >/dev/null 2>&1
+[ $? -eq 1 ] || fail "--batch_size 0 not refused"
+
 "$bin/tteps-eval" --model "$d/run/model.pt" --data "$d/routes.jsonl" >/dev/null 2>"$d/eval_routes.log" &&
   fail "tteps-eval evaluated routes without labels"
 grep -q "field 'time': missing.*tteps-predict estimates routes" "$d/eval_routes.log" ||

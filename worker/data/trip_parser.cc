@@ -200,7 +200,10 @@ simdjson::dom::object TripParser::Impl::Object(std::string_view line, bool padde
 
 void TripParser::Impl::ReadScalars(const simdjson::dom::object& obj, Trip* trip) {
   trip->driver_id = ReadId(obj, "driverID", kNumDrivers);
-  trip->date_id = ReadId(obj, "dateID", kNumDates);
+  element unused;
+  // A route's day is not read by the model: it may be missing, as its time is.
+  const bool dated = !limits.routes || obj["dateID"].get(unused) == simdjson::SUCCESS;
+  trip->date_id = dated ? ReadId(obj, "dateID", kNumDates) : 0;
   trip->week_id = ReadId(obj, "weekID", kNumWeekdays);
   trip->time_id = ReadId(obj, "timeID", kNumMinutes);
   trip->dist = ReadNonNegative(obj, "dist");
@@ -209,7 +212,6 @@ void TripParser::Impl::ReadScalars(const simdjson::dom::object& obj, Trip* trip)
                      " km (--max_trip_km)");
   }
   if (limits.routes) ReadRecordId(obj, &id);
-  element unused;
   const bool driven = !limits.routes || obj["time"].get(unused) == simdjson::SUCCESS;
   trip->time = driven ? ReadNonNegative(obj, "time") : 0;
   // The label divides the MAPE loss and metric: a zero travel time cannot be learned from.

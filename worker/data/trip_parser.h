@@ -19,8 +19,9 @@ struct TripLimits {
   size_t max_points = 2000;   // --max_points (the sample's longest trip has 116)
   double max_time_s = 86400;  // --max_trip_s: the label, `time`
   double max_dist_km = 1000;  // --max_trip_km: `dist`
-  // Routes to estimate rather than trips to learn from: `time` and `time_gap` may be missing
-  // (0 then), as they are before a trip is driven; an "id" field is kept (TripParser::id).
+  // Routes to estimate rather than trips to learn from: `time`, `time_gap` and `dateID` may be
+  // missing (0 then), as they are before a trip is driven (the model's estimate reads none of
+  // them); an "id" field is kept (TripParser::id).
   bool routes = false;
 };
 

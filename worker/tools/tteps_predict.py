@@ -440,7 +440,7 @@ def write_estimates(model, path, out, batch_size=256, on_bad=None):
         seconds = estimate_parsed(model, [trip for _, trip in chunk])
         out.write("".join(
             json.dumps({"line": line, **({"id": trip["id"]} if "id" in trip else {}),
-                        "estimate_s": s}) + "\n"
+                        "estimate_s": s}, separators=(",", ":")) + "\n"
             for (line, trip), s in zip(chunk, seconds)))
         n += len(chunk)
     return n

@@ -83,11 +83,12 @@ TEST(TripReader, ParsesAValidRecord) {
   EXPECT_EQ(t.dist_gap, (std::vector<float>{0, 0.25f, 0.5f}));
 }
 
-// Routes (a trip before it is driven): `time` and `time_gap` may be missing, an "id" is kept;
-// trips to learn from still need both.
+// Routes (a trip before it is driven): `time`, `time_gap` and `dateID` may be missing, an "id"
+// is kept; trips to learn from still need them.
 TEST(TripReader, ARouteNeedsNeitherTimeNorTimeGapAndKeepsItsId) {
   const std::string route = [] {
     std::string r = With(R"("time":30.0,)", R"("id":"a\"b",)");
+    r.erase(r.find(R"("dateID":24,)"), std::strlen(R"("dateID":24,)"));
     return r.replace(r.find(R"("time_gap")"), std::strlen(R"("time_gap":[0.0,10.0,30.0],)"), "");
   }();
   TripLimits limits;
@@ -98,6 +99,7 @@ TEST(TripReader, ARouteNeedsNeitherTimeNorTimeGapAndKeepsItsId) {
   ASSERT_TRUE(routes.Parse(route, &t, &error)) << error;
   EXPECT_EQ(routes.id(), R"("a\"b")");
   EXPECT_EQ(t.time, 0);
+  EXPECT_EQ(t.date_id, 0);
   EXPECT_EQ(t.time_gap, (std::vector<float>{0, 0, 0}));
   EXPECT_EQ(t.dist_gap, (std::vector<float>{0, 0.25f, 0.5f}));
   ASSERT_TRUE(routes.Parse(With(R"("dist":0.5)", R"("id":12,"dist":0.5)"), &t, &error)) << error;
@@ -109,7 +111,7 @@ TEST(TripReader, ARouteNeedsNeitherTimeNorTimeGapAndKeepsItsId) {
   EXPECT_EQ(error, "field 'id': expected a string or an integer, got an array");
   TripParser trips(3);
   EXPECT_FALSE(trips.Parse(route, &t, &error));
-  EXPECT_EQ(error, "field 'time': missing");
+  EXPECT_EQ(error, "field 'dateID': missing");
 }
 
 TEST(TripReader, ReusedTripIsReplacedNotAppended) {
