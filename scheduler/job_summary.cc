@@ -118,7 +118,7 @@ JsonObject SummaryJson(const JobFacts& f) {
   if (!f.policy_error.empty()) s.Add("policy_error", f.policy_error);
   if (!f.final_eval.empty()) s.AddRaw("final_eval", f.final_eval);
   if (f.final_eval == "null") {
-    s.Add("evaluation", "none: no evaluation trips (--eval_fraction 0, or an empty --eval_data)");
+    s.Add("evaluation", "none: no evaluation trips (--eval_fraction 0)");
   }
   if (!f.best_eval.empty()) s.AddRaw("best_eval", f.best_eval);
   if (!f.early_stop.empty()) s.AddRaw("early_stop", f.early_stop);

@@ -155,14 +155,20 @@ data::NormStats DataStats(const data::Trips& all, std::string* source) {
 
 void FindStats(const DataConfig& opts, const data::Trips& all, Dataset* ds) {
   std::string computed;
-  const data::NormStats own = DataStats(all, &computed);
   if (opts.stats.empty()) {
-    ds->stats = own;
+    ds->stats = DataStats(all, &computed);
     ds->stats_source = computed;
     return;
   }
   ds->stats = data::LoadNormStats(opts.stats);
   ds->stats_source = opts.stats;
+  data::NormStats own;
+  try {
+    own = DataStats(all, &computed);
+  } catch (const data::DataError& e) {  // data too small to have statistics: --stats is its own
+    LOG(INFO) << "no comparison with --stats: " << e.what();
+    return;
+  }
   for (const std::string& far : data::FarStatistics(ds->stats, own, kFarDeviations)) {
     ds->warnings.push_back("--stats " + opts.stats + " is far from the training data: " + far +
                            " (over " + std::to_string(static_cast<int>(kFarDeviations)) +

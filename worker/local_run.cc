@@ -104,6 +104,8 @@ int RunLocal(const JobConfig& config) {
   const torch::Device device = PrepareDevice(config.train);
   auto dataset = LoadDataset(config.data, config.model.kernel_size);
   LOG(INFO) << "data: " << dataset.description;
+  for (const std::string& w : dataset.warnings)
+    std::fprintf(stderr, "[local] warning: %s\n", w.c_str());
   CheckBatchFits(config.train, dataset.train->size());
   if (dataset.skipped > 0) {
     std::fprintf(stderr, "[local] %llu bad records skipped (--bad_records skip; see the log)\n",

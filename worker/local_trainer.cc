@@ -53,6 +53,11 @@ void LocalTrainer::SliceEverything(DriverOptions* o, DriverHooks* hooks) const {
   o->num_workers = slices;
   o->first_worker_batch = config_.exchange.first_worker_batch;
   o->balanced_slices = config_.exchange.slicing == "balanced";
+  if (config_.optimizer.lr_scaling != "none") {  // a sync worker's slice is one noise piece
+    o->noise_pieces = 1;
+    o->pieces_first_worker_batch = -1;
+    o->pieces_balanced = false;
+  }
   hooks->take_commands = [slices, adopted = false]() mutable {
     std::vector<StepCommand> commands;
     for (int s = 1; s < slices && !adopted; ++s) {

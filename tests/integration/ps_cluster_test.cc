@@ -134,6 +134,20 @@ TEST(PsCluster, SyncWithFourSlicesIsTheSameModelOnOneTwoAndFourWorkers) {
             0)
       << ReadFile(dir + "/w2_adam.log");
   EXPECT_EQ(MaxAbsDiff(dir + "/local_adam/model_last.pt", dir + "/w2_adam/model_last.pt"), 0.0);
+  // And with AdaScale, whose gain each slice's gradient noise feeds (one piece per slice).
+  const std::string ada = " --train_data " + std::string(kData) +
+                          " --max_steps 12 --batch_size 64 --slices 2 --accumulation 2 "
+                          "--lr_scaling adascale";
+  ASSERT_EQ(RunCommand(Bin() + "/tteps-worker --mode=local --out_dir " + dir + "/local_ada" + ada,
+                       300, dir + "/local_ada.log"),
+            0)
+      << ReadFile(dir + "/local_ada.log");
+  ASSERT_EQ(RunCommand(Launcher() + " --mode sync --servers 1 --workers 2 --out_dir " + dir +
+                           "/w2_ada --" + ada,
+                       300, dir + "/w2_ada.log"),
+            0)
+      << ReadFile(dir + "/w2_ada.log");
+  EXPECT_EQ(MaxAbsDiff(dir + "/local_ada/model_last.pt", dir + "/w2_ada/model_last.pt"), 0.0);
   // Fewer slices than workers, or more in a mode that takes one per worker: refused at once.
   EXPECT_NE(RunCommand(Launcher() + " --mode sync --servers 1 --workers 2 --out_dir " + dir +
                            "/fewer -- --slices 1",

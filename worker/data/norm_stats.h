@@ -60,7 +60,8 @@ NormStats ComputeNormStats(const std::vector<Trip>& trips);
 NormStats ComputeNormStats(const Trips& trips);
 
 // Names each statistic of `data` whose mean lies more than `deviations` standard deviations
-// of `given` away from `given`'s mean ("lngs: mean 2.35 vs 104.07 +- 0.04"); empty if none.
+// of `given` away from `given`'s mean ("lngs: mean 2.35 against 104.058 +- 0.0499"); empty if
+// none.
 std::vector<std::string> FarStatistics(const NormStats& given, const NormStats& data,
                                        double deviations);
 
