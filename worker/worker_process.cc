@@ -157,9 +157,8 @@ void WorkerProcess::SetUpHooks() {
   };
   hooks_.report = [control](const TrainReport& r) { control->Report(topics::kTrainReport, r); };
   hooks_.computing = [control](int64_t step) { control->SetComputing(step); };
-  // SIGTERM or SIGINT to this worker, or the scheduler's leave (launch/tteps --release): it
-  // leaves the job at the next step boundary.
-  CatchInterrupts();
+  // SIGTERM or SIGINT to this worker (caught from Run's first step on), or the scheduler's
+  // leave (launch/tteps --release): it leaves the job at the next step boundary.
   hooks_.leave_requested = [this] { return InterruptSignal() != 0 || commands_.leave_requested(); };
   if (!UsesServers(config_.exchange.mode)) {
     // The first live worker sends them (worker 0 until it is lost, in ring mode).
@@ -247,6 +246,7 @@ WorkerProcess::Pass WorkerProcess::TrainPass() {
 
 void WorkerProcess::Run() {
   if (slice_ != id_) StartJoined();
+  CatchInterrupts();
   // One pass per epoch of the cluster map: a rollback (a server lost without a replica) ends
   // the pass wherever it is, and the next trains again from the checkpoint's step on the new
   // servers. The data order depends on the step only, so the steps redone are the same.

@@ -105,16 +105,14 @@ class ParsePool {
       : opts_(opts), reader_(reader), buffers_(buffers) {
     const int threads = std::max(1, opts.threads);
     window_ = 2 * static_cast<size_t>(threads) + 1;
-    for (int t = 0; t < threads; ++t) threads_.emplace_back([this] { Work(); });
-  }
-  ~ParsePool() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      abort_ = true;
+    try {
+      for (int t = 0; t < threads; ++t) threads_.emplace_back([this] { Work(); });
+    } catch (...) {  // no destructor runs for a constructor that throws
+      Stop();
+      throw;
     }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
   }
+  ~ParsePool() { Stop(); }
 
   // The next block in input order, once parsed; nothing after the last one.
   std::optional<ParsedBlock> Next() {
@@ -131,6 +129,15 @@ class ParsePool {
   }
 
  private:
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      abort_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
   // Hands the threads blocks while the window allows.
   void Feed() {
     while (!input_done_ && in_flight_ < window_) {
