@@ -100,6 +100,30 @@ ClusterMap SyncMap(zmq::context_t& ctx, int64_t floats, int servers, int workers
   return map;
 }
 
+// `workers` workers each doing `rounds` push(gradient) + pull(next version) round trips from
+// version `version` on; returns each worker's seconds.
+std::vector<double> RunRounds(zmq::context_t& ctx, const ClusterMap& map,
+                              const KVClientOptions& options, int64_t floats, int workers,
+                              int64_t version, int rounds) {
+  std::vector<double> elapsed(workers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      KVClient kv(ctx, map, Node(Role::kWorker, w), options);
+      auto grad = std::make_shared<std::vector<float>>(floats, 1e-3f);
+      std::vector<float> params(floats);
+      const auto start = Clock::now();
+      for (int i = 0; i < rounds; ++i) {
+        kv.Call(std::move(KVRequest::Push(grad, {}, {version + i, 1, -1})
+                              .ThenPull(version + i + 1, params.data(), {{}})));
+      }
+      elapsed[w] = std::chrono::duration<double>(Clock::now() - start).count();
+    });
+  }
+  for (auto& t : threads) t.join();
+  return elapsed;
+}
+
 // S parameter servers (sync, Adam) and W workers doing push(gradient) + pull(next version).
 Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
   std::vector<zmq::socket_t> sockets;
@@ -127,34 +151,10 @@ Result PushPull(zmq::context_t& ctx, int64_t floats, int servers, int workers) {
   }
   // Every worker runs the same number of rounds (sync needs all); the count is fixed by a
   // calibration round so that the run lasts about --seconds.
-  auto round_trip = [&](KVClient& kv, std::shared_ptr<std::vector<float>>& grad,
-                        std::vector<float>& params, int64_t version) {
-    kv.Call(std::move(
-        KVRequest::Push(grad, {}, {version, 1, -1}).ThenPull(version + 1, params.data(), {{}})));
-  };
-  int64_t version = 0;
-  int rounds = FLAGS_min_rounds;
+  const double calibration = RunRounds(ctx, map, options, floats, workers, 0, 1).front();
+  const int rounds = std::max<int>(FLAGS_min_rounds, static_cast<int>(FLAGS_seconds / calibration));
+  const std::vector<double> elapsed = RunRounds(ctx, map, options, floats, workers, 1, rounds);
   Result r;
-  std::vector<double> elapsed(workers);
-  for (int phase = 0; phase < 2; ++phase) {
-    std::vector<std::thread> threads;
-    for (int w = 0; w < workers; ++w) {
-      threads.emplace_back([&, w] {
-        KVClient kv(ctx, map, Node(Role::kWorker, w), options);
-        auto grad = std::make_shared<std::vector<float>>(floats, 1e-3f);
-        std::vector<float> params(floats);
-        const int n = phase == 0 ? 1 : rounds;
-        const auto start = Clock::now();
-        for (int i = 0; i < n; ++i) round_trip(kv, grad, params, version + i);
-        elapsed[w] = std::chrono::duration<double>(Clock::now() - start).count();
-      });
-    }
-    for (auto& t : threads) t.join();
-    if (phase == 0) {
-      version += 1;
-      rounds = std::max<int>(FLAGS_min_rounds, static_cast<int>(FLAGS_seconds / elapsed[0]));
-    }
-  }
   double t = 0;
   for (double e : elapsed) t = std::max(t, e);
   r.rounds = rounds;
