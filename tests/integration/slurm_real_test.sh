@@ -229,8 +229,7 @@ grep -q '^+ srun --mpi=pmix' "$d/job4.out" || fail "not launched by srun"
 [ -s "$d/run4/logs/worker-3.log" ] || fail "no log of rank 3: $(ls "$d/run4/logs")"
 echo "job 4 (--launcher srun): done"
 # Too small an allocation for srun: 2 tasks for 1 scheduler, 1 server and 2 workers. Refused
-# before srun runs, naming what to ask for (srun itself used to fail, and the launcher blamed
-# mpirun).
+# before srun runs (whose own failure says nothing of the fix), naming what to ask for.
 t=$(date +%s.%N)
 j=$(sbatch --parsable --nodes 1 --ntasks 2 --output "$d/job5.out" --chdir "$d" \
   "$src/launch/slurm.sbatch" --launcher srun --workers 2 --servers 1 --out_dir "$d/run5" -- \
