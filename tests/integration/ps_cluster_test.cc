@@ -120,34 +120,28 @@ TEST(PsCluster, SyncWithFourSlicesIsTheSameModelOnOneTwoAndFourWorkers) {
   // The same predictions to the last digit, as a user compares them.
   EXPECT_EQ(JsonNumber(ReadFile(dir + "/local/summary.json"), "mape"),
             JsonNumber(ReadFile(dir + "/w4/summary.json"), "mape"));
-  // Also with Adam and slices cut by estimated cost.
-  const std::string adam = " --train_data " + std::string(kData) +
-                           " --max_steps 12 --batch_size 64 --slices 4 --optimizer adam --lr 0.002 "
-                           "--slicing balanced";
-  ASSERT_EQ(RunCommand(Bin() + "/tteps-worker --mode=local --out_dir " + dir + "/local_adam" + adam,
-                       300, dir + "/local_adam.log"),
-            0)
-      << ReadFile(dir + "/local_adam.log");
-  ASSERT_EQ(RunCommand(Launcher() + " --mode sync --servers 2 --workers 2 --out_dir " + dir +
-                           "/w2_adam --" + adam,
-                       300, dir + "/w2_adam.log"),
-            0)
-      << ReadFile(dir + "/w2_adam.log");
-  EXPECT_EQ(MaxAbsDiff(dir + "/local_adam/model_last.pt", dir + "/w2_adam/model_last.pt"), 0.0);
-  // And with AdaScale, whose gain each slice's gradient noise feeds (one piece per slice).
-  const std::string ada = " --train_data " + std::string(kData) +
-                          " --max_steps 12 --batch_size 64 --slices 2 --accumulation 2 "
-                          "--lr_scaling adascale";
-  ASSERT_EQ(RunCommand(Bin() + "/tteps-worker --mode=local --out_dir " + dir + "/local_ada" + ada,
-                       300, dir + "/local_ada.log"),
-            0)
-      << ReadFile(dir + "/local_ada.log");
-  ASSERT_EQ(RunCommand(Launcher() + " --mode sync --servers 1 --workers 2 --out_dir " + dir +
-                           "/w2_ada --" + ada,
-                       300, dir + "/w2_ada.log"),
-            0)
-      << ReadFile(dir + "/w2_ada.log");
-  EXPECT_EQ(MaxAbsDiff(dir + "/local_ada/model_last.pt", dir + "/w2_ada/model_last.pt"), 0.0);
+  // The same local job and sync job on 2 workers with `flags`: the model's max |diff|.
+  const auto local_and_sync = [&](const std::string& name, const std::string& flags) {
+    const std::string all =
+        " --train_data " + std::string(kData) + " --max_steps 12 --batch_size 64 " + flags;
+    EXPECT_EQ(
+        RunCommand(Bin() + "/tteps-worker --mode=local --out_dir " + dir + "/local_" + name + all,
+                   300, dir + "/local_" + name + ".log"),
+        0)
+        << ReadFile(dir + "/local_" + name + ".log");
+    EXPECT_EQ(RunCommand(Launcher() + " --mode sync --servers 1 --workers 2 --out_dir " + dir +
+                             "/w2_" + name + " --" + all,
+                         300, dir + "/w2_" + name + ".log"),
+              0)
+        << ReadFile(dir + "/w2_" + name + ".log");
+    return MaxAbsDiff(dir + "/local_" + name + "/model_last.pt",
+                      dir + "/w2_" + name + "/model_last.pt");
+  };
+  // Also with Adam and slices cut by estimated cost, and with AdaScale, whose gain each slice's
+  // gradient noise feeds (one piece per slice).
+  EXPECT_EQ(local_and_sync("adam", "--slices 4 --optimizer adam --lr 0.002 --slicing balanced"),
+            0.0);
+  EXPECT_EQ(local_and_sync("ada", "--slices 2 --accumulation 2 --lr_scaling adascale"), 0.0);
   // Fewer slices than workers, or more in a mode that takes one per worker: refused at once.
   EXPECT_NE(RunCommand(Launcher() + " --mode sync --servers 1 --workers 2 --out_dir " + dir +
                            "/fewer -- --slices 1",
