@@ -236,8 +236,9 @@ TEST(Wire, CurveJobEqualsThePlainOneAndStrangersChangeNothing) {
     // Plain: a foreign push is accepted on the wire, but NaN values are refused and counted;
     // so is a flood of 30,000 bad messages. Its workers sleep as long as they compute (a sleep
     // changes no number) so that the job outlives the flood: 100,000 took 12 s on CI and 19 s
-    // on a 2-core machine (5,000 a second), longer than the unslowed job's 150 steps.
-    auto job = run("plain", "", " --slowdowns 100,100");
+    // on a 2-core machine (5,000 a second), longer than the unslowed job's 150 steps; and on a
+    // machine slowed by its neighbours the flood slows more than the steps: three times as long.
+    auto job = run("plain", "", " --slowdowns 300,300");
     ASSERT_TRUE(job->WaitForTraining(120)) << job->log();
     EXPECT_TRUE(Intrude(dir + "/plain", nullptr, "", std::nanf(""), 20));
     const auto flood_start = std::chrono::steady_clock::now();
