@@ -23,12 +23,12 @@
 #include "common/init.h"
 #include "common/json_writer.h"
 #include "common/split_list.h"
-#include "worker/data/batcher.h"
-#include "worker/data/norm_stats.h"
-#include "worker/data/trip_reader.h"
-#include "worker/dataset.h"
-#include "worker/deeptte/compute_path.h"
-#include "worker/device.h"
+#include "model/data/batcher.h"
+#include "model/data/norm_stats.h"
+#include "model/data/trip_reader.h"
+#include "model/dataset.h"
+#include "model/deeptte/compute_path.h"
+#include "model/device.h"
 #include "worker/gradient_step.h"
 
 DEFINE_string(data, TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl",
@@ -48,7 +48,7 @@ DEFINE_string(pad_multiples, "1",
               "plans its kernels per shape; rounding the padded length up gives fewer shapes)");
 DEFINE_bool(fused_cpu_kernels, true,
             "on the CPU, tteps's kernels (the LSTM, the attention pooling and the estimators of "
-            "worker/deeptte); false: LibTorch's operators, as before");
+            "model/deeptte); false: LibTorch's operators");
 DEFINE_int64(cpu_chunk, static_cast<int64_t>(tteps::kCpuChunkTrips),
              "on the CPU, trips per forward chunk of a batch (worker/gradient_step.h); 0: the "
              "whole batch in one chunk, as before");

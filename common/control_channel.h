@@ -1,8 +1,8 @@
 // A node's line to the scheduler: registration, then a background thread that sends heartbeats
 // and queued reports and receives the scheduler's commands. Role-free: a command or report is
-// named by a topic that the roles define (worker/topics.h, server/topics.h), and a role
-// registers a handler per command it understands. Its own DEALER socket, so the training
-// thread never touches it.
+// named by a topic that the roles define (common/topics/worker_topics.h,
+// common/topics/server_topics.h), and a role registers a handler per command it understands. Its
+// own DEALER socket, so the training thread never touches it.
 #pragma once
 
 #include <atomic>

@@ -150,8 +150,7 @@ void JobConfig::Validate() const {
   // AdaScale needs every slice's pieces where the step is taken: the servers of a sync job,
   // every worker of a ring, or the one process of a local job (averaging workers step on their
   // own gradients, async and SSP have no step of every slice).
-  Check(optimizer.lr_scaling == "none" || x.mode == Mode::kSync || x.mode == Mode::kRing ||
-            x.mode == Mode::kLocal,
+  Check(optimizer.lr_scaling == "none" || StepsOnWholeBatch(x.mode),
         std::string("--lr_scaling adascale: sync, ring and local modes only, not ") +
             ModeName(x.mode));
   if (!UsesServers(x.mode)) {

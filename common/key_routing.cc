@@ -3,11 +3,10 @@
 namespace tteps {
 
 KeyRouting::KeyRouting(const ClusterMap& map) : ranges_(map.ranges) {
-  const Mode mode = map.config.exchange.mode;
+  const bool on_arrival = AppliesOnArrival(map.config.exchange.mode);
   for (size_t s = 0; s < map.servers.size(); ++s) {
     replicas_.push_back(tteps::ReplicasOf(map, static_cast<int>(s)));
-    ordered_ =
-        ordered_ || (replicas_.back().size() > 1 && (mode == Mode::kAsync || mode == Mode::kSsp));
+    ordered_ = ordered_ || (replicas_.back().size() > 1 && on_arrival);
   }
   dead_.assign(map.servers.size(), false);
 }

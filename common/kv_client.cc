@@ -218,7 +218,7 @@ void KVClient::Begin(std::vector<Request> requests, const char* what) {
   inflight_ = std::move(f);
 }
 
-void KVClient::Await(size_t upto, size_t interruptible_from) {
+bool KVClient::Await(size_t upto, size_t interruptible_from) {
   Inflight& f = *inflight_;
   const size_t n = sockets_.size(), k = f.requests.size();
   const std::string what = f.what;
@@ -235,7 +235,7 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
     if (f.answered >= upto && parts_.empty()) break;
     if (f.answered >= interruptible_from && o_.interrupt && o_.interrupt()) {
       inflight_.reset();  // its late replies are ignored (ids below the next exchange's)
-      throw KVInterrupted(what + " interrupted");
+      return false;
     }
     Poll(items.data(), n, 50);
     for (size_t s = 0; s < n; ++s) {
@@ -246,6 +246,7 @@ void KVClient::Await(size_t upto, size_t interruptible_from) {
     // Checked after reading what has come: answers already here never time out.
     if ((f.answered < upto || !parts_.empty()) && Clock::now() > Deadline(f)) TimedOut(upto);
   }
+  return true;
 }
 
 void KVClient::Receive(size_t s) {
@@ -485,7 +486,11 @@ PullResult KVClient::WaitInFlight(size_t stage) {
     return r;
   }
   if (f.read == 0) {
-    Await(f.first_pull + 1, f.interruptible_from);  // the push and stage 0
+    if (!Await(f.first_pull + 1, f.interruptible_from)) {  // the push and stage 0
+      PullResult changed;
+      changed.view_changed = true;
+      return changed;
+    }
     f.first = ReadPull(f.replies, f.first_pull, f.requests[f.first_pull], f.out);
     if (f.first_pull > 0) f.first.push_s = f.replies.seconds[0];
     f.read = 1;

@@ -20,13 +20,6 @@
 
 namespace tteps {
 
-// A wait for a pull ended early because the interrupt hook said so (KVClientOptions): the
-// request is abandoned (its late replies are ignored); the push before it was acknowledged.
-class KVInterrupted : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 // What a push says besides its values: each push names all of it (the client keeps none of it
 // between pushes).
 struct PushMeta {
@@ -48,8 +41,8 @@ struct KVClientOptions {
   // Polled while waiting: true ends the wait with an exception (shutdown, rollback).
   std::function<bool()> abort;
   // Polled while an interruptible request (KVRequest::interruptible) waits for its pull, once
-  // its push is acknowledged: true ends the wait with KVInterrupted. Sync mode: the scheduler
-  // gave this worker a lost worker's slice, which the pull may be waiting for.
+  // its push is acknowledged: true ends the wait, whose result says the view changed. Sync and
+  // SSP: the scheduler changed this worker's slices, which the pull may be waiting for.
   std::function<bool()> interrupt;
   // --replicas 2: pushes (and init) go to every server holding a range, pulls to the first live
   // one. A server in `lost_servers` (declared lost by the scheduler) gets nothing more: what it
@@ -68,6 +61,9 @@ struct PullResult {
   double held_s = 0;    // longest time a server held the pull (waiting for other workers)
   double push_s = 0;    // a push with a pull: until every server acknowledged the push
   bool stop = false;    // a server says training ends with this version (PushMeta::stop)
+  // The wait ended early: the interrupt hook said the view changed (KVClientOptions). The pull
+  // is abandoned (its late replies are ignored); the push before it was acknowledged.
+  bool view_changed = false;
 };
 
 // One request to the servers: worker 0's init alone, or a push, a pull, or a push and the pull
@@ -97,7 +93,7 @@ struct KVRequest {
   int64_t want = 0;
   std::vector<std::vector<KeyRange>> stages;  // a pull's stages ({{}}: one of every key)
   bool exact = false;          // sync: the values of version `want` itself, not of a later one
-  bool interruptible = false;  // the wait for the pull may end with KVInterrupted
+  bool interruptible = false;  // the wait for the pull may end when the view changes
 };
 
 // A request sent; Wait awaits it.
@@ -170,9 +166,9 @@ class KVClient {
   // Sends `requests` to every server, in order (after finishing the exchange still in flight).
   void Begin(std::vector<Request> requests, const char* what);
   // Receives until requests [0, upto) are answered by every server and every part is
-  // acknowledged, within the deadline. `interruptible_from`: once requests [0, n) are answered,
-  // the interrupt hook may end the wait.
-  void Await(size_t upto, size_t interruptible_from = SIZE_MAX);
+  // acknowledged, within the deadline; true then. `interruptible_from`: once requests [0, n)
+  // are answered, the interrupt hook may end the wait: false, and the exchange is abandoned.
+  bool Await(size_t upto, size_t interruptible_from = SIZE_MAX);
   // Takes in what server `s` answered to the exchange in flight (throws on a refusal).
   void Receive(size_t s);
   // The request's deadline, later while another worker computes (KVClientOptions::busy_seen).

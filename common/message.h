@@ -34,7 +34,8 @@ enum class MsgType : uint8_t {
   kShutdown,   // scheduler -> node: exit; text non-empty means the job failed
   kTrace,      // node -> scheduler; text: timeline events (common/trace.h) for --trace
   // The roles' own control messages, named by `topic`: text holds the topic's typed body
-  // (common/topic.h; worker/topics.h, server/topics.h), payloads what the topic defines.
+  // (common/topic.h; common/topics/worker_topics.h, common/topics/server_topics.h), payloads what
+  // the topic defines.
   kCommand,  // scheduler -> node
   kReport,   // node -> scheduler
   // server -> server (async / SSP with --replicas, server/push_order.h): the push a range's

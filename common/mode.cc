@@ -31,6 +31,14 @@ const char* ModeName(Mode mode) {
   return "unknown";
 }
 
+bool RunsAlone(Mode mode) { return mode == Mode::kLocal; }
+
+bool AppliesOnArrival(Mode mode) { return mode == Mode::kAsync || mode == Mode::kSsp; }
+
+bool StepsOnWholeBatch(Mode mode) {
+  return mode == Mode::kSync || mode == Mode::kRing || mode == Mode::kLocal;
+}
+
 bool UsesServers(Mode mode) {
   return mode == Mode::kSync || mode == Mode::kAsync || mode == Mode::kSsp;
 }

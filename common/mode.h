@@ -1,5 +1,7 @@
-// How a job combines its workers' gradients, parsed once from --mode. The worker's exchange
-// factory is the only place that switches on it.
+// How a job combines its workers' gradients, parsed once from --mode. What each role asks of it
+// is answered in one place per role: here (what every role shares), the workers' exchange
+// factory (worker/exchange/make_exchange.h), the servers' consistency (server/shard.h) and the
+// scheduler's job mode (scheduler/job_mode.h).
 #pragma once
 
 #include <cstdint>
@@ -19,8 +21,16 @@ enum class Mode : uint8_t {
 // Throws std::invalid_argument naming the accepted modes.
 Mode ParseMode(const std::string& name);
 const char* ModeName(Mode mode);
+// The mode runs in one process, without a scheduler (local).
+bool RunsAlone(Mode mode);
 // The parameter-server modes (sync, async, ssp).
 bool UsesServers(Mode mode);
+// The servers apply each push as it arrives (async, ssp): replicas of a range must agree on
+// the order.
+bool AppliesOnArrival(Mode mode);
+// A step combines every slice of the global batch in one place (sync: the servers; ring: every
+// worker; local: the one process), where AdaScale can measure it.
+bool StepsOnWholeBatch(Mode mode);
 
 // Cereal stores a mode by its name (config.json reads "sync", not 1).
 template <class Archive>

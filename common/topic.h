@@ -1,8 +1,8 @@
 // A control topic (the scheduler's kCommand messages, the nodes' kReport messages) and the type
 // of its body. Every topic's message carries exactly one typed body, a Cereal struct encoded in
 // the header's text (common/cereal_body.h); no header field means something else by topic. The
-// roles define their topics (worker/topics.h, server/topics.h); a topic and its body cannot be
-// mismatched at a call site.
+// roles define their topics (common/topics/worker_topics.h, common/topics/server_topics.h); a topic
+// and its body cannot be mismatched at a call site.
 #pragma once
 
 #include <string>

@@ -18,10 +18,10 @@
 #include "common/json_writer.h"
 #include "common/log_file.h"
 #include "common/peak_memory.h"
+#include "common/topics/server_topics.h"
+#include "common/topics/worker_topics.h"
 #include "scheduler/job_summary.h"
 #include "scheduler/registration.h"
-#include "server/topics.h"
-#include "worker/topics.h"
 
 namespace tteps::scheduler {
 
@@ -34,17 +34,12 @@ Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluat
       joins_(job_),
       heartbeats_(job_),
       evals_(job_.opts.config.train.patience, out),
-      progress_line_(ModeName(job_.mode), job_.opts.total_steps, job_.opts.config.train.progress_s),
+      progress_line_(job_.mode.name(), job_.opts.total_steps, job_.opts.config.train.progress_s),
       eval_schedule_(job_.opts.config.train.eval),
-      release_requests_(out->dir()) {
-  try {
-    tensorboard_ = std::make_unique<EventFile>(out->Path("tb"));
-    job_.log.set_text_sink([this](const std::string& text) {
-      tensorboard_->AddText("membership", job_.MinStep(), text);
-    });
-  } catch (const std::exception& e) {
-    LOG(ERROR) << e.what() << "; the job goes on without TensorBoard's events";
-  }
+      release_requests_(out->dir()),
+      live_(out) {
+  job_.log.set_text_sink(
+      [this](const std::string& text) { live_.Membership(job_.MinStep(), text); });
 }
 
 // --- registration ----------------------------------------------------------------------------
@@ -103,35 +98,6 @@ int Coordinator::RegisterAll() {
     }
   }
   return -1;
-}
-
-void Coordinator::SendMaps() {
-  const CoordinatorOptions& opts = job_.opts;
-  ClusterMap& map = job_.map;
-  map.param_count = opts.param_count;
-  map.fingerprint = opts.fingerprint;
-  map.config = opts.config;
-  map.resume_version = opts.resume_version;
-  map.start_steps = opts.start_steps;
-  job_.schedules.Restore(opts.schedules);
-  map.schedules = job_.schedules.Encoded();
-  map.data_checksum = opts.data_checksum;
-  for (size_t w = 0; w < opts.start_steps.size(); ++w) job_.book.SetStep(w, opts.start_steps[w]);
-  map.servers.assign(opts.num_servers, {});
-  map.workers.assign(opts.num_workers, {});
-  for (const auto& n : job_.nodes.all()) {
-    (n.info.role == Role::kServer ? map.servers : map.workers).at(n.info.id) = n.info;
-  }
-  map.ranges = LaunchRanges(opts, map);
-  for (auto& n : job_.nodes.all()) {
-    n.last_seen = Clock::now();  // heartbeats start once a node has its map
-    ClusterMap m = map;
-    m.your_id = n.info.id;
-    job_.nodes.SendMap(n.peer, m);
-  }
-  for (size_t s = 0; s < map.servers.size(); ++s) {
-    LOG(INFO) << map.servers[s].Name() << " holds " << map.ranges[s].ToString();
-  }
 }
 
 void Coordinator::WarnIfOpen() const {
@@ -255,11 +221,10 @@ void Coordinator::OnReady(const Node& node) {
 void Coordinator::OnTrainReport(const Node& node, TrainReport r) {
   r.worker = node.info.id;  // the sender is who the socket says, whatever the body claims
   job_.out->AppendMetrics(r.ToJson());
-  metrics_.Observe(r);
   const WorkerProgress& p = job_.book.Add(node.info.id, r);
   last_loss_ = job_.book.MeanLoss(job_.members.lost());
   last_trips_per_s_ = job_.book.TripsPerSecond(job_.members.lost());
-  TensorBoardTrain(r);
+  live_.Train(r, job_.MinStep(), last_loss_, last_trips_per_s_);
   progress_line_.Update(p.epoch, job_.MinStep(), last_loss_, last_trips_per_s_);
   job_.policy.Observe(r, job_.members.OwnSliceOf(node.info.id));
   MaybeEvaluate();
@@ -270,7 +235,7 @@ void Coordinator::OnSnapshot(const Node& node, const topics::Snapshot& snapshot,
   int first = 0;
   while (job_.members.IsLost(first)) ++first;
   const int64_t params = job_.opts.param_count;
-  if (UsesServers(job_.mode) || node.info.role != Role::kWorker || node.info.id != first) {
+  if (job_.mode.servers() || node.info.role != Role::kWorker || node.info.id != first) {
     LOG(ERROR) << "unexpected snapshot from " << node.info.Name() << " ignored";
     return;
   }
@@ -333,7 +298,7 @@ double Coordinator::TrainSeconds() const {
 
 void Coordinator::MaybeEvaluate() {
   // Without servers, worker 0 holds the weights and sends them on the same schedule.
-  if (!UsesServers(job_.mode) || !job_.phase.is(Phase::kTraining)) return;
+  if (!job_.mode.servers() || !job_.phase.is(Phase::kTraining)) return;
   // Epochs as worker 0 counts them (it starts each one first; the lowest live worker's once
   // worker 0 is lost), else the step every worker has reached. The final evaluation covers the
   // last step.
@@ -349,8 +314,7 @@ void Coordinator::MaybeEvaluate() {
 void Coordinator::OnEvaluation(const EvalOutcome& r) {
   if (r.json != "null") {
     progress_line_.set_eval_mape(r.mape);
-    metrics_.SetEval(r.step, r.mape);
-    TensorBoardEval(r);
+    live_.Eval(r);
   }
   // Early stopping: every worker stops after the same step, as with the time budget.
   if (evals_.Add(r, job_.phase.is(Phase::kTraining), job_.WallSeconds())) StopTraining();
@@ -381,7 +345,7 @@ void Coordinator::AdvancePhase() {
     progress_line_.Update(job_.book.MaxEpoch(), job_.steps_done, last_loss_, last_trips_per_s_,
                           /*force=*/true);
     FinishPolicy();
-    if (UsesServers(job_.mode)) {
+    if (job_.mode.servers()) {
       eval_->Request(job_.steps_done, true, TrainSeconds());
     } else if (!final_offered_) {
       // Worker 0 sends its final snapshot before it reports done, on the same socket.
@@ -417,7 +381,7 @@ int Coordinator::Run() {
   job_.start = Clock::now();
   // 1. Registration.
   if (const int code = RegisterAll(); code >= 0) return code;
-  SendMaps();
+  job_.SendFirstMaps();
   WarnIfOpen();
   job_.phase.MoveTo(Phase::kReady);
   eval_->Start(job_.map);
@@ -451,7 +415,7 @@ int Coordinator::Run() {
     if (std::string why = joins_.CheckMinWorkers(); !why.empty()) Fail(why);
     if (std::string why = heartbeats_.CheckLongSteps(); !why.empty()) Fail(why);
     if (auto what = release_requests_.Take()) release_requests_.Answer(failover_.AskToLeave(*what));
-    PublishMetrics();
+    live_.Publish([this] { return Gauges(); });
     AdvancePhase();
   }
   FinishPolicy();  // a failed job: stop the agent too
@@ -460,7 +424,7 @@ int Coordinator::Run() {
   if (job_.phase.is(Phase::kFailed)) return 1;
   std::printf("%s\n", JsonObject()
                           .AddRaw("final_eval", evals_.final_json())
-                          .Add("mode", ModeName(job_.mode))
+                          .Add("mode", job_.mode.name())
                           .Add("out_dir", job_.out->dir())
                           .str()
                           .c_str());
@@ -507,11 +471,9 @@ void Coordinator::WriteSummary() {
   job_.out->WriteSummary(SummaryJson(f));
 }
 
-void Coordinator::PublishMetrics() {
-  if (!publish_metrics_ || Clock::now() < next_metrics_) return;
-  next_metrics_ = Clock::now() + std::chrono::milliseconds(500);
+JobGauges Coordinator::Gauges() const {
   JobGauges g;
-  g.mode = ModeName(job_.mode);
+  g.mode = job_.mode.name();
   g.phase = PhaseName(job_.phase.get());
   g.step = job_.MinStep();
   g.planned_steps = job_.opts.total_steps;
@@ -522,42 +484,7 @@ void Coordinator::PublishMetrics() {
   g.workers_lost = static_cast<int>(job_.members.lost().size());
   g.membership_events = static_cast<int64_t>(job_.log.size());
   g.refused_messages = job_.refused;
-  metrics_.SetJob(g);
-  publish_metrics_(metrics_.Text());
-}
-
-void Coordinator::TensorBoardTrain(const TrainReport& r) {
-  if (!tensorboard_) return;
-  const std::string worker = "worker_" + std::to_string(r.worker) + "/";
-  tensorboard_->AddScalar(worker + "loss", r.step, r.loss);
-  tensorboard_->AddScalar(worker + "trips_per_s", r.step, r.trips_per_s);
-  tensorboard_->AddScalar(worker + "accumulation", r.step, static_cast<double>(r.accumulation));
-  // The share of a step not spent computing: the exchange's and the waits'.
-  const double steps = static_cast<double>(r.step_losses.size());
-  if (r.window_s > 0 && steps > 0) {
-    const double share = 1 - r.compute_s * steps / r.window_s;
-    tensorboard_->AddScalar(worker + "communication_share", r.step, std::clamp(share, 0.0, 1.0));
-  }
-  for (const auto& [key, value] : r.exchange) {
-    if (key == "staleness") tensorboard_->AddScalar(worker + "staleness", r.step, value);
-  }
-  // The job's: once per step every live worker has reported.
-  const int64_t step = job_.MinStep();
-  if (step > tensorboard_job_step_) {
-    tensorboard_job_step_ = step;
-    tensorboard_->AddScalar("train/loss", step, last_loss_);
-    tensorboard_->AddScalar("train/trips_per_s", step, last_trips_per_s_);
-  }
-}
-
-void Coordinator::TensorBoardEval(const EvalOutcome& r) {
-  if (!tensorboard_) return;
-  for (const char* key : {"mape", "rmse", "mae"}) {
-    const auto at = r.json.find(std::string("\"") + key + "\":");
-    if (at == std::string::npos) continue;
-    const double value = std::strtod(r.json.c_str() + at + std::strlen(key) + 3, nullptr);
-    tensorboard_->AddScalar(std::string("eval/") + key, r.step, value);
-  }
+  return g;
 }
 
 }  // namespace tteps::scheduler

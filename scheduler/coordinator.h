@@ -16,21 +16,20 @@
 #include "common/eval_schedule.h"
 #include "common/progress.h"
 #include "common/run_output.h"
+#include "common/topics/server_stats.h"
+#include "common/topics/server_topics.h"
+#include "common/topics/worker_topics.h"
 #include "common/trace.h"
 #include "common/transport.h"
 #include "scheduler/accumulation_policy.h"
 #include "scheduler/coordinator_options.h"
 #include "scheduler/eval_record.h"
 #include "scheduler/evaluation.h"
-#include "scheduler/event_file.h"
 #include "scheduler/failover.h"
 #include "scheduler/heartbeats.h"
-#include "scheduler/job_metrics.h"
 #include "scheduler/job_state.h"
 #include "scheduler/joins.h"
-#include "server/server_stats.h"
-#include "server/topics.h"
-#include "worker/topics.h"
+#include "scheduler/live_outputs.h"
 
 namespace tteps::scheduler {
 
@@ -46,7 +45,7 @@ class Coordinator {
   void set_trace(TraceFile* trace) { trace_ = trace; }
   // --metrics_port: where the job's gauges go (MetricsEndpoint::Publish), every 500 ms.
   void set_metrics(std::function<void(std::string)> publish) {
-    publish_metrics_ = std::move(publish);
+    live_.set_publish(std::move(publish));
   }
 
  private:
@@ -54,7 +53,6 @@ class Coordinator {
   // fatal refusal, an interrupt; summary.json written).
   int RegisterAll();
   void Register(const Message& m, std::string* fatal);
-  void SendMaps();
   // Says once on the console that a job across hosts without CURVE is open to anyone.
   void WarnIfOpen() const;
   // Handles what arrives within 20 ms (at most 1,000 messages).
@@ -91,7 +89,8 @@ class Coordinator {
   // "status":"interrupted" and the last step every worker completed.
   void Interrupt(int sig);
   void WriteSummary();
-  void PublishMetrics();
+  // The job's gauges for --metrics_port.
+  JobGauges Gauges() const;
 
   zmq::socket_t& socket_;
   JobState job_;
@@ -117,15 +116,8 @@ class Coordinator {
   bool final_offered_ = false;  // worker 0 sent its final weights (the ring modes)
   TraceFile* trace_ = nullptr;
   ReleaseRequests release_requests_;  // launch/tteps --release
-  // out_dir/tb: TensorBoard's event file (null if it could not be made).
-  std::unique_ptr<EventFile> tensorboard_;
-  int64_t tensorboard_job_step_ = -1;  // the last step of the job's own scalars
-  void TensorBoardTrain(const TrainReport& r);
-  void TensorBoardEval(const EvalOutcome& r);
-  // --metrics_port: the job's gauges, published every 500 ms.
-  JobMetrics metrics_;
-  std::function<void(std::string)> publish_metrics_;
-  Clock::time_point next_metrics_{};
+  // TensorBoard's events and --metrics_port's gauges.
+  LiveOutputs live_;
 };
 
 }  // namespace tteps::scheduler

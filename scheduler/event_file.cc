@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "common/cluster_map.h"
-#include "worker/data/crc32c.h"
+#include "model/data/crc32c.h"
 
 namespace tteps::scheduler {
 namespace {

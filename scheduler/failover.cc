@@ -8,9 +8,9 @@
 #include "common/bootstrap.h"
 #include "common/cereal_body.h"
 #include "common/count_text.h"
+#include "common/topics/server_topics.h"
+#include "common/topics/worker_topics.h"
 #include "scheduler/placement.h"
-#include "server/topics.h"
-#include "worker/topics.h"
 
 namespace tteps::scheduler {
 namespace {
@@ -54,10 +54,7 @@ bool Failover::CanLose(const Node& n) const {
   if (n.info.role != Role::kWorker || !phase.is(Phase::kTraining)) return false;
   // Sync and ring: an adopted slice is drawn on by its schedule (the accumulations its worker
   // reported). The ring goes on only over links it can rebuild (TCP).
-  const ExchangeConfig& x = job_.opts.config.exchange;
-  const Mode mode = job_.mode;
-  const bool ring_can = mode == Mode::kRing && x.allreduce == "ring" && x.ring_transport == "tcp";
-  if (mode != Mode::kAsync && mode != Mode::kSsp && mode != Mode::kSync && !ring_can) return false;
+  if (!job_.mode.WorkerLossRefusal().empty()) return false;
   // Never the last one: someone must finish the job (or has: a worker lost after the others
   // finished left nothing undone, its last slice being part of their last step).
   return job_.nodes.Count(Role::kWorker, /*live_only=*/true) > (n.lost ? 0 : 1);
@@ -90,11 +87,11 @@ bool Failover::Release(Node& n, const topics::Leaving& leaving) {
       .Add("wall_s", job_.WallSeconds())
       .Add("workers_left", live)
       .Add("view", job_.members.view().number);
-  if (job_.mode == Mode::kSync || job_.mode == Mode::kRing) {
+  if (job_.mode.slices()) {
     event.Add("slices_to", std::vector<int64_t>(change.adopters.begin(), change.adopters.end()));
   }
   job_.log.Record(event, n.info.Name() + " left the job (" + leaving.signal + ") after step " +
-                             std::to_string(leaving.steps) + "; " + ModeName(job_.mode) +
+                             std::to_string(leaving.steps) + "; " + job_.mode.name() +
                              " goes on with " + CountOf(live, "worker"));
   NoteLostPeer();
   return true;
@@ -112,10 +109,10 @@ std::string Failover::AskToLeave(const std::string& what) {
   if (!job_.phase.is(Phase::kTraining)) {
     error = std::string("the job is ") + PhaseName(job_.phase.get()) + ", not training";
   } else if (!targets.empty() && !CanLose(*targets.front())) {
-    error = job_.mode == Mode::kRing
-                ? "the ring goes on without a worker only over TCP links (--allreduce ring "
-                  "--ring_transport tcp)"
-                : std::string(ModeName(job_.mode)) + " mode cannot go on without a worker";
+    // The mode's reason, or the last worker's.
+    error = job_.mode.WorkerLossRefusal();
+    if (error.empty())
+      error = std::string(job_.mode.name()) + " mode cannot go on without a worker";
   }
   if (!error.empty()) {
     LOG(WARNING) << "release of " << what << " refused: " << error;
@@ -144,12 +141,12 @@ void Failover::LoseWorker(Node& n, double silent_s) {
       .Add("wall_s", job_.WallSeconds())
       .Add("workers_left", live)
       .Add("view", job_.members.view().number);
-  if (job_.mode == Mode::kSync || job_.mode == Mode::kRing) {
+  if (job_.mode.slices()) {
     event.Add("slices_to", std::vector<int64_t>(change.adopters.begin(), change.adopters.end()));
   }
   job_.log.Record(event,
                   n.info.Name() + " lost (silent " + Seconds(silent_s) + " s, last reported step " +
-                      std::to_string(step) + "); " + ModeName(job_.mode) + " goes on with " +
+                      std::to_string(step) + "); " + job_.mode.name() + " goes on with " +
                       CountOf(live, "worker") +
                       (change.adopters.empty() ? ""
                                                : ", its slice computed by worker " +
@@ -197,7 +194,7 @@ bool Failover::CanRollback(const Node& n) const {
   return job_.nodes.Count(Role::kServer, /*live_only=*/true) > (n.lost ? 0 : 1);
 }
 
-int Failover::RenumberServers(const server::ResumePoint& point) {
+int Failover::RenumberServers(const ResumePoint& point) {
   // The live servers, renumbered in their old order; the keys cut anew over them.
   std::vector<Node*> live;
   for (auto& o : job_.nodes.all()) {
@@ -242,9 +239,9 @@ void Failover::SendRollback() {
 std::string Failover::Rollback(Node& n, double silent_s) {
   const std::string& dir = job_.opts.config.output.checkpoint_dir;
   const int lost_id = n.info.id;
-  server::ResumePoint point;
+  ResumePoint point;
   try {
-    point = server::ChooseRollbackPoint(dir, job_.opts.param_count);
+    point = ChooseRollbackPoint(dir, job_.opts.param_count);
   } catch (const std::exception& e) {
     return n.info.Name() + " has been silent for " + Seconds(silent_s) +
            " s and holds keys no other server has; no checkpoint to roll back to: " + e.what();
@@ -253,7 +250,7 @@ std::string Failover::Rollback(Node& n, double silent_s) {
   n.lost = true;
   // The steps after the checkpoint are abandoned: their checkpoints go (a later rollback must
   // not mix them with the new ranges').
-  server::RemoveCheckpointsAfter(dir, point.version);
+  RemoveCheckpointsAfter(dir, point.version);
   const int64_t reached = job_.book.MaxStep();
   const int servers = RenumberServers(point);
   job_.norm_parts.clear();

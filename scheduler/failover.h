@@ -11,11 +11,11 @@
 
 #include <string>
 
+#include "common/checkpoint_files.h"
+#include "common/topics/worker_topics.h"
 #include "scheduler/evaluation.h"
 #include "scheduler/job_state.h"
 #include "scheduler/release_requests.h"
-#include "server/checkpoint.h"
-#include "worker/topics.h"
 
 namespace tteps::scheduler {
 
@@ -46,7 +46,7 @@ class Failover {
   // Rollback's parts: the live servers renumbered in their old order, the keys cut anew over
   // them and the map's next epoch from `point` (returns how many servers); every live node
   // told (its new map).
-  int RenumberServers(const server::ResumePoint& point);
+  int RenumberServers(const ResumePoint& point);
   void SendRollback();
 
   JobState& job_;

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "worker/train_report.h"
+#include "common/topics/train_report.h"
 
 namespace tteps::scheduler {
 

@@ -5,14 +5,16 @@
 #include <stdexcept>
 #include <utility>
 
-#include "worker/topics.h"
+#include "common/clock.h"
+#include "common/topics/worker_topics.h"
+#include "scheduler/registration.h"
 
 namespace tteps::scheduler {
 
 JobState::JobState(zmq::socket_t& socket, CoordinatorOptions options, RunOutput* output,
                    AccumulationPolicy* accumulation_policy)
     : opts(std::move(options)),
-      mode(opts.config.exchange.mode),
+      mode(opts.config.exchange),
       out(output),
       nodes(socket),
       members(mode, opts.num_workers, static_cast<int>(opts.config.exchange.slices)),
@@ -82,6 +84,33 @@ void JobState::SendView() {
   for (const auto& n : nodes.all()) {
     if (n.lost || (n.info.role != Role::kWorker && n.info.role != Role::kServer)) continue;
     nodes.CommandTo(n.peer, kView, v);
+  }
+}
+
+void JobState::SendFirstMaps() {
+  map.param_count = opts.param_count;
+  map.fingerprint = opts.fingerprint;
+  map.config = opts.config;
+  map.resume_version = opts.resume_version;
+  map.start_steps = opts.start_steps;
+  schedules.Restore(opts.schedules);
+  map.schedules = schedules.Encoded();
+  map.data_checksum = opts.data_checksum;
+  for (size_t w = 0; w < opts.start_steps.size(); ++w) book.SetStep(w, opts.start_steps[w]);
+  map.servers.assign(opts.num_servers, {});
+  map.workers.assign(opts.num_workers, {});
+  for (const auto& n : nodes.all()) {
+    (n.info.role == Role::kServer ? map.servers : map.workers).at(n.info.id) = n.info;
+  }
+  map.ranges = LaunchRanges(opts, map);
+  for (auto& n : nodes.all()) {
+    n.last_seen = Clock::now();  // heartbeats start once a node has its map
+    ClusterMap m = map;
+    m.your_id = n.info.id;
+    nodes.SendMap(n.peer, m);
+  }
+  for (size_t s = 0; s < map.servers.size(); ++s) {
+    LOG(INFO) << map.servers[s].Name() << " holds " << map.ranges[s].ToString();
   }
 }
 

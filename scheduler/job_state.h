@@ -49,9 +49,12 @@ struct JobState {
   // The present view to every live worker and server (finished ones too: a lost server must
   // not hold them in MPI's finalize).
   void SendView();
+  // Every registered node's first cluster map (its id, the servers' ranges, the resumed
+  // schedules); heartbeats count from then.
+  void SendFirstMaps();
 
   const CoordinatorOptions opts;  // as launched: never rewritten
-  const Mode mode;
+  const JobMode mode;
   RunOutput* out;
   NodeTable nodes;
   ClusterMap map;

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "server/checkpoint.h"
+#include "common/checkpoint_files.h"
 
 namespace tteps::scheduler {
 namespace {

@@ -9,9 +9,9 @@
 
 #include "common/json_writer.h"
 #include "common/mode.h"
+#include "common/topics/server_stats.h"
 #include "scheduler/coordinator_options.h"
 #include "scheduler/worker_book.h"
-#include "server/server_stats.h"
 
 namespace tteps::scheduler {
 

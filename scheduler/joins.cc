@@ -6,8 +6,8 @@
 
 #include "common/codec.h"
 #include "common/count_text.h"
-#include "server/topics.h"
-#include "worker/topics.h"
+#include "common/topics/server_topics.h"
+#include "common/topics/worker_topics.h"
 
 namespace tteps::scheduler {
 
@@ -50,7 +50,7 @@ void Joins::OnJoin(const Message& m) {
   job_.nodes.SendMap(m.peer, map);
   LOG(WARNING) << "registered " << info.Name() << ", joining: it will compute the slice of worker "
                << slice
-               << (job_.mode == Mode::kSync
+               << (job_.mode.lockstep()
                        ? " (now worker " + std::to_string(job_.members.OwnerOf(slice)) + "'s)"
                        : " (its place)");
 }
@@ -77,7 +77,7 @@ void Joins::RecordJoin(int worker, int slice, int from_worker, int64_t step,
 
 void Joins::OnJoinerReady(const Node& node) {
   const int slice = job_.members.OwnSliceOf(node.info.id);
-  if (job_.mode == Mode::kSync) {
+  if (job_.mode.lockstep()) {
     // Loaded and built: the slice's adopter leaves it at its next step boundary.
     const int adopter = job_.members.OwnerOf(slice);
     const int64_t step = job_.book.MaxStep(job_.members.lost());

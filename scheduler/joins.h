@@ -10,10 +10,10 @@
 
 #include <string>
 
+#include "common/topics/worker_topics.h"
 #include "common/transport.h"
 #include "scheduler/job_state.h"
 #include "scheduler/registration.h"
-#include "worker/topics.h"
 
 namespace tteps::scheduler {
 

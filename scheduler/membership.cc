@@ -6,7 +6,7 @@
 
 namespace tteps::scheduler {
 
-Membership::Membership(Mode mode, int workers, int slices)
+Membership::Membership(JobMode mode, int workers, int slices)
     : mode_(mode), slices_(std::max(slices, workers)) {
   for (int w = 0; w < workers; ++w) workers_.push_back(w);
   view_.live = workers_;
@@ -110,7 +110,7 @@ MembershipChange Membership::Lose(int worker, int64_t step) {
 }
 
 std::string Membership::JoinRefusal(int* slice) const {
-  if (mode_ == Mode::kAsync || mode_ == Mode::kSsp) {
+  if (mode_.places()) {
     // A lost worker's place that no live joiner has taken.
     for (int w : lost_) {
       if (w >= slices_) continue;
@@ -124,11 +124,7 @@ std::string Membership::JoinRefusal(int* slice) const {
     }
     return "no place to take: no lost worker's place is free";
   }
-  if (mode_ != Mode::kSync) {
-    return std::string("a ") + ModeName(mode_) +
-           " job takes no joiner: its ring is built at the start and rebuilds only without a "
-           "lost worker (sync, async and SSP jobs take joiners)";
-  }
+  if (const std::string why = mode_.JoinRefusal(); !why.empty()) return why;
   // An adopted slice (a lost worker's, computed by a survivor, not by a joiner of its own),
   // from the worker computing the most.
   const auto& owner = view_.slice_owner;
@@ -149,14 +145,14 @@ int Membership::Join(int slice) {
   workers_.push_back(id);
   waiting_.insert(id);
   joined_[id] = slice;
-  if (mode_ == Mode::kSync) pending_release_[slice] = id;
+  if (mode_.lockstep()) pending_release_[slice] = id;
   return id;
 }
 
 MembershipChange Membership::JoinerReady(int joiner, int64_t step) {
   MembershipChange change;
   const int slice = joined_.at(joiner);
-  if (mode_ != Mode::kSync) {
+  if (!mode_.lockstep()) {
     waiting_.erase(joiner);
     view_.places[slice] = Place{joiner, step};
     change.goes.push_back({joiner, slice, step});

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/mode.h"
 #include "common/view.h"
+#include "scheduler/job_mode.h"
 
 namespace tteps::scheduler {
 
@@ -45,7 +45,7 @@ class Membership {
   // `slices` > workers (--slices): the slices past the workers are computed as adopted ones,
   // each by the worker computing the fewest (the first of them), from view 1 on ("slices").
   // 0: one per worker.
-  Membership(Mode mode, int workers, int slices = 0);
+  Membership(JobMode mode, int workers, int slices = 0);
 
   // --- events -----------------------------------------------------------------------------
   // A worker finished its steps: it adopts nothing from then on.
@@ -109,14 +109,14 @@ class Membership {
   double paused_total_s() const { return paused_total_s_; }
 
  private:
-  bool UsesSlices() const { return mode_ == Mode::kSync || mode_ == Mode::kRing; }
+  bool UsesSlices() const { return mode_.slices(); }
   // Stamps the view: number + 1, its step and reason, the live workers and the handovers.
   void NextView(const std::string& reason, int64_t step);
   // The live, unfinished worker (not a joiner waiting for its go) computing the fewest slices,
   // the first of them in registration order; -1 if none.
   int FewestSlices() const;
 
-  Mode mode_;
+  JobMode mode_;
   int slices_;
   std::vector<int> workers_;  // registration order
   std::set<int> lost_, finished_;

@@ -9,10 +9,11 @@
 #include <thread>
 
 #include "common/kv_client.h"
-#include "worker/best_weights.h"
-#include "worker/deeptte/checkpoint.h"
-#include "worker/evaluator.h"
-#include "worker/model_params.h"
+#include "model/best_weights.h"
+#include "model/deeptte/checkpoint.h"
+#include "model/evaluator.h"
+#include "model/model_params.h"
+#include "scheduler/job_mode.h"
 
 namespace tteps::scheduler {
 namespace {
@@ -150,7 +151,8 @@ class ModelEvaluation : public Evaluation {
           throw std::logic_error("an evaluation without parameters in a job without servers");
         // The final weights of a sync job are those of version `step`: with clipping, the
         // last step may still be waiting for its norm when the workers report done.
-        const int64_t want = req.final && map_.config.exchange.mode == Mode::kSync ? req.step : 0;
+        const bool exact = req.final && JobMode(map_.config.exchange).lockstep();
+        const int64_t want = exact ? req.step : 0;
         out.version = kv->Call(KVRequest::Pull(want, pulled->data())).version;
         CopyParamsIn(*model_, layout, pulled->data());
       }

@@ -7,9 +7,9 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "model/data/trips.h"
+#include "model/deeptte/deeptte.h"
 #include "scheduler/evaluation.h"
-#include "worker/data/trips.h"
-#include "worker/deeptte/deeptte.h"
 
 namespace tteps::scheduler {
 

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "common/run_output.h"
+#include "common/topics/train_report.h"
 #include "scheduler/accumulation_policy.h"
 #include "scheduler/membership.h"
-#include "worker/train_report.h"
 
 namespace tteps::scheduler {
 

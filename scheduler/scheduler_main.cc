@@ -14,26 +14,27 @@
 #include <zmq.hpp>
 
 #include "common/bootstrap.h"
+#include "common/checkpoint_files.h"
 #include "common/count_text.h"
 #include "common/curve.h"
 #include "common/init.h"
 #include "common/interrupt.h"
+#include "common/job_flags.h"
 #include "common/node_flags.h"
 #include "common/run_output.h"
 #include "common/transport.h"
+#include "model/data/norm_stats.h"
+#include "model/dataset.h"
+#include "model/deeptte/embedding_rows.h"
+#include "model/device.h"
+#include "model/model_params.h"
+#include "model/row_spans.h"
 #include "scheduler/coordinator.h"
+#include "scheduler/job_mode.h"
 #include "scheduler/make_policy.h"
 #include "scheduler/metrics_endpoint.h"
 #include "scheduler/model_evaluation.h"
 #include "scheduler/policy_flags.h"
-#include "server/checkpoint.h"
-#include "worker/data/norm_stats.h"
-#include "worker/dataset.h"
-#include "worker/deeptte/embedding_rows.h"
-#include "worker/device.h"
-#include "worker/job_flags.h"
-#include "worker/model_params.h"
-#include "worker/row_spans.h"
 
 DEFINE_string(mode, "sync",
               "sync (BSP), async (ASP) or ssp (--staleness) through parameter servers; ring "
@@ -67,9 +68,7 @@ namespace {
 JobConfig ConfigFromFlags() {
   JobConfig c = JobConfigFromFlags();
   c.exchange.mode = ParseMode(FLAGS_mode);
-  if (c.exchange.mode == Mode::kLocal) {
-    throw std::invalid_argument("--mode local runs in one process: tteps-worker --mode local");
-  }
+  JobMode{c.exchange};  // throws for a mode that runs without a scheduler
   c.policy = PolicyConfigFromFlags();
   c.output.out_dir = FLAGS_out_dir;
   if (c.output.checkpoint_dir.empty() && UsesServers(c.exchange.mode)) {
@@ -213,7 +212,7 @@ void ResolveSlices(CoordinatorOptions* o) {
                                 " workers: every worker computes at least one slice");
   }
   if (x.slices == o->num_workers) return;
-  if (x.mode != Mode::kSync) {
+  if (!JobMode(x).lockstep()) {
     throw std::invalid_argument("--slices " + std::to_string(x.slices) + " with " +
                                 std::to_string(o->num_workers) +
                                 " workers needs --mode sync (or local); " + ModeName(x.mode) +
@@ -224,8 +223,8 @@ void ResolveSlices(CoordinatorOptions* o) {
 // --resume: the checkpoint's version, ranges and clocks, and the slices' schedules kept.
 void SetResumePoint(const JobConfig& config, CoordinatorOptions* o) {
   CheckResumable(config);
-  const auto point = server::ChooseResumePoint(config.output.resume, o->num_servers, o->param_count,
-                                               config.cluster.replicas);
+  const auto point = ChooseResumePoint(config.output.resume, o->num_servers, o->param_count,
+                                       config.cluster.replicas);
   const int slices = static_cast<int>(config.exchange.slices);
   if (static_cast<int>(point.clocks.size()) != slices) {
     throw std::invalid_argument("the checkpoint in " + config.output.resume + " is of a job with " +

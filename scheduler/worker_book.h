@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/train_report.h"
+#include "common/topics/train_report.h"
 
 namespace tteps::scheduler {
 
@@ -21,7 +21,7 @@ struct WorkerProgress {
   double allreduce_s = 0;                                    // ring modes
   int64_t steps_timed = 0;
   double peak_rss_mb = 0, peak_private_mb = 0, peak_shared_mb = 0;
-  std::string cpu_gemm, blas;  // the last report's (worker/train_report.h)
+  std::string cpu_gemm, blas;  // the last report's (common/topics/train_report.h)
 };
 
 class WorkerBook {

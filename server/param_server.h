@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -17,12 +16,17 @@
 #include "common/busy_peers.h"
 #include "common/cluster_map.h"
 #include "common/control_channel.h"
+#include "common/topics/server_stats.h"
 #include "common/trace.h"
 #include "common/transport.h"
-#include "server/push_order.h"
+#include "server/held_requests.h"
+#include "server/pull_queue.h"
+#include "server/replica_order.h"
 #include "server/server_commands.h"
-#include "server/server_stats.h"
+#include "server/server_replies.h"
 #include "server/shard.h"
+#include "server/wire_values.h"
+#include "server/worker_places.h"
 
 namespace tteps::server {
 
@@ -36,13 +40,13 @@ class ParamServer {
   // When a worker was last seen computing (the scheduler's heartbeat answers): a pull held for
   // it waits --timeout_s from then, not from its arrival (common/busy_peers.h). Unset: from the
   // arrival.
-  void set_busy_seen(BusySeen seen) { busy_seen_ = std::move(seen); }
+  void set_busy_seen(BusySeen seen) { pulls_.set_busy_seen(std::move(seen)); }
   // Clipping in sync mode: `send` hands this shard's squared norm of a completed aggregate to
   // the scheduler; `take` returns the global norm once the scheduler has answered.
   void SetNormExchange(std::function<void(int64_t version, double squared)> send,
                        std::function<std::optional<double>(int64_t version)> take) {
-    send_norm_ = std::move(send);
-    take_norm_ = std::move(take);
+    norm_.send = std::move(send);
+    norm_.take = std::move(take);
   }
   // Async / SSP with --replicas: `send(server, order)` sends a kOrder to another server of
   // this range, and the range's replicas apply pushes in its primary's order
@@ -59,7 +63,7 @@ class ParamServer {
   // The scheduler declared server `s` lost. A backup whose primary it was becomes the primary.
   void LoseServer(int s);
   // A backup applying pushes in its primary's order.
-  bool following() const;
+  bool following() const { return order_.following(); }
 
   // Serves until `stop` returns true (checked every few milliseconds) or a rollback comes from
   // `commands` (returned; the commands before it are applied between requests). A backup then
@@ -86,24 +90,16 @@ class ParamServer {
 
   // Counts, version and staleness histogram, for the scheduler's summary.json.
   ServerStats Stats() const;
-  int64_t errors() const { return errors_; }
+  int64_t errors() const { return replies_.errors(); }
   // Requests of a later epoch of the cluster map, held: their node heard of a rollback before
   // this server did. The server of that epoch handles them first.
   std::vector<Message> TakeHeld() { return later_epoch_.Take(); }
 
  private:
-  struct PendingPull {
-    std::string peer;
-    Header header;
-    std::chrono::steady_clock::time_point arrived;
-  };
-  // Whether a worker `p` waits for was seen computing within --timeout_s of now.
-  bool BlockersComputing(const PendingPull& p, Clock::time_point now) const;
-  // Why a data request cannot be served (its epoch, layout, step or keys); empty: it can.
-  std::string RequestProblem(const Header& h) const;
   void HandlePush(Message& m);
-  // Throws std::invalid_argument for a push whose trips, norm, noise or values are impossible.
-  void CheckPush(const Message& m);
+  // Throws std::invalid_argument (and counts it) if the payload holds a NaN or infinity: a
+  // push or init that would poison the model is refused whoever sent it.
+  void CheckFinite(const Message& m, const char* what);
   // Whether the membership admits a push and of which slice: a lost worker's is refused
   // (throws), a joiner's before its place is given and one of the next version while this one
   // waits for its norm or (sync) its last push are held, an adopted slice's copy of a complete
@@ -113,75 +109,51 @@ class ParamServer {
   // A sync push of another worker's slice (h.slice): whether that slice is complete already
   // (the copy is acknowledged, not counted). Throws std::invalid_argument if it may not be.
   bool AdoptedSliceIsIn(const Header& h, int slice);
-  void ReplyError(const std::string& peer, const Header& request, const std::string& what);
-  void Reply(const std::string& peer, const Header& request, MsgType type);
-  void ReplyPull(const PendingPull& p);
-  // A reply SendMessage could not queue (the peer vanished or leaves its replies unread).
-  void NoteDropped(const Header& request);
-  std::string WorkerName(int w) const;
-  // Throws std::invalid_argument (and counts it) if the payload holds a NaN or infinity: a
-  // push or init that would poison the model is refused whoever sent it.
-  void CheckFinite(const Message& m, const char* what);
-  // Keeps a message until an event (`what` says which), or refuses it past a bound.
-  struct Held;
-  void Hold(Message& m, Held* into, const std::string& what);
-  // A data message's values as float32 (bf16 ones widened into decoded_).
-  const float* Values(const Message& m);
-
-  zmq::socket_t& socket_;
-  ClusterMap map_;
-  int id_;
-  Shard* shard_;
-  double timeout_s_;
-  BusySeen busy_seen_;
-  void AfterPush(int64_t version_before);
-  void PollNorm();
+  // Keeps a message until an event (`what` says which), or refuses it past the bound.
+  void Hold(Message& m, HeldRequests* into, const std::string& what);
   // Applies a validated push of `slice`'s gradient; returns the version before it. The primary
   // of ordered replicas names it to its backups.
   int64_t ApplyPush(Message& m, int slice);
+  void AfterPush(int64_t version_before);
+  void PollNorm();
   // A push held for the order: applied, or refused with a log line (it was acknowledged).
   void ApplyHeld(Message& m, int slot, const char* what);
-  // A backup: what its primary's order allows now.
-  void ApplyOrdered();
+  // A backup: an entry of its primary's order, and what the order allows now.
   void HandleOrder(const Message& m);
-  void SendOrder(int sender, int slot, int64_t count);
-  // The worker slot a worker's pushes count for: its own, or the one it joined for (-1: none).
-  int SlotOf(int worker) const;
+  void ApplyOrdered();
   // A backup whose primary was lost: applies what it holds, in arrival order, and leads.
   void Promote();
-  int Primary() const;
+  std::string WorkerName(int w) const;
+  int workers() const { return static_cast<int>(map_.workers.size()); }
 
-  std::function<void(int64_t)> on_version_;
-  std::function<void(int64_t, double)> send_norm_;
-  std::function<std::optional<double>(int64_t)> take_norm_;
-  std::vector<PendingPull> pending_;
-  struct Held {
-    std::vector<Message> messages;
-    size_t bytes = 0;
-    std::vector<Message> Take();
+  struct Counts {
+    int64_t pushes = 0, pulls = 0, non_finite = 0;
+    std::map<int64_t, int64_t> staleness;  // staleness -> pushes
   };
-  Held later_epoch_;  // requests of a later epoch
-  Held after_norm_;   // pushes of the next version, while this one waits for its norm
-  Held ahead_;        // sync: pushes of the next version, while this one waits for a push
-  Held before_join_;  // a joiner's pushes before the scheduler's word that it joined
-  std::map<int64_t, int64_t> staleness_;  // staleness -> pushes
+  struct NormLink {
+    std::function<void(int64_t, double)> send;
+    std::function<std::optional<double>(int64_t)> take;
+  };
+
+  zmq::socket_t& socket_;
+  ServerReplies replies_;
+  ClusterMap map_;
+  int id_;
+  Shard* shard_;
+  PullQueue pulls_;
+  std::function<void(int64_t)> on_version_;
+  NormLink norm_;
+  HeldRequests later_epoch_;  // requests of a later epoch
+  HeldRequests after_norm_;   // pushes of the next version, while this one waits for its norm
+  HeldRequests ahead_;        // sync: pushes of the next version, while this one waits for a push
+  HeldRequests before_join_;  // a joiner's pushes before the scheduler's word that it joined
+  Counts counts_;
   int64_t max_push_trips_;
-  int64_t pushes_ = 0, pulls_ = 0, errors_ = 0, non_finite_ = 0, dropped_ = 0;
   Tracer* tracer_ = nullptr;
-  // Ordered replication (SetOrderLink): this range's servers, those lost, the stream.
-  std::vector<int> group_;
-  std::set<int> lost_servers_;
-  std::set<int> lost_workers_;              // declared lost (their ids)
-  std::map<int, int> joined_;               // async / SSP: slot -> the worker that joined for it
-  std::map<int, int64_t> pending_rejoins_;  // a backup: slot -> clock, until its order says
-  std::set<int> rejoined_;                  // joiners whose place the shard has given them
-  std::function<bool(int, const Header&)> send_order_;
-  std::unique_ptr<PushOrder> order_;  // non-null: ordered
-  uint64_t order_seq_ = 0;            // the primary's next entry
-  bool order_broken_ = false;         // a gap in the primary's stream: arrival order from then
+  ReplicaOrder order_;   // --replicas in async and SSP: the range's order
+  WorkerPlaces places_;  // the workers lost, the joiners' places
   Carried carried_;
-  std::vector<float> decoded_;
-  const Message* decoded_for_ = nullptr;  // the message decoded_ holds
+  WireValues values_;
 };
 
 }  // namespace tteps::server

@@ -18,12 +18,12 @@
 #include "common/init.h"
 #include "common/lr_schedule.h"
 #include "common/node_flags.h"
+#include "common/topics/server_topics.h"
 #include "common/transport.h"
 #include "server/checkpoint.h"
 #include "server/param_server.h"
 #include "server/replica_links.h"
 #include "server/server_commands.h"
-#include "server/topics.h"
 
 namespace tteps::server {
 namespace {
@@ -95,7 +95,7 @@ int Finish(ControlChannel& control, const ParamServer& server, int id, int64_t r
   return 0;
 }
 
-// The scheduler's commands to this server (server/topics.h) into `commands`; before
+// The scheduler's commands to this server (common/topics/server_topics.h) into `commands`; before
 // control.Start(). The handlers run on the channel's thread under its lock: they only queue.
 void Listen(ControlChannel& control, ServerCommands& commands) {
   control.OnCommand(topics::kNormTotal, [&commands](const topics::NormTotal& n) {

@@ -25,23 +25,20 @@ Shard::Shard(KeyRange range, Consistency mode, int num_workers, int64_t stalenes
       values_(std::make_shared<std::vector<float>>(range.size(), 0.f)),
       clocks_(num_workers, 0),
       dropped_(num_workers, false),
-      grad_(range.size()),
-      pushed_(num_workers, false),
-      held_(num_workers),
-      noise_(num_workers),
-      base_lr_(optimizer_->lr()) {
+      grad_(range.size()) {
+  rate_.base = optimizer_->lr();
   if (num_workers < 1) throw std::invalid_argument("a shard needs at least one worker");
   if (optimizer_->size() != static_cast<size_t>(range.size())) {
     throw std::invalid_argument("optimizer sized for another range");
   }
-  if (mode_ == Consistency::kSync) sum_.assign(range.size(), 0.f);
+  if (mode_ == Consistency::kSync) sync_ = std::make_unique<SyncSum>(range, num_workers);
 }
 
 void Shard::set_adascale(std::unique_ptr<AdaScale> adascale) {
   if (adascale && mode_ != Consistency::kSync) {
     throw std::invalid_argument("AdaScale needs sync mode: a step of every slice");
   }
-  adascale_ = std::move(adascale);
+  gain_.scale = std::move(adascale);
 }
 
 void Shard::Init(const float* values) {
@@ -79,7 +76,9 @@ std::shared_ptr<const std::vector<float>> Shard::ValuesAt(int64_t version) const
 void Shard::StepWith(const float* grad, float scale) {
   if (mode_ == Consistency::kSync) previous_ = values_;  // so the step below copies first
   if (values_.use_count() > 1) values_ = std::make_shared<std::vector<float>>(*values_);
-  if (lr_at_ || adascale_) optimizer_->set_lr((lr_at_ ? lr_at_(ScheduleStep()) : base_lr_) * gain_);
+  if (rate_.schedule || gain_.scale) {
+    optimizer_->set_lr((rate_.schedule ? rate_.schedule(ScheduleStep()) : rate_.base) * gain_.last);
+  }
   optimizer_->Step(values_->data(), grad, scale);
   ++version_;
 }
@@ -87,7 +86,7 @@ void Shard::StepWith(const float* grad, float scale) {
 // Apply sum / samples. Without clipping the optimizer scales as it reads (one pass over the
 // gradient); with clipping the mean is needed first, for its norm.
 void Shard::ApplySum(const float* grad_sum, int64_t samples, double mean_grad_norm) {
-  if (clip_norm_ <= 0 && !adascale_) return StepWith(grad_sum, MeanScale(samples));
+  if (clip_norm_ <= 0 && !gain_.scale) return StepWith(grad_sum, MeanScale(samples));
   Mean(grad_sum, samples);
   if (mode_ == Consistency::kSync) {
     awaiting_norm_ = true;  // the server fetches the global norm, then CompleteStep
@@ -100,14 +99,16 @@ void Shard::ApplySum(const float* grad_sum, int64_t samples, double mean_grad_no
 void Shard::CompleteStep(double global_norm) {
   if (!awaiting_norm_) throw std::invalid_argument("no step is waiting for a gradient norm");
   awaiting_norm_ = false;
-  if (adascale_) {
+  if (gain_.scale) {
     // The norm is of the mean gradient: the estimator wants the sum's.
-    const double n = static_cast<double>(step_trips_);
-    gain_ = adascale_->Step(global_norm * global_norm * n * n, step_trips_, step_noise_);
-    GainStats& g = gain_stats_;
-    g.min = g.steps == 0 ? gain_ : std::min(g.min, gain_);
-    g.max = g.steps == 0 ? gain_ : std::max(g.max, gain_);
-    g.sum += gain_;
+    const double n = static_cast<double>(gain_.step_trips);
+    const double gain =
+        gain_.scale->Step(global_norm * global_norm * n * n, gain_.step_trips, gain_.step_noise);
+    gain_.last = gain;
+    GainStats& g = gain_.stats;
+    g.min = g.steps == 0 ? gain : std::min(g.min, gain);
+    g.max = g.steps == 0 ? gain : std::max(g.max, gain);
+    g.sum += gain;
     ++g.steps;
   }
   Step(global_norm);
@@ -118,18 +119,6 @@ const float* Shard::Densify(const std::vector<KeyRange>& spans, const float* val
   dense_.assign(range_.size(), 0.f);
   ScatterSpans(values, spans, range_.begin, dense_.data());
   return dense_.data();
-}
-
-void Shard::SumHeld() {
-  // A push is summed only once complete, so that the parts of a worker lost in the middle of
-  // its push can be dropped (DropWorker) and its slice pushed again by another worker.
-  while (next_summed_ < num_workers_ && pushed_[next_summed_]) {
-    for (const HeldPush& h : held_[next_summed_]) {
-      AddSpans(h.values.data(), h.spans, range_.begin, sum_.data());
-    }
-    held_[next_summed_].clear();
-    ++next_summed_;
-  }
 }
 
 void Shard::CheckPush(int worker, int64_t grad_version, int64_t samples,
@@ -180,50 +169,28 @@ void Shard::PushSync(int worker, int64_t grad_version, int64_t samples,
     throw std::invalid_argument("sync push for version " + std::to_string(grad_version) +
                                 ", the shard is collecting version " + std::to_string(version_));
   }
-  if (pushed_[worker]) {
+  if (sync_->pushed(worker)) {
     throw std::invalid_argument("second push of worker " + std::to_string(worker) +
                                 " for version " + std::to_string(version_));
   }
-  // Float addition is not associative: summing in worker order makes the aggregate the same
-  // however the pushes raced. A push (or part) ahead of its turn, or a part of the push whose
-  // turn it is, waits, copied, for the ones before it and the rest of it.
-  if (worker == next_summed_ && !more) {
-    AddSpans(grad_sum, spans, range_.begin, sum_.data());
-  } else {
-    held_[worker].push_back(
-        HeldPush{spans, std::vector<float>(grad_sum, grad_sum + SpanKeys(spans))});
-  }
-  if (more) return;
-  ++pushes_;
-  pushed_[worker] = true;
-  noise_[worker] = noise;
-  ++clocks_[worker];
-  sum_samples_ += samples;
-  SumHeld();
-  if (pushes_ == num_workers_) CompleteSyncStep();
+  const bool complete = sync_->Add(worker, samples, spans, grad_sum, more, noise);
+  if (!more) ++clocks_[worker];
+  if (complete) CompleteSyncStep();
 }
 
 void Shard::CompleteSyncStep() {
-  const int64_t samples_total = sum_samples_;
-  std::fill(pushed_.begin(), pushed_.end(), false);
-  sum_samples_ = 0;
-  pushes_ = 0;
-  next_summed_ = 0;
-  if (samples_total > 0) {
-    if (adascale_) {
-      step_noise_ = {};
-      for (const PieceNoise& p : noise_) {  // in worker order: replicas add alike
-        step_noise_.sq += p.sq;
-        step_noise_.n2 += p.n2;
-      }
-      step_trips_ = samples_total;
+  const int64_t samples = sync_->samples();
+  if (samples > 0) {
+    if (gain_.scale) {
+      gain_.step_noise = sync_->noise();
+      gain_.step_trips = samples;
     }
-    ApplySum(sum_.data(), samples_total, -1);
+    ApplySum(sync_->sum(), samples, -1);
   } else {
     previous_ = values_;
     ++version_;  // nothing to learn from, but the version advances for every worker alike
   }
-  std::fill(sum_.begin(), sum_.end(), 0.f);
+  sync_->Reset();
 }
 
 int64_t Shard::MinClock() const {
@@ -241,7 +208,7 @@ void Shard::DropWorker(int worker) {
   dropped_[worker] = true;
   // Sync: its slice will come from another worker; the parts of a push it did not complete
   // are dropped (a complete one counts: the other worker's copy is then refused as a second).
-  if (mode_ == Consistency::kSync && !pushed_[worker]) held_[worker].clear();
+  if (sync_) sync_->DropParts(worker);
 }
 
 void Shard::Rejoin(int worker, int64_t clock) {
@@ -283,7 +250,7 @@ std::vector<int> Shard::Blockers(int worker, int64_t want) const {
   for (int w = 0; w < num_workers_; ++w) {
     // sync: a pull more than one version ahead waits for every worker's next push too.
     const bool waiting_on = mode_ == Consistency::kSync
-                                ? (want > version_ + 1 || !pushed_[w])
+                                ? (want > version_ + 1 || !sync_->pushed(w))
                                 : !dropped_[w] && clocks_[w] < want - staleness_;
     if (waiting_on) out.push_back(w);
   }
@@ -315,8 +282,8 @@ uint64_t Shard::StateHash() const {
     mix(name.data(), name.size());
     mix(buffer.data(), buffer.size() * sizeof(float));
   }
-  if (adascale_) {
-    const AdaScale::State a = adascale_->state();
+  if (gain_.scale) {
+    const AdaScale::State a = gain_.scale->state();
     const double scale[] = {a.grad_sq, a.trace, a.weight};
     mix(scale, sizeof(scale));
   }

@@ -13,6 +13,7 @@
 #include "common/key_range.h"
 #include "common/mode.h"
 #include "server/optimizer.h"
+#include "server/sync_sum.h"
 
 namespace tteps::server {
 
@@ -25,7 +26,7 @@ class Shard {
  public:
   // The learning rate of each update from its step (common/lr_schedule.h): sync, the version
   // it makes; async and SSP, the pushes received / workers. Unset: the optimizer's own rate.
-  void set_lr_schedule(std::function<double(int64_t)> lr_at) { lr_at_ = std::move(lr_at); }
+  void set_lr_schedule(std::function<double(int64_t)> lr_at) { rate_.schedule = std::move(lr_at); }
 
   Shard(KeyRange range, Consistency mode, int num_workers, int64_t staleness,
         std::unique_ptr<Optimizer> optimizer);
@@ -64,18 +65,18 @@ class Shard {
   // the step's global gradient norm, so a step waits for it as with clipping (awaiting_norm(),
   // then CompleteStep); the slices' pieces come with their pushes, folded in worker order.
   void set_adascale(std::unique_ptr<AdaScale> adascale);
-  const AdaScale* adascale() const { return adascale_.get(); }
+  const AdaScale* adascale() const { return gain_.scale.get(); }
   // A checkpoint's AdaScale state (ignored without AdaScale).
   void RestoreAdaScale(const AdaScale::State& s) {
-    if (adascale_) adascale_->Restore(s);
+    if (gain_.scale) gain_.scale->Restore(s);
   }
   // The gain of the last step (1 without AdaScale), and over every step of this shard.
-  double lr_gain() const { return gain_; }
+  double lr_gain() const { return gain_.last; }
   struct GainStats {
     int64_t steps = 0;
     double sum = 0, min = 0, max = 0;
   };
-  const GainStats& gain_stats() const { return gain_stats_; }
+  const GainStats& gain_stats() const { return gain_.stats; }
 
   // Clipping by global norm (0: off).
   void set_clip_norm(double max_norm) { clip_norm_ = max_norm; }
@@ -106,7 +107,7 @@ class Shard {
   // counted (the step it starts at): its pushes count and its clock holds SSP's pulls again.
   void Rejoin(int worker, int64_t clock);
   // Sync: whether `worker`'s slice of the version being collected is complete.
-  bool pushed(int worker) const { return pushed_[worker]; }
+  bool pushed(int worker) const { return sync_ && sync_->pushed(worker); }
   bool dropped(int worker) const { return dropped_[worker]; }
 
   // Workers whose pushes a pull waiting for `want` still needs (for error messages).
@@ -141,28 +142,7 @@ class Shard {
   void StepWith(const float* grad, float scale);
   void ApplySum(const float* grad_sum, int64_t samples, double mean_grad_norm);
   int64_t MinClock() const;
-
-  KeyRange range_;
-  Consistency mode_;
-  int num_workers_;
-  int64_t staleness_;
-  std::unique_ptr<Optimizer> optimizer_;
-  std::function<double(int64_t)> lr_at_;  // empty: the optimizer's rate throughout
-  int64_t ScheduleStep() const;           // the step an update's rate is of
-  std::shared_ptr<std::vector<float>> values_;
-  std::shared_ptr<const std::vector<float>> previous_;  // sync: the values of version_ - 1
-  bool initialized_ = false;
-  int64_t version_ = 0;
-  std::vector<int64_t> clocks_;  // pushes per worker
-  std::vector<bool> dropped_;    // declared lost (async / SSP)
-  // A sync push (or part) that arrived before a lower worker's push, kept until its turn.
-  struct HeldPush {
-    std::vector<KeyRange> spans;
-    std::vector<float> values;
-  };
-  // Sums the held parts of the workers whose turn it is, in order, while their pushes are
-  // complete.
-  void SumHeld();
+  int64_t ScheduleStep() const;  // the step an update's rate is of
   // Push's parts: the checks every mode makes (throws std::invalid_argument), a sync push
   // summed in worker order (or held until its turn), and the step applied once every worker's
   // push is in.
@@ -176,23 +156,38 @@ class Shard {
   // scattered into a zeroed buffer.
   const float* Densify(const std::vector<KeyRange>& spans, const float* values);
 
-  // sync aggregation of the current version
-  std::vector<float> sum_;  // zero outside a step's pushes
+  // The rate of an update: the schedule's (empty: the optimizer's `base` throughout).
+  struct Rate {
+    std::function<double(int64_t)> schedule;
+    double base = 0;
+  };
+  // Sync with AdaScale: the estimator, what the step awaiting its norm brings it (its slices'
+  // pieces summed, its trips), and the gains it gave.
+  struct Gain {
+    std::unique_ptr<AdaScale> scale;
+    PieceNoise step_noise;
+    int64_t step_trips = 0;
+    double last = 1;
+    GainStats stats;
+  };
+
+  KeyRange range_;
+  Consistency mode_;
+  int num_workers_;
+  int64_t staleness_;
+  std::unique_ptr<Optimizer> optimizer_;
+  Rate rate_;
+  std::shared_ptr<std::vector<float>> values_;
+  std::shared_ptr<const std::vector<float>> previous_;  // sync: the values of version_ - 1
+  bool initialized_ = false;
+  int64_t version_ = 0;
+  std::vector<int64_t> clocks_;    // pushes per worker
+  std::vector<bool> dropped_;      // declared lost
+  std::unique_ptr<SyncSum> sync_;  // sync: the aggregate of the version being collected
   std::vector<float> grad_;
   std::vector<float> dense_;  // Densify's buffer
-  int64_t sum_samples_ = 0;
-  std::vector<bool> pushed_;
-  std::vector<std::vector<HeldPush>> held_;  // by worker, in arrival order
-  int pushes_ = 0;
-  int next_summed_ = 0;  // the worker whose push is summed next
   double clip_norm_ = 0;
-  std::unique_ptr<AdaScale> adascale_;
-  std::vector<PieceNoise> noise_;  // sync, AdaScale: the pieces of each worker's slice
-  PieceNoise step_noise_;          // ... summed over the slices of the step awaiting its norm
-  int64_t step_trips_ = 0;         // ... and its trips
-  double gain_ = 1;
-  GainStats gain_stats_;
-  double base_lr_ = 0;  // the optimizer's rate without a schedule
+  Gain gain_;
   bool awaiting_norm_ = false;
   double partial_sq_ = 0;
   int64_t stop_version_ = -1;  // -1: no stop requested

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "worker/device.h"
+#include "model/device.h"
 
 #define TTEPS_SKIP_WITHOUT_CUDA()                                  \
   do {                                                             \

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "worker/data/batcher.h"
+#include "model/data/batcher.h"
 
 namespace tteps {
 

@@ -7,10 +7,10 @@
 #include <fstream>
 
 #include "common/init.h"
-#include "worker/dataset.h"
-#include "worker/deeptte/checkpoint.h"
-#include "worker/device.h"
-#include "worker/evaluator.h"
+#include "model/dataset.h"
+#include "model/deeptte/checkpoint.h"
+#include "model/device.h"
+#include "model/evaluator.h"
 
 DEFINE_string(model, "", "model file written by a training run (DIR/model.pt)");
 DEFINE_string(data, "", "trips to evaluate: DeepTTE JSON lines or a trip store (tteps-pack)");

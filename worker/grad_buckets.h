@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "worker/param_layout.h"
+#include "model/param_layout.h"
 
 namespace tteps {
 

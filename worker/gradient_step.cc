@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "worker/data/padded_batch.h"
+#include "model/data/padded_batch.h"
 #include "worker/multi_tensor_optimizer.h"
 
 namespace tteps {

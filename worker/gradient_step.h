@@ -9,8 +9,8 @@
 
 #include "common/gradient_noise.h"
 #include "common/job_config.h"
-#include "worker/data/trips.h"
-#include "worker/deeptte/deeptte.h"
+#include "model/data/trips.h"
+#include "model/deeptte/deeptte.h"
 
 namespace tteps {
 

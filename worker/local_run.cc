@@ -12,12 +12,12 @@
 #include "common/peak_memory.h"
 #include "common/run_output.h"
 #include "common/trace.h"
-#include "worker/best_weights.h"
-#include "worker/dataset.h"
-#include "worker/deeptte/checkpoint.h"
-#include "worker/deeptte/compute_path.h"
+#include "model/best_weights.h"
+#include "model/dataset.h"
+#include "model/deeptte/checkpoint.h"
+#include "model/deeptte/compute_path.h"
+#include "model/model_params.h"
 #include "worker/local_trainer.h"
-#include "worker/model_params.h"
 #include "worker/model_setup.h"
 
 namespace tteps {

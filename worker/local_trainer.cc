@@ -8,8 +8,8 @@
 #include "common/interrupt.h"
 #include "common/patience.h"
 #include "common/progress.h"
+#include "model/model_params.h"
 #include "worker/exchange/exchanges.h"
-#include "worker/model_params.h"
 #include "worker/step_driver.h"
 
 namespace tteps {
@@ -45,7 +45,7 @@ DriverOptions LocalTrainer::Options() const {
   return o;
 }
 
-void LocalTrainer::SliceEverything(DriverOptions* o, DriverHooks* hooks) const {
+void LocalTrainer::SliceEverything(DriverOptions* o) const {
   const int slices = static_cast<int>(config_.exchange.slices);
   if (slices <= 1) return;
   // The slicing rule of a sync job with `slices` slices; this process is worker 0 and adopts
@@ -58,17 +58,74 @@ void LocalTrainer::SliceEverything(DriverOptions* o, DriverHooks* hooks) const {
     o->pieces_first_worker_batch = -1;
     o->pieces_balanced = false;
   }
-  hooks->take_commands = [slices, adopted = false]() mutable {
+}
+
+// A local job's link: its start, its reports (metrics.jsonl, the progress line), its stop
+// (--patience, or SIGTERM / SIGINT: the step in progress completes first), --slices' adoptions,
+// and its evaluations (this process's weights are the job's).
+class LocalTrainer::Link : public StepLink {
+ public:
+  Link(LocalTrainer& trainer, ProgressLine& progress, TrainResult& res, Clock::time_point start)
+      : t_(trainer),
+        progress_(progress),
+        res_(res),
+        start_(start),
+        layout_(LayoutOf(*trainer.model_)),
+        patience_(trainer.config_.train.patience) {}
+
+  void Ready() override { res_.startup_s = ProcessAgeSeconds(); }
+  bool StopRequested() override { return res_.early_stop_step >= 0 || InterruptSignal() != 0; }
+  std::vector<StepCommand> TakeCommands() override {
     std::vector<StepCommand> commands;
-    for (int s = 1; s < slices && !adopted; ++s) {
+    const int slices = static_cast<int>(t_.config_.exchange.slices);
+    for (int s = 1; s < slices && !adopted_; ++s) {
       StepCommand c;
       c.kind = StepCommand::kAdopt;
       c.slice = s;
       commands.push_back(c);
     }
-    adopted = true;
+    adopted_ = true;
     return commands;
-  };
+  }
+  void Report(const TrainReport& r) override {
+    if (t_.out_) t_.out_->AppendMetrics(r.ToJson());
+    progress_.Update(r.epoch, r.step, r.loss, r.trips_per_s);
+  }
+  bool Evaluates() const override { return true; }
+  void Evaluate(int64_t steps, int64_t epoch, double train_s, bool final) override;
+
+ private:
+  LocalTrainer& t_;
+  ProgressLine& progress_;
+  TrainResult& res_;
+  const Clock::time_point start_;
+  const ParamLayout layout_;
+  std::vector<float> params_;
+  Patience patience_;
+  bool adopted_ = false;
+};
+
+void LocalTrainer::Link::Evaluate(int64_t steps, int64_t epoch, double train_s, bool final) {
+  if (t_.eval_.empty()) return;  // nothing to evaluate on: no evaluation, no best model
+  const TrainConfig& opts = t_.config_.train;
+  EvalResult r;
+  {
+    ScopedSpan span(t_.tracer_, "eval");
+    r = tteps::Evaluate(*t_.model_, t_.eval_, opts.eval_batch_size);
+  }
+  res_.evaluated = true;
+  if (final) res_.final_eval = r;
+  if (t_.config_.output.keep_best) {
+    params_.resize(layout_.total());
+    CopyParamsOut(*t_.model_, layout_, params_.data());
+    res_.best.Offer(steps, r.mape, r.ToJson().str(), params_);
+  }
+  t_.LogEval(r, steps, epoch, SecondsSince(start_), train_s);
+  if (!final && res_.early_stop_step < 0 && patience_.Offer(r.mape)) {
+    res_.early_stop_step = steps;
+    LOG(WARNING) << "no lower MAPE in " << opts.patience << " evaluations (--patience): "
+                 << "training stops after step " << steps + 1;
+  }
 }
 
 TrainResult LocalTrainer::Run() {
@@ -83,40 +140,9 @@ TrainResult LocalTrainer::Run() {
   TrainResult res;
 
   DriverOptions o = Options();
-  DriverHooks hooks;
-  SliceEverything(&o, &hooks);
-  hooks.ready = [&] { res.startup_s = ProcessAgeSeconds(); };
-  hooks.report = [&](const TrainReport& r) {
-    if (out_) out_->AppendMetrics(r.ToJson());
-    progress.Update(r.epoch, r.step, r.loss, r.trips_per_s);
-  };
-  const ParamLayout layout = LayoutOf(*model_);
-  std::vector<float> params;
-  Patience patience(opts.patience);
-  // --patience, or SIGTERM / SIGINT (CatchInterrupts): the step in progress completes first.
-  hooks.stop_requested = [&] { return res.early_stop_step >= 0 || InterruptSignal() != 0; };
-  hooks.evaluate = [&](int64_t steps, int64_t epoch, double train_s, bool final) {
-    if (eval_.empty()) return;  // nothing to evaluate on: no evaluation, no best model
-    EvalResult r;
-    {
-      ScopedSpan span(tracer_, "eval");
-      r = Evaluate(*model_, eval_, opts.eval_batch_size);
-    }
-    res.evaluated = true;
-    if (final) res.final_eval = r;
-    if (config_.output.keep_best) {
-      params.resize(layout.total());
-      CopyParamsOut(*model_, layout, params.data());
-      res.best.Offer(steps, r.mape, r.ToJson().str(), params);
-    }
-    LogEval(r, steps, epoch, since_start(), train_s);
-    if (!final && res.early_stop_step < 0 && patience.Offer(r.mape)) {
-      res.early_stop_step = steps;
-      LOG(WARNING) << "no lower MAPE in " << opts.patience << " evaluations (--patience): "
-                   << "training stops after step " << steps + 1;
-    }
-  };
-  const DriverResult d = StepDriver(*model_, train_, opts, o, hooks, exchange.get()).Run();
+  SliceEverything(&o);
+  Link link(*this, progress, res, start);
+  const DriverResult d = StepDriver(*model_, train_, opts, o, &link, exchange.get()).Run();
   progress.Update(d.epochs - 1, d.steps, d.last_loss,
                   d.train_seconds > 0 ? d.trips / d.train_seconds : 0.0, /*force=*/true);
   res.steps = d.steps;

@@ -8,10 +8,10 @@
 #include "common/job_config.h"
 #include "common/run_output.h"
 #include "common/trace.h"
-#include "worker/best_weights.h"
-#include "worker/data/trips.h"
-#include "worker/deeptte/deeptte.h"
-#include "worker/evaluator.h"
+#include "model/best_weights.h"
+#include "model/data/trips.h"
+#include "model/deeptte/deeptte.h"
+#include "model/evaluator.h"
 #include "worker/step_driver.h"
 
 namespace tteps {
@@ -44,8 +44,10 @@ class LocalTrainer {
   // The step loop's options: accumulation, time budget, the noise meter's pieces.
   DriverOptions Options() const;
   // --slices N: this process computes every slice of the global batch, as a sync job's workers
-  // would, each on its own.
-  void SliceEverything(DriverOptions* o, DriverHooks* hooks) const;
+  // would, each on its own (the link adopts the others before the first step).
+  void SliceEverything(DriverOptions* o) const;
+  // What the step loop asks of a local job (local_trainer.cc).
+  class Link;
 
   deeptte::DeepTTE model_;
   const data::Trips& train_;

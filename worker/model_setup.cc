@@ -2,7 +2,7 @@
 
 #include <glog/logging.h>
 
-#include "worker/device.h"
+#include "model/device.h"
 
 namespace tteps {
 

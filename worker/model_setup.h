@@ -5,8 +5,8 @@
 #include <torch/torch.h>
 
 #include "common/job_config.h"
-#include "worker/data/norm_stats.h"
-#include "worker/deeptte/deeptte.h"
+#include "model/data/norm_stats.h"
+#include "model/deeptte/deeptte.h"
 
 namespace tteps {
 

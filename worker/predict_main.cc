@@ -13,12 +13,12 @@
 
 #include "common/init.h"
 #include "common/json_writer.h"
-#include "worker/data/trip_parser.h"
-#include "worker/data/trip_store.h"
-#include "worker/dataset.h"
-#include "worker/deeptte/checkpoint.h"
-#include "worker/device.h"
-#include "worker/evaluator.h"
+#include "model/data/trip_parser.h"
+#include "model/data/trip_store.h"
+#include "model/dataset.h"
+#include "model/deeptte/checkpoint.h"
+#include "model/device.h"
+#include "model/evaluator.h"
 
 DEFINE_string(model, "", "model file written by a training run (OUT_DIR/model.pt)");
 DEFINE_string(data, "",

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "common/bootstrap.h"
-#include "worker/topics.h"
+#include "common/topics/worker_topics.h"
 
 namespace tteps {
 namespace {

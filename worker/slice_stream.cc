@@ -1,7 +1,7 @@
 #include "worker/slice_stream.h"
 
+#include "model/data/batcher.h"
 #include "worker/batch_slicer.h"
-#include "worker/data/batcher.h"
 
 namespace tteps {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "common/job_config.h"
-#include "worker/data/batcher.h"
-#include "worker/data/trips.h"
+#include "model/data/batcher.h"
+#include "model/data/trips.h"
 
 namespace tteps {
 

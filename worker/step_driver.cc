@@ -14,8 +14,9 @@
 #include "common/clock.h"
 #include "common/gradient_noise.h"
 #include "common/slice_schedule.h"
+#include "model/deeptte/compute_path.h"
+#include "model/deeptte/embedding_rows.h"
 #include "worker/batch_slicer.h"
-#include "worker/deeptte/embedding_rows.h"
 #include "worker/gradient_step.h"
 #include "worker/slice_stream.h"
 #include "worker/step_noise.h"
@@ -56,14 +57,8 @@ void CheckFinite(deeptte::DeepTTEImpl& model, int64_t step, double loss_sum,
 }  // namespace
 
 StepDriver::StepDriver(deeptte::DeepTTEImpl& model, const data::Trips& train,
-                       const TrainConfig& opts, DriverOptions o, DriverHooks hooks,
-                       Exchange* exchange)
-    : model_(model),
-      train_(train),
-      opts_(opts),
-      o_(o),
-      hooks_(std::move(hooks)),
-      exchange_(exchange) {}
+                       const TrainConfig& opts, DriverOptions o, StepLink* link, Exchange* exchange)
+    : model_(model), train_(train), opts_(opts), o_(o), link_(link), exchange_(exchange) {}
 
 void SetNoiseGeometry(const JobConfig& config, DriverOptions* o) {
   const bool measurable = config.exchange.accumulation > 1 ||
@@ -81,12 +76,12 @@ namespace {
 class StepRun {
  public:
   StepRun(deeptte::DeepTTEImpl& model, const data::Trips& train, const TrainConfig& opts,
-          const DriverOptions& o, const DriverHooks& hooks, Exchange* exchange)
+          const DriverOptions& o, StepLink& link, Exchange* exchange)
       : model_(model),
         train_(train),
         opts_(opts),
         o_(o),
-        hooks_(hooks),
+        link_(link),
         exchange_(exchange),
         slices_(train, opts, {o.num_workers, o.first_worker_batch, o.balanced_slices}, o.worker),
         accumulation_(o.accumulation),
@@ -98,13 +93,13 @@ class StepRun {
  private:
   void SkipDone(EvalSchedule* evals);
   StepData DrawOwn(int64_t step);
-  double TrainSeconds() const { return SecondsSince(start_) - eval_s_ - held_s_; }
+  double TrainSeconds() const { return SecondsSince(time_.start) - time_.eval_s - time_.held_s; }
   // The scheduler's commands into the run's state.
   void Drain();
   // Drains, and waits while paused.
   void Hold();
   bool StopVote() const {
-    return stop_commanded_ || (hooks_.stop_requested && hooks_.stop_requested()) ||
+    return commanded_.stop || link_.StopRequested() ||
            (o_.max_train_s > 0 && TrainSeconds() >= o_.max_train_s);
   }
   void Evaluate(int64_t steps, bool final);
@@ -133,24 +128,32 @@ class StepRun {
   const data::Trips& train_;
   const TrainConfig& opts_;
   const DriverOptions& o_;
-  const DriverHooks& hooks_;
+  StepLink& link_;
   Exchange* exchange_;
   StepSlices slices_;
   int64_t accumulation_;
   int64_t drawn_ = 0;  // micro-batches taken from the own stream
   bool rows_;
-  Clock::time_point start_;
-  double eval_s_ = 0, held_s_ = 0;
+  // The run's start, and the time since spent evaluating and held by the scheduler.
+  struct Times {
+    Clock::time_point start;
+    double eval_s = 0, held_s = 0;
+  } time_;
   int64_t epoch_ = 0;  // of the last step taken
   // What the scheduler's commands said: stop, pause, the policy's accumulation (0: none yet),
   // slices to adopt (at once) and to release (at the next step).
-  bool stop_commanded_ = false, paused_ = false;
-  int64_t chosen_accumulation_ = 0;
-  std::vector<StepCommand> adopts_;
-  std::vector<int> releases_;
-  PieceNoise own_pieces_;        // AdaScale: the own slice's pieces this step
-  MicroBatchStats adopted_sum_;  // this step's adopted slices, counted in its report
-  int64_t adopted_micro_ = 0;    // ... and their micro-batches
+  struct Commanded {
+    bool stop = false, paused = false;
+    int64_t accumulation = 0;
+    std::vector<StepCommand> adopts;
+    std::vector<int> releases;
+  } commanded_;
+  // This step's parts besides the own slice's gradients.
+  struct StepParts {
+    PieceNoise own_pieces;      // AdaScale: the own slice's pieces
+    MicroBatchStats adopted;    // the adopted slices, counted in its report
+    int64_t adopted_micro = 0;  // ... and their micro-batches
+  } step_;
   TrainWindow window_;
   StepNoiseMeter noise_meter_;
   DriverResult res_;
@@ -173,11 +176,9 @@ StepData StepRun::DrawOwn(int64_t step) {
   // embedding rows it uses; the accumulation a policy chose is read then. A change is reported
   // before the step's push, so that whoever computes this slice after a loss draws the same.
   // So is the start of a resumed or rolled-back run, which draws its steps anew.
-  const int64_t chosen = chosen_accumulation_ > 0 ? chosen_accumulation_ : accumulation_;
+  const int64_t chosen = commanded_.accumulation > 0 ? commanded_.accumulation : accumulation_;
   const bool restart = step == o_.start_step && step > 0;
-  if ((chosen != accumulation_ || restart) && hooks_.accumulation_changed) {
-    hooks_.accumulation_changed({step, drawn_, chosen});
-  }
+  if (chosen != accumulation_ || restart) link_.AccumulationChanged({step, drawn_, chosen});
   accumulation_ = chosen;
   drawn_ += accumulation_;
   return Draw(slices_.own(), accumulation_, rows_ ? &train_ : nullptr);
@@ -185,31 +186,30 @@ StepData StepRun::DrawOwn(int64_t step) {
 
 void StepRun::Evaluate(int64_t steps, bool final) {
   const auto t = Clock::now();
-  hooks_.evaluate(steps, epoch_, TrainSeconds(), final);
-  eval_s_ += SecondsSince(t);
+  link_.Evaluate(steps, epoch_, TrainSeconds(), final);
+  time_.eval_s += SecondsSince(t);
 }
 
 void StepRun::Drain() {
-  if (!hooks_.take_commands) return;
-  for (StepCommand& c : hooks_.take_commands()) {
+  for (StepCommand& c : link_.TakeCommands()) {
     switch (c.kind) {
       case StepCommand::kStop:
-        stop_commanded_ = true;
+        commanded_.stop = true;
         break;
       case StepCommand::kPause:
-        paused_ = true;
+        commanded_.paused = true;
         break;
       case StepCommand::kResume:
-        paused_ = false;
+        commanded_.paused = false;
         break;
       case StepCommand::kSetAccumulation:
-        chosen_accumulation_ = c.accumulation;
+        commanded_.accumulation = c.accumulation;
         break;
       case StepCommand::kAdopt:
-        adopts_.push_back(std::move(c));
+        commanded_.adopts.push_back(std::move(c));
         break;
       case StepCommand::kRelease:
-        releases_.push_back(c.slice);
+        commanded_.releases.push_back(c.slice);
         break;
     }
   }
@@ -217,19 +217,19 @@ void StepRun::Drain() {
 
 void StepRun::Hold() {
   Drain();
-  if (!paused_) return;
+  if (!commanded_.paused) return;
   const auto t = Clock::now();
   LOG(WARNING) << "worker " << o_.worker << " waits for workers to join (--min_workers)";
   // A rollback ends the wait too (the exchange then gives up the step).
-  while (paused_ && hooks_.await_command && hooks_.await_command()) Drain();
-  held_s_ += SecondsSince(t);
+  while (commanded_.paused && link_.AwaitCommand()) Drain();
+  time_.held_s += SecondsSince(t);
   LOG(WARNING) << "worker " << o_.worker << " trains on after " << SecondsSince(t) << " s of pause";
 }
 
 void StepRun::AdoptNew(int64_t step) {
-  if (adopts_.empty()) return;
+  if (commanded_.adopts.empty()) return;
   exchange_->Settle(Weights::kExact);
-  for (StepCommand& c : std::exchange(adopts_, {})) {
+  for (StepCommand& c : std::exchange(commanded_.adopts, {})) {
     SliceSchedule schedule = c.schedule ? *c.schedule : SliceSchedule(o_.accumulation);
     const int64_t now = schedule.AccumulationAt(step), then = schedule.AccumulationAt(step + 1);
     if (!slices_.Adopt(c.slice, step, std::move(schedule))) continue;  // computed here already
@@ -245,11 +245,11 @@ void StepRun::AdoptNew(int64_t step) {
 
 void StepRun::Release(int64_t step) {
   // Slices a joining worker takes over: computed here up to the step before `step`.
-  for (int slice : std::exchange(releases_, {})) {
+  for (int slice : std::exchange(commanded_.releases, {})) {
     slices_.Release(slice);
     LOG(WARNING) << "worker " << o_.worker << " leaves the slice of worker " << slice
                  << " to a joining worker from step " << step + 1 << " on";
-    if (hooks_.released) hooks_.released(slice, step);
+    link_.Released(slice, step);
   }
 }
 
@@ -283,9 +283,9 @@ void StepRun::PushAdopted(AdoptedSlice& a, int64_t step) {
   }
   CheckFinite(model_, step, sum.loss_sum, a.next.slices);
   exchange_->PushSlice({a.slice, step, sum.trips, pieces});
-  adopted_sum_.loss_sum += sum.loss_sum;
-  adopted_sum_.trips += sum.trips;
-  adopted_micro_ += static_cast<int64_t>(a.next.slices.size());
+  step_.adopted.loss_sum += sum.loss_sum;
+  step_.adopted.trips += sum.trips;
+  step_.adopted_micro += static_cast<int64_t>(a.next.slices.size());
   slices_.DrawNext(a, step + 1);
 }
 
@@ -297,13 +297,13 @@ TableRows StepRun::NextRows(const StepData& own) const {
 MicroBatchStats StepRun::ComputeOwn(int64_t step, const StepData& data) {
   model_.zero_grad(/*set_to_none=*/true);  // as LibTorch 2 does: no fill, no add to zeros
   MicroBatchStats sum;
-  own_pieces_ = {};
+  step_.own_pieces = {};
   for (int64_t a = 0; a < accumulation_; ++a) {
     // Before the last backward: a push overlapped with it sends this step's rows.
     if (a + 1 == accumulation_) {
       exchange_->BeginStep({data.trips, StopVote(), rows_ ? &data.rows : nullptr});
     }
-    const auto s = Accumulate(data.slices[a], &own_pieces_);
+    const auto s = Accumulate(data.slices[a], &step_.own_pieces);
     sum.loss_sum += s.loss_sum;
     sum.trips += s.trips;
     if (a == 0 && accumulation_ > 1) noise_meter_.FirstMicroBatch(model_, s.trips);
@@ -327,7 +327,7 @@ void StepRun::SlowDown(Clock::time_point step_start, double forward_wait) {
 
 ExchangeResult StepRun::Finish(int64_t step, int64_t trips, bool planned_last,
                                const StepData& next) {
-  StepEnd end{step, trips, StopVote(), planned_last, own_pieces_, nullptr, false};
+  StepEnd end{step, trips, StopVote(), planned_last, step_.own_pieces, nullptr, false};
   TableRows next_rows;
   if (rows_ && !planned_last) {
     next_rows = NextRows(next);
@@ -354,27 +354,25 @@ ExchangeResult StepRun::Finish(int64_t step, int64_t trips, bool planned_last,
 void StepRun::Report(int64_t step, bool last, int64_t step_accumulation) {
   if ((step + 1) % opts_.log_every != 0 && !last) return;
   const int64_t steps = window_.steps();
-  TrainReport r = window_.Take(o_.worker, step + 1, epoch_, SecondsSince(start_), step_accumulation,
-                               adopted_micro_);
+  TrainReport r = window_.Take(o_.worker, step + 1, epoch_, SecondsSince(time_.start),
+                               step_accumulation, step_.adopted_micro);
+  r.cpu_gemm = deeptte::GemmName();
+  r.blas = deeptte::BlasName();
   exchange_->Report(&r, steps);
   res_.last_loss = r.loss;
-  if (hooks_.report) hooks_.report(r);
+  link_.Report(r);
 }
 
 MicroBatchStats StepRun::Compute(int64_t step, const StepData& data, double* compute_s) {
   const auto step_start = Clock::now();
   struct Computing {  // said on the heartbeat until the step's computation ends, however
-    Computing(const std::function<void(int64_t)>& say, int64_t step) : say(say) {
-      if (say) say(step);
-    }
-    ~Computing() {
-      if (say) say(-1);
-    }
-    const std::function<void(int64_t)>& say;
-  } computing(hooks_.computing, step);
+    Computing(StepLink& link, int64_t step) : link(link) { link.Computing(step); }
+    ~Computing() { link.Computing(-1); }
+    StepLink& link;
+  } computing(link_, step);
   // Lost workers' slices first: they overwrite the gradients, which the own push then holds.
-  adopted_sum_ = {};
-  adopted_micro_ = 0;
+  step_.adopted = {};
+  step_.adopted_micro = 0;
   AdoptNew(step);
   Release(step);
   for (const auto& a : slices_.adopted()) PushAdopted(*a, step);
@@ -390,7 +388,7 @@ MicroBatchStats StepRun::Compute(int64_t step, const StepData& data, double* com
 bool StepRun::TakeStep(int64_t step, int64_t total_steps, StepData* data, EvalSchedule* evals) {
   Hold();  // a pause is neither compute nor a step's time (nor a slowdown's measure)
   const auto step_start = Clock::now();
-  const double held_before = held_s_;
+  const double held_before = time_.held_s;
   epoch_ = data->epoch;
   double compute = 0;
   MicroBatchStats sum = Compute(step, *data, &compute);
@@ -406,18 +404,18 @@ bool StepRun::TakeStep(int64_t step, int64_t total_steps, StepData* data, EvalSc
               << res_.steps;
   }
   // A lost worker's slices computed here count as this worker's trips and loss.
-  sum.loss_sum += adopted_sum_.loss_sum;
-  sum.trips += adopted_sum_.trips;
+  sum.loss_sum += step_.adopted.loss_sum;
+  sum.trips += step_.adopted.trips;
   window_.AddStep(sum.loss_sum, sum.trips, compute + ex.compute_s, ex.wait_s,
-                  SecondsSince(step_start) - (held_s_ - held_before), step_accumulation);
+                  SecondsSince(step_start) - (time_.held_s - held_before), step_accumulation);
   res_.trips += sum.trips;
   Report(step, last, step_accumulation);
-  if (!last && hooks_.leave_requested && hooks_.leave_requested()) {
+  if (!last && link_.LeaveRequested()) {
     res_.steps = step + 1;
     res_.left = true;
     return true;
   }
-  if (hooks_.evaluate && !last && evals->Due(step + 1, data->epochs_done, TrainSeconds()) &&
+  if (link_.Evaluates() && !last && evals->Due(step + 1, data->epochs_done, TrainSeconds()) &&
       exchange_->Agreed(step + 1)) {
     exchange_->Settle(Weights::kFetched);
     Evaluate(step + 1, false);
@@ -431,9 +429,9 @@ DriverResult StepRun::Go() {
   const int64_t total_steps = TotalSteps(opts_, train_.size());
   EvalSchedule evals(opts_.eval);
   SkipDone(&evals);
-  if (hooks_.ready) hooks_.ready();
+  link_.Ready();
   // The training clock starts with every worker; evaluations inline are taken out of it.
-  start_ = Clock::now();
+  time_.start = Clock::now();
   epoch_ = slices_.own().epoch();
   res_.steps = total_steps;
   StepData data;
@@ -445,14 +443,15 @@ DriverResult StepRun::Go() {
   exchange_->Settle(Weights::kFetched);
   res_.train_seconds = TrainSeconds();
   res_.epochs = epoch_ + 1;
-  if (hooks_.evaluate && !res_.left) Evaluate(res_.steps, true);
+  if (link_.Evaluates() && !res_.left) Evaluate(res_.steps, true);
   return res_;
 }
 
 }  // namespace
 
 DriverResult StepDriver::Run() {
-  StepRun run(model_, train_, opts_, o_, hooks_, exchange_);
+  StepLink alone;  // a loop without a link asks nothing of anyone
+  StepRun run(model_, train_, opts_, o_, link_ ? *link_ : alone, exchange_);
   return run.Go();
 }
 

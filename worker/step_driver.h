@@ -13,12 +13,12 @@
 #include "common/eval_schedule.h"
 #include "common/job_config.h"
 #include "common/slice_schedule.h"
+#include "common/topics/train_report.h"
 #include "common/trace.h"
-#include "worker/data/trips.h"
-#include "worker/deeptte/deeptte.h"
+#include "model/data/trips.h"
+#include "model/deeptte/deeptte.h"
 #include "worker/exchange/exchange.h"
 #include "worker/step_commands.h"
-#include "worker/train_report.h"
 
 namespace tteps {
 
@@ -47,47 +47,52 @@ struct DriverOptions {
   int64_t pieces_first_worker_batch = -1;
   bool pieces_balanced = false;
   // The driver's own clock ends training after this many training seconds (0: none; in a
-  // distributed job the scheduler holds the budget and says so through `stop_requested`).
+  // distributed job the scheduler holds the budget and says so through its commands).
   double max_train_s = 0;
   Tracer* tracer = nullptr;  // compute and slowdown spans; the exchange adds its own
 };
 
-// What the driver asks of its surroundings; every hook may be left empty.
 // The noise meter's geometry (--noise_geometry): Adam's where the optimizer is Adam and a step
 // can be measured at all (an accumulation above 1, now or by a policy later; without one,
 // keeping Adam's second moment would cost every step for nothing); the plain one otherwise.
 void SetNoiseGeometry(const JobConfig& config, DriverOptions* o);
 
-struct DriverHooks {
-  // Called once the data and model are ready; returns when every worker is (the start barrier).
-  std::function<void()> ready;
+// What the step loop asks of the job around it: a distributed worker's link to the scheduler
+// (worker/scheduler_link.h), or a local job's (worker/local_trainer.cc). The defaults ask
+// nothing of anyone: a loop on its own.
+class StepLink {
+ public:
+  virtual ~StepLink() = default;
+  // Once the data and model are ready; returns when every worker is (the start barrier).
+  virtual void Ready() {}
   // Whether training was asked to end by this process (local mode: --patience, a signal).
-  std::function<bool()> stop_requested;
+  virtual bool StopRequested() { return false; }
   // The scheduler's commands since the last call, in order (worker/step_commands.h). Drained
   // before each step (before its clock starts) and when a step's wait was cut short: a stop is
   // this worker's vote; a pause holds the next step until a resume (paused time is neither
   // training time nor a step's); an accumulation applies from the next draw; a lost worker's
   // slice is computed and pushed beside the own one from the step the worker is in; a released
-  // one is left from the next step (and said so through `released(slice, step)`).
-  std::function<std::vector<StepCommand>()> take_commands;
+  // one is left from the next step (and said so through Released).
+  virtual std::vector<StepCommand> TakeCommands() { return {}; }
   // While paused: returns true once a command is queued, false when the job rolls back; throws
   // at its deadline.
-  std::function<bool()> await_command;
-  // Called when this worker's own slice draws a new accumulation, before that step's push.
-  std::function<void(const AccumulationChange&)> accumulation_changed;
-  std::function<void(const TrainReport&)> report;
+  virtual bool AwaitCommand() { return false; }
+  // This worker's own slice draws a new accumulation, before that step's push.
+  virtual void AccumulationChanged(const AccumulationChange& /*change*/) {}
+  virtual void Report(const TrainReport& /*report*/) {}
   // Whether this worker was asked to leave the job (a signal to it): the loop ends after the
   // step in progress, without a stop vote or a final evaluation (DriverResult::left).
-  std::function<bool()> leave_requested;
+  virtual bool LeaveRequested() { return false; }
   // The step whose slices are being computed (forward, backward, a slowdown), then -1 once
   // that ends: the heartbeat says so, and the others' waits on this worker know it is busy,
   // not gone.
-  std::function<void(int64_t step)> computing;
-  std::function<void(int slice, int64_t step)> released;
-  // Evaluates the model's weights after `steps` steps and `train_s` training seconds (the final
-  // one once training ends). Only where this worker's weights are the job's (local mode,
-  // worker 0 of the ring modes). Its own time is not training time.
-  std::function<void(int64_t steps, int64_t epoch, double train_s, bool final)> evaluate;
+  virtual void Computing(int64_t /*step*/) {}
+  virtual void Released(int /*slice*/, int64_t /*step*/) {}
+  // Whether this worker's weights are the job's (local mode, worker 0 of the ring modes), to
+  // be evaluated by Evaluate after `steps` steps and `train_s` training seconds (the final one
+  // once training ends). Its own time is not training time.
+  virtual bool Evaluates() const { return false; }
+  virtual void Evaluate(int64_t /*steps*/, int64_t /*epoch*/, double /*train_s*/, bool /*final*/) {}
 };
 
 struct DriverResult {
@@ -101,8 +106,9 @@ struct DriverResult {
 
 class StepDriver {
  public:
+  // `link` outlives the driver; null: a loop on its own.
   StepDriver(deeptte::DeepTTEImpl& model, const data::Trips& train, const TrainConfig& opts,
-             DriverOptions o, DriverHooks hooks, Exchange* exchange);
+             DriverOptions o, StepLink* link, Exchange* exchange);
   // Runs every step; exceptions from the exchange (a peer that failed) pass through.
   DriverResult Run();
 
@@ -111,7 +117,7 @@ class StepDriver {
   const data::Trips& train_;
   TrainConfig opts_;
   DriverOptions o_;
-  DriverHooks hooks_;
+  StepLink* link_;
   Exchange* exchange_;
 };
 

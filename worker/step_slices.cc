@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "worker/deeptte/embedding_rows.h"
+#include "model/deeptte/embedding_rows.h"
 
 namespace tteps {
 

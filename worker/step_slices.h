@@ -10,8 +10,8 @@
 
 #include "common/job_config.h"
 #include "common/slice_schedule.h"
-#include "worker/data/trips.h"
-#include "worker/row_spans.h"
+#include "model/data/trips.h"
+#include "model/row_spans.h"
 #include "worker/slice_stream.h"
 
 namespace tteps {

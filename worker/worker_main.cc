@@ -13,11 +13,11 @@
 #include "common/control_channel.h"
 #include "common/curve.h"
 #include "common/init.h"
+#include "common/job_flags.h"
 #include "common/lost_servers.h"
 #include "common/node_flags.h"
+#include "model/data/trip_store.h"
 #include "worker/collectives/tcp_ring.h"
-#include "worker/data/trip_store.h"
-#include "worker/job_flags.h"
 #include "worker/local_run.h"
 #include "worker/scheduler_commands.h"
 #include "worker/worker_process.h"
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     try {
       tteps::JobConfig config = tteps::JobConfigFromFlags();
       config.exchange.mode = tteps::ParseMode(FLAGS_mode);
-      if (config.exchange.mode != tteps::Mode::kLocal) {
+      if (!tteps::RunsAlone(config.exchange.mode)) {
         LOG(ERROR) << "--mode=" << FLAGS_mode
                    << " needs a scheduler: start the job with launch/tteps (mpirun)";
         return 2;

@@ -12,11 +12,12 @@
 #include "common/control_channel.h"
 #include "common/job_config.h"
 #include "common/trace.h"
+#include "model/dataset.h"
+#include "model/deeptte/deeptte.h"
 #include "worker/collectives/tcp_ring.h"
-#include "worker/dataset.h"
-#include "worker/deeptte/deeptte.h"
 #include "worker/exchange/make_exchange.h"
 #include "worker/scheduler_commands.h"
+#include "worker/scheduler_link.h"
 #include "worker/step_driver.h"
 
 namespace tteps {
@@ -37,11 +38,6 @@ class WorkerProcess {
   void Load();
   void SetUpExchange(const Bootstrap& boot, zmq::context_t* ctx, collectives::TcpRing* ring);
   void SetUpDriver();
-  void SetUpHooks();
-  // Reports ready and waits for the scheduler's go (every worker begins together).
-  void Ready();
-  // A slice's schedule as the scheduler sent it (empty: this worker's accumulation throughout).
-  SliceSchedule DecodeSchedule(int of, const std::string& text) const;
   // A worker that joined a running job: the adopted slice's step and schedule.
   void StartJoined();
   // Where the step loop starts on the current map (a resume or a rollback).
@@ -58,9 +54,12 @@ class WorkerProcess {
   Dataset dataset_;
   deeptte::DeepTTE model_{nullptr};
   std::unique_ptr<Tracer> tracer_;
+  std::unique_ptr<SchedulerLink> link_;
   ExchangeContext ec_;
   DriverOptions options_;
-  DriverHooks hooks_;
+  // The first pass starts with every worker (the scheduler's go); a joiner's and a rollback's
+  // at once.
+  bool with_go_;
   ClusterMap current_;  // the map of the pass in progress (a rollback's epoch replaces it)
 };
 

@@ -2,7 +2,7 @@
 """PyTorch DistributedDataParallel baseline: DeepTTE as tteps builds it, on CPUs or GPUs.
 
 The model, the data pipeline (parsing, normalisation, epoch order, per-worker slices) and the
-optimizer mirror worker/deeptte, worker/data and worker/gradient_step.cc, so that a run here
+optimizer mirror model/deeptte, model/data and worker/gradient_step.cc, so that a run here
 and a tteps run with the same flags differ only in how gradients are exchanged; the model, the
 trip parser and the batches are those of worker/tools/tteps_predict.py. The W processes
 rendezvous over gloo on 127.0.0.1; rank 0 logs, evaluates and writes the outputs.
@@ -43,7 +43,7 @@ def log(msg):
     print(f"deeptte_ddp: {msg}", file=sys.stderr, flush=True)
 
 
-# --- The C++ random order: std::mt19937_64 and worker/data/shuffle.cc, bit for bit. ---------
+# --- The C++ random order: std::mt19937_64 and model/data/shuffle.cc, bit for bit. ---------
 
 class Mt19937_64:
     N, M, MASK = 312, 156, (1 << 64) - 1

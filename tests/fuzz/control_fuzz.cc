@@ -5,10 +5,10 @@
 #include "common/busy_peers.h"
 #include "common/cereal_body.h"
 #include "common/cluster_map.h"
+#include "common/topics/server_stats.h"
+#include "common/topics/train_report.h"
 #include "common/view.h"
-#include "server/server_stats.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "worker/train_report.h"
 
 namespace {
 

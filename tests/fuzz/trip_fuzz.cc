@@ -3,8 +3,8 @@
 #include <cmath>
 #include <string_view>
 
+#include "model/data/trip_parser.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "worker/data/trip_parser.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   tteps::fuzz::QuietLogs();

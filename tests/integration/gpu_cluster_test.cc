@@ -3,9 +3,9 @@
 // (local_cli and Device tests).
 #include <cstdio>
 
+#include "model/device.h"
 #include "tests/cuda_skip.h"
 #include "tests/integration/cluster_test_util.h"
-#include "worker/device.h"
 
 namespace tteps {
 namespace {

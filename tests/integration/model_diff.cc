@@ -4,8 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "worker/deeptte/checkpoint.h"
-#include "worker/model_params.h"
+#include "model/deeptte/checkpoint.h"
+#include "model/model_params.h"
 
 namespace tteps::testing_util {
 

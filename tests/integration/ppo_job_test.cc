@@ -382,7 +382,8 @@ TEST(PpoJob, TheGoodputPolicyMeasuresTheNoiseScaleAndChoosesTheBatch) {
   const std::string cmd = Launcher() + " --mode sync --workers 2 --servers 1 --out_dir " + dir +
                           "/run -- --train_data " + kData +
                           " --max_steps 60 --batch_size 32 --log_every 4 --accumulation 4" +
-                          " --accumulation_policy goodput --accumulation_min 2" +
+                          " --noise_geometry plain --accumulation_policy goodput" +
+                          " --accumulation_min 2" +
                           " --accumulation_max 8";
   ASSERT_EQ(RunCommand(cmd, 600, dir + "/log"), 0) << ReadFile(dir + "/log");
   const std::string summary = ReadFile(dir + "/run/summary.json");
@@ -398,8 +399,10 @@ TEST(PpoJob, TheGoodputPolicyMeasuresTheNoiseScaleAndChoosesTheBatch) {
     if ((*it)[1] != "null") ++scales;
   }
   EXPECT_EQ(lines, 2 * 15) << metrics;
-  // In Adam's geometry (the default) a window of 4 steps resolves the true gradient about every
-  // other time in this short job (17 of 30 windows in one run; on the plain gradient more).
+  // A window of 4 steps resolves the true gradient (|G|^2 > 0) often enough in this short job;
+  // in Adam's geometry only about every other time, and a few windows of large negative
+  // estimates then held the average below zero, with no decision in 60 or 100 steps in some
+  // runs (the plain gradient's estimates are steadier).
   EXPECT_GT(scales, lines / 4) << metrics;
   const std::regex decision(
       R"re("type":"decision","worker":(\d),"step":\d+,"wall_s":[^,]+,"action":"goodput","old_accumulation":\d+,"new_accumulation":(\d+))re");

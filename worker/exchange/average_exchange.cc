@@ -7,10 +7,10 @@
 #include <string>
 
 #include "common/clock.h"
+#include "model/model_params.h"
 #include "worker/exchange/exchanges.h"
 #include "worker/exchange/local_optimizer.h"
 #include "worker/exchange/worker_group.h"
-#include "worker/model_params.h"
 
 namespace tteps {
 namespace {

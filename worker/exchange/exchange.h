@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "common/gradient_noise.h"
-#include "worker/row_spans.h"
-#include "worker/train_report.h"
+#include "common/topics/train_report.h"
+#include "model/row_spans.h"
 
 namespace tteps {
 
@@ -85,7 +85,7 @@ class Exchange {
   // (push and pull times, staleness, allreduce time) and starts a new window.
   virtual void Report(TrainReport* /*report*/, int64_t /*steps*/) {}
 
-  // A sparse exchange sends and fetches only the embedding rows steps use (worker/row_spans.h):
+  // A sparse exchange sends and fetches only the embedding rows steps use (model/row_spans.h):
   // the driver passes them in StepStart, StepEnd and Start.
   bool wants_rows() const { return wants_rows_; }
   // Whether every worker holds the same weights after `steps` steps (parameter averaging: only

@@ -8,7 +8,7 @@
 #include "common/job_config.h"
 #include "common/kv_client.h"
 #include "common/trace.h"
-#include "worker/deeptte/deeptte.h"
+#include "model/deeptte/deeptte.h"
 #include "worker/exchange/exchange.h"
 #include "worker/exchange/worker_group.h"
 

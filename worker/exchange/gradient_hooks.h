@@ -10,8 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "model/param_layout.h"
 #include "worker/grad_buckets.h"
-#include "worker/param_layout.h"
 
 namespace tteps {
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/trace.h"
+#include "model/model_params.h"
 #include "worker/exchange/exchanges.h"
 #include "worker/exchange/local_optimizer.h"
-#include "worker/model_params.h"
 
 namespace tteps {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "common/adascale.h"
 #include "common/job_config.h"
-#include "worker/deeptte/deeptte.h"
+#include "model/deeptte/deeptte.h"
 
 namespace tteps {
 

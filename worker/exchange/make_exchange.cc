@@ -15,18 +15,22 @@ void Require(bool ok, Mode mode, const char* what) {
 }
 
 std::unique_ptr<Exchange> MakePs(Mode mode, deeptte::DeepTTEImpl& model, const ExchangeContext& c) {
-  Require(c.map && c.control && c.zmq, mode, "a scheduler and servers (launch/tteps)");
+  Require(c.map && c.control && c.zmq && c.membership, mode,
+          "a scheduler and servers (launch/tteps)");
   ControlChannel* control = c.control;
+  MembershipLink* membership = c.membership;
   KVClientOptions kv;
   kv.timeout_s = c.config.cluster.timeout_s;
-  kv.abort = [control, abort = c.abort] {
-    return control->ShutdownRequested() || (abort && abort());
+  kv.abort = [control, membership] {
+    return control->ShutdownRequested() || membership->RollbackPending();
   };
   // Sync: a lost worker's slice given to this worker, which the pull may wait for, or a pause
   // (--min_workers); SSP: a pause, while a pull waits for a slower worker. The wait ends
   // (ExchangeResult::view_changed).
-  if (mode == Mode::kSync || mode == Mode::kSsp) kv.interrupt = c.interrupt;
-  kv.lost_servers = c.lost_servers;
+  if (mode == Mode::kSync || mode == Mode::kSsp) {
+    kv.interrupt = [membership] { return membership->ViewChanged(); };
+  }
+  kv.lost_servers = &membership->lost_servers();
   kv.busy_seen = [control](int worker) { return control->ComputingSeen(worker); };
   if (c.config.exchange.wire_dtype == "bf16") kv.wire = WireType::kBf16;
   // A worker that joined pushes a lost worker's slice: whole, as an adopter does (the servers
@@ -72,16 +76,15 @@ std::unique_ptr<WorkerGroup> MakeGroup(Mode mode, deeptte::DeepTTEImpl& model,
         model, collectives::MakeAllreduce(x.allreduce, c.workers_comm), o, shutdown);
   }
   // Our ring over TCP: a lost worker's neighbours reconnect around it.
-  Require(c.tcp_ring && c.lost_workers && c.lost_worker_count, mode, "a ring socket");
+  Require(c.tcp_ring && c.membership, mode, "a ring socket");
   const ClusterMap* map = c.map;
   collectives::TcpRing* tcp = c.tcp_ring;
   const int self = map->your_id;
   auto built = std::make_shared<size_t>(0);  // losses the current ring leaves out
-  auto lost_workers = c.lost_workers;
-  auto lost_count = c.lost_worker_count;
-  o.membership_changed = [built, lost_count] { return lost_count() != *built; };
-  o.rebuild = [built, lost_workers, map, tcp, self] {
-    const std::vector<int> lost = lost_workers();
+  MembershipLink* membership = c.membership;
+  o.membership_changed = [built, membership] { return membership->lost_worker_count() != *built; };
+  o.rebuild = [built, membership, map, tcp, self] {
+    const std::vector<int> lost = membership->LostWorkers();
     collectives::RingMembers members;
     members.generation = static_cast<uint32_t>(lost.size());
     for (const NodeInfo& w : map->workers) {

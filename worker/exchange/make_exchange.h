@@ -12,12 +12,12 @@
 #include "common/cluster_map.h"
 #include "common/control_channel.h"
 #include "common/job_config.h"
-#include "common/lost_servers.h"
 #include "common/mode.h"
 #include "common/trace.h"
+#include "model/deeptte/deeptte.h"
 #include "worker/collectives/tcp_ring.h"
-#include "worker/deeptte/deeptte.h"
 #include "worker/exchange/exchange.h"
+#include "worker/exchange/membership_link.h"
 
 namespace tteps {
 
@@ -30,17 +30,11 @@ struct ExchangeContext {
   ControlChannel* control = nullptr;
   zmq::context_t* zmq = nullptr;
   MPI_Comm workers_comm = MPI_COMM_NULL;
-  // Sync: a lost worker's slice was given to this worker (KVClientOptions::interrupt).
-  std::function<bool()> interrupt;
-  // --replicas: the servers declared lost (the KV client reads their ranges from replicas).
-  const LostServers* lost_servers = nullptr;
-  // PS modes: true ends the exchange's waits with an exception (a rollback is coming).
-  std::function<bool()> abort;
-  // Ring mode over --ring_transport tcp: this worker's ring socket, and the workers declared
-  // lost so far (in order) and their count; the ring is rebuilt without them.
+  // The job's membership: views that cut a wait short, lost servers and workers, a rollback
+  // coming.
+  MembershipLink* membership = nullptr;
+  // Ring mode over --ring_transport tcp: this worker's ring socket (rebuilt without the lost).
   collectives::TcpRing* tcp_ring = nullptr;
-  std::function<std::vector<int>()> lost_workers;
-  std::function<size_t()> lost_worker_count;
 };
 
 // The exchange of c.config.exchange.mode. Throws std::runtime_error when the context lacks what

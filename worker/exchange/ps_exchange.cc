@@ -28,12 +28,12 @@
 #include "common/kv_client.h"
 #include "common/numerics.h"
 #include "common/trace.h"
-#include "worker/deeptte/deeptte.h"
-#include "worker/deeptte/embedding_rows.h"
+#include "model/deeptte/deeptte.h"
+#include "model/deeptte/embedding_rows.h"
+#include "model/model_params.h"
+#include "model/param_layout.h"
 #include "worker/exchange/exchanges.h"
 #include "worker/exchange/gradient_hooks.h"
-#include "worker/model_params.h"
-#include "worker/param_layout.h"
 
 namespace tteps {
 namespace {
@@ -57,7 +57,7 @@ class PsExchange : public Exchange {
   // The step's push and the next step's pull; after a view change, the pull again.
   ExchangeResult PushPull(const StepEnd& e);
   // This step's push with the next step's pull behind it (after the planned last step: only the
-  // last-step wait, if any); KVInterrupted when the view changes while it waits.
+  // last-step wait, if any); its result says whether the view changed while it waited.
   PullResult PushAndPull(KVRequest push, int64_t step, bool planned_last,
                          const std::vector<std::vector<KeyRange>>& stages);
   // What the own slice's push of `step` says besides its values.
@@ -258,10 +258,9 @@ ExchangeResult PsExchange::PushPull(const StepEnd& e) {
   PullResult next;
   std::vector<std::vector<KeyRange>> stages;
   if (!planned_last && !blocks_.empty()) stages = PullStages();
-  try {
-    next = PushAndPull(KVRequest::Push(grad_, push_spans, meta), step, planned_last, stages);
-  } catch (const KVInterrupted& interrupted) {
-    LOG(INFO) << "the wait for step " << step + 1 << " ends: " << interrupted.what();
+  next = PushAndPull(KVRequest::Push(grad_, push_spans, meta), step, planned_last, stages);
+  if (next.view_changed) {
+    LOG(INFO) << "the wait for step " << step + 1 << " ends: the view changed";
     win_push_ += SecondsSince(t);
     res = {};
     res.view_changed = true;
@@ -308,7 +307,7 @@ PullResult PsExchange::PushAndPull(KVRequest push, int64_t step, bool planned_la
     // Returns with the first module's weights; the forward awaits the others (AwaitBlock).
     staged_ = kv_->Send(std::move(push.ThenPull(Want(step + 1), params_.data(), stages)));
     const PullResult first = kv_->Wait(staged_, 0);
-    blocks_in_ = 0;
+    if (!first.view_changed) blocks_in_ = 0;
     return first;
   }
   return kv_->Call(std::move(push.ThenPull(Want(step + 1), params_.data(), {pull_spans_})));
@@ -353,23 +352,18 @@ void PsExchange::PushSlice(const SlicePush& p) {
 ExchangeResult PsExchange::Repull(int64_t step, bool planned_last) {
   ExchangeResult res;
   const auto t = Clock::now();
-  PullResult next;
-  try {
-    if (planned_last) {
-      KVRequest last = KVRequest::Pull(step + 1, params_.data(), {{0, 1}});
-      last.interruptible = true;
-      kv_->Call(std::move(last));
-      return res;
-    }
-    KVRequest pull = KVRequest::Pull(Want(step + 1), params_.data(), pull_spans_);
-    pull.interruptible = true;
-    next = kv_->Call(std::move(pull));
-  } catch (const KVInterrupted& interrupted) {
-    LOG(INFO) << "the wait for step " << step + 1 << " ends again: " << interrupted.what();
+  // After the planned last step only its completion is awaited (one key).
+  KVRequest pull = planned_last ? KVRequest::Pull(step + 1, params_.data(), {{0, 1}})
+                                : KVRequest::Pull(Want(step + 1), params_.data(), pull_spans_);
+  pull.interruptible = true;
+  const PullResult next = kv_->Call(std::move(pull));
+  if (next.view_changed) {
+    LOG(INFO) << "the wait for step " << step + 1 << " ends again: the view changed";
     win_pull_ += SecondsSince(t);
     res.view_changed = true;
     return res;
   }
+  if (planned_last) return res;
   win_pull_ += std::max(0.0, SecondsSince(t) - next.held_s);
   res.wait_s = next.held_s;
   pulled_ = next;

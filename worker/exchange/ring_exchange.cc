@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "model/model_params.h"
 #include "worker/exchange/exchanges.h"
 #include "worker/exchange/gradient_hooks.h"
 #include "worker/exchange/local_optimizer.h"
 #include "worker/exchange/worker_group.h"
 #include "worker/grad_buckets.h"
-#include "worker/model_params.h"
 
 namespace tteps {
 namespace {

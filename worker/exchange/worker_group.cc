@@ -6,8 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/model_params.h"
 #include "worker/collectives/identity_check.h"
-#include "worker/model_params.h"
 
 namespace tteps {
 namespace {

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "common/topics/train_report.h"
 #include "common/trace.h"
+#include "model/deeptte/deeptte.h"
+#include "model/param_layout.h"
 #include "worker/collectives/allreduce.h"
 #include "worker/collectives/comm_thread.h"
-#include "worker/deeptte/deeptte.h"
-#include "worker/param_layout.h"
-#include "worker/train_report.h"
 
 namespace tteps {
 

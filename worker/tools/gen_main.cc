@@ -9,8 +9,8 @@
 #include <string>
 
 #include "common/init.h"
-#include "worker/data/synthetic.h"
-#include "worker/data/trip_json.h"
+#include "model/data/synthetic.h"
+#include "model/data/trip_json.h"
 
 DEFINE_int64(trips, 1000, "number of synthetic trips to write");
 DEFINE_string(out, "", "output JSON-lines file (required)");

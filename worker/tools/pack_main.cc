@@ -1,4 +1,4 @@
-// tteps-pack: converts DeepTTE JSON-lines into a trip store (worker/data/trip_store_format.h),
+// tteps-pack: converts DeepTTE JSON-lines into a trip store (model/data/trip_store_format.h),
 // or checks a store's every byte against its manifest (--verify).
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -13,8 +13,8 @@
 #include "common/init.h"
 #include "common/json_writer.h"
 #include "common/progress.h"
-#include "worker/data/pack.h"
-#include "worker/data/trip_store.h"
+#include "model/data/pack.h"
+#include "model/data/trip_store.h"
 
 DEFINE_string(out, "", "the store directory to create (must not exist, or be empty)");
 DEFINE_string(verify, "", "a store directory: read every shard and check its checksum");

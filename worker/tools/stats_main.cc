@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/init.h"
-#include "worker/data/norm_stats.h"
-#include "worker/data/trip_reader.h"
-#include "worker/data/trip_store.h"
+#include "model/data/norm_stats.h"
+#include "model/data/trip_reader.h"
+#include "model/data/trip_store.h"
 
 DEFINE_string(data, "", "comma-separated JSON-lines trip files or trip stores (required)");
 DEFINE_string(out, "", "statistics file to write, in the stats.json format (required)");

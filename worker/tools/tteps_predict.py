@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 FORMAT = "tteps.deeptte.v1"  # model.pt's "format" key
-# worker/data/trip.h and worker/deeptte/model_config.h.
+# model/data/trip.h and model/deeptte/model_config.h.
 NUM_DRIVERS, NUM_DATES, NUM_WEEKDAYS, NUM_MINUTES = 24000, 31, 7, 1440
 ATTR_SIZE = 16 + 3 + 8 + 1  # three embeddings + normalised distance
 HIDDEN_SIZE = 128
@@ -195,7 +195,7 @@ def make_batch(trips, indices, stats):
     return batch
 
 
-# --- The model: worker/deeptte, with the same module and parameter names. ------------------
+# --- The model: model/deeptte, with the same module and parameter names. ------------------
 
 def local_path_delta(seq, k):
     return seq[:, k - 1:] - seq[:, :seq.size(1) - k + 1]

@@ -12,7 +12,7 @@
 namespace tteps {
 namespace {
 
-// A role's topic, as the roles define theirs (worker/topics.h).
+// A role's topic, as the roles define theirs (common/topics/worker_topics.h).
 struct Setting {
   int64_t value = 0;
   template <class A>

@@ -32,7 +32,7 @@ class Followers {
 };
 
 TEST(Membership, StartsWithEveryWorkerOnItsOwnSlice) {
-  Membership m(Mode::kSync, 3);
+  Membership m(JobMode(Mode::kSync), 3);
   EXPECT_EQ(m.view().number, 0);
   EXPECT_EQ(m.view().reason, "start");
   EXPECT_EQ(m.view().live, (std::vector<int>{0, 1, 2}));
@@ -53,7 +53,7 @@ TEST(Membership, StartsWithEveryWorkerOnItsOwnSlice) {
 // computed by exactly one worker, a loss moves them all to the survivor, and a joiner may take
 // one over (the job grows).
 TEST(Membership, SlicesPastTheWorkersAreAdoptedFromTheStart) {
-  Membership m(Mode::kSync, 2, 5);
+  Membership m(JobMode(Mode::kSync), 2, 5);
   EXPECT_EQ(m.slices(), 5);
   EXPECT_EQ(m.view().number, 1);
   EXPECT_EQ(m.view().reason, "slices");
@@ -72,12 +72,12 @@ TEST(Membership, SlicesPastTheWorkersAreAdoptedFromTheStart) {
   EXPECT_EQ(m.view().slice_owner, (std::vector<int>{0, 0, 0, 0, 0}));
   EXPECT_EQ(f.Of(0, m.view()).adopt, (Adopt{{1, ""}, {3, ""}}));
   // As many slices as workers: nothing past them, view 0 as ever.
-  EXPECT_EQ(Membership(Mode::kSync, 3, 3).view().number, 0);
-  EXPECT_EQ(Membership(Mode::kSync, 3, 0).view().slice_owner, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(Membership(JobMode(Mode::kSync), 3, 3).view().number, 0);
+  EXPECT_EQ(Membership(JobMode(Mode::kSync), 3, 0).view().slice_owner, (std::vector<int>{0, 1, 2}));
 }
 
 TEST(Membership, ALostWorkersSliceGoesToTheLiveWorkerComputingFewest) {
-  Membership m(Mode::kSync, 3);
+  Membership m(JobMode(Mode::kSync), 3);
   const auto change = m.Lose(1, 17);
   EXPECT_EQ(change.adopters, (std::vector<int>{0}));
   EXPECT_EQ(change.orphaned, (std::vector<int>{1}));
@@ -93,7 +93,7 @@ TEST(Membership, ALostWorkersSliceGoesToTheLiveWorkerComputingFewest) {
 }
 
 TEST(Membership, TwoLossesAtOnceSpreadTheSlices) {
-  Membership m(Mode::kSync, 4);
+  Membership m(JobMode(Mode::kSync), 4);
   m.Lose(1, 5);
   const auto second = m.Lose(2, 5);
   // Worker 0 computes two slices now: worker 3 takes the second orphan.
@@ -103,7 +103,7 @@ TEST(Membership, TwoLossesAtOnceSpreadTheSlices) {
 }
 
 TEST(Membership, AnAdoptersLossMovesEverySliceItComputed) {
-  Membership m(Mode::kSync, 3);
+  Membership m(JobMode(Mode::kSync), 3);
   Followers f;
   m.Lose(1, 4);  // slice 1 -> worker 0
   EXPECT_EQ(f.Of(0, m.view()).adopt, (Adopt{{1, ""}}));
@@ -118,7 +118,7 @@ TEST(Membership, AnAdoptersLossMovesEverySliceItComputed) {
 }
 
 TEST(Membership, FinishedWorkersAdoptNothing) {
-  Membership m(Mode::kSync, 3);
+  Membership m(JobMode(Mode::kSync), 3);
   m.Finish(0);
   EXPECT_EQ(m.Lose(1, 9).adopters, (std::vector<int>{2}));
   m.Finish(2);
@@ -131,7 +131,7 @@ TEST(Membership, FinishedWorkersAdoptNothing) {
 }
 
 TEST(Membership, AJoinerTakesAnAdoptedSliceAtTheStepItsAdopterLeavesIt) {
-  Membership m(Mode::kSync, 3);
+  Membership m(JobMode(Mode::kSync), 3);
   Followers f;
   m.Lose(1, 10);
   EXPECT_EQ(f.Of(0, m.view()).adopt, (Adopt{{1, ""}}));
@@ -169,7 +169,7 @@ TEST(Membership, AJoinerTakesAnAdoptedSliceAtTheStepItsAdopterLeavesIt) {
 }
 
 TEST(Membership, AJoinerLostBeforeItWasReadyLeavesTheSliceFree) {
-  Membership m(Mode::kSync, 2);
+  Membership m(JobMode(Mode::kSync), 2);
   m.Lose(1, 3);
   int slice = -1;
   ASSERT_EQ(m.JoinRefusal(&slice), "");
@@ -195,7 +195,7 @@ int HandOverToAJoiner(Membership& m, Followers& f) {
 }
 
 TEST(Membership, AJoinerLostAfterItsHandoverGetsTheSliceBackToItsAdopter) {
-  Membership m(Mode::kSync, 2);
+  Membership m(JobMode(Mode::kSync), 2);
   Followers f;
   const int joiner = HandOverToAJoiner(m, f);
   EXPECT_EQ(f.Of(0, m.view()).release, (Ints{1}));
@@ -222,7 +222,7 @@ TEST(Membership, AJoinerLostAfterItsHandoverGetsTheSliceBackToItsAdopter) {
 }
 
 TEST(Membership, AnAdopterThatMissedTheHandoverViewStillLeavesTheSlice) {
-  Membership m(Mode::kSync, 2);
+  Membership m(JobMode(Mode::kSync), 2);
   Followers f;
   const int joiner = HandOverToAJoiner(m, f);
   const View handover = m.view();
@@ -237,7 +237,7 @@ TEST(Membership, AnAdopterThatMissedTheHandoverViewStillLeavesTheSlice) {
 }
 
 TEST(Membership, AnAdoptersLossWhileAJoinerWaitsHandsTheSliceOverAtOnce) {
-  Membership m(Mode::kSync, 3);
+  Membership m(JobMode(Mode::kSync), 3);
   Followers f;
   m.Lose(1, 3);  // slice 1 -> worker 0
   int slice = -1;
@@ -260,7 +260,7 @@ TEST(Membership, AnAdoptersLossWhileAJoinerWaitsHandsTheSliceOverAtOnce) {
 }
 
 TEST(Membership, AReleaseOfASliceTheWorkerDidNotAdoptIsRefused) {
-  Membership m(Mode::kSync, 3);
+  Membership m(JobMode(Mode::kSync), 3);
   EXPECT_THROW(m.Released(0, 1, 3), std::invalid_argument);  // another's
   EXPECT_THROW(m.Released(0, 7, 3), std::invalid_argument);  // none
   EXPECT_THROW(m.Released(0, 0, 3), std::invalid_argument);  // its own
@@ -271,7 +271,7 @@ TEST(Membership, AReleaseOfASliceTheWorkerDidNotAdoptIsRefused) {
 }
 
 TEST(Membership, AsyncJoinersTakeALostWorkersPlace) {
-  Membership m(Mode::kAsync, 3);
+  Membership m(JobMode(Mode::kAsync), 3);
   const auto lost = m.Lose(1, 20);
   EXPECT_EQ(lost.orphaned, (std::vector<int>{1}));
   EXPECT_TRUE(lost.adopters.empty());
@@ -310,7 +310,7 @@ TEST(Membership, AsyncJoinersTakeALostWorkersPlace) {
 }
 
 TEST(Membership, RingLossesMoveSlicesButJoinsAreRefused) {
-  Membership m(Mode::kRing, 2);
+  Membership m(JobMode(Mode::kRing), 2);
   EXPECT_EQ(m.Lose(0, 2).adopters, (std::vector<int>{1}));
   int slice = -1;
   EXPECT_EQ(m.JoinRefusal(&slice),
@@ -319,7 +319,7 @@ TEST(Membership, RingLossesMoveSlicesButJoinsAreRefused) {
 }
 
 TEST(Membership, ARollbackRestartsTheLiveWorkersOnly) {
-  Membership m(Mode::kSync, 3);
+  Membership m(JobMode(Mode::kSync), 3);
   m.Finish(0);
   m.Finish(2);
   m.Lose(1, 4);  // nobody to adopt: everyone finished
@@ -334,7 +334,7 @@ TEST(Membership, ARollbackRestartsTheLiveWorkersOnly) {
 }
 
 TEST(Membership, ServersLostWithAReplicaAreViewsAndARollbackForgetsThem) {
-  Membership m(Mode::kSync, 2);
+  Membership m(JobMode(Mode::kSync), 2);
   ViewFollower server;
   Followers f;
   m.LoseServer(3, 7);
@@ -355,7 +355,7 @@ TEST(Membership, ServersLostWithAReplicaAreViewsAndARollbackForgetsThem) {
 }
 
 TEST(Membership, AWorkerLostDuringARollbackHasItsSlicesMovedFromTheCheckpointsStep) {
-  Membership m(Mode::kSync, 3);
+  Membership m(JobMode(Mode::kSync), 3);
   Followers f;
   m.Lose(2, 20);  // slice 2 -> worker 0
   f.Of(0, m.view());
@@ -373,7 +373,7 @@ TEST(Membership, AWorkerLostDuringARollbackHasItsSlicesMovedFromTheCheckpointsSt
 TEST(Membership, AStoppedWorkerThatSpeaksAgainGetsNothingBack) {
   // SIGSTOP for longer than --silence_s: declared lost; after SIGCONT it is told to stop
   // (scheduler/coordinator.cc), and nothing it says changes the membership.
-  Membership m(Mode::kSync, 3);
+  Membership m(JobMode(Mode::kSync), 3);
   m.Lose(1, 12);
   const View lost = m.view();
   EXPECT_THROW(m.Released(1, 1, 13), std::invalid_argument);  // its own slice, now another's
@@ -388,7 +388,7 @@ TEST(Membership, AStoppedWorkerThatSpeaksAgainGetsNothingBack) {
 }
 
 TEST(Membership, TooFewLiveWorkersPauseTheJobAndAJoinerResumesIt) {
-  Membership m(Mode::kSync, 3);
+  Membership m(JobMode(Mode::kSync), 3);
   EXPECT_EQ(m.CheckQuorum(3, 0, 1.0), Membership::Quorum::kUnchanged);
   m.Lose(2, 40);
   EXPECT_EQ(m.CheckQuorum(3, 41, 10.0), Membership::Quorum::kPaused);

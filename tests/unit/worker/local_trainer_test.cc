@@ -7,9 +7,9 @@
 
 #include <numeric>
 
-#include "tests/unit/worker/deeptte/test_trips.h"
-#include "worker/data/padded_batch.h"
-#include "worker/model_params.h"
+#include "model/data/padded_batch.h"
+#include "model/model_params.h"
+#include "tests/unit/model/deeptte/test_trips.h"
 
 namespace tteps {
 namespace {

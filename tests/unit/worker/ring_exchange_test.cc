@@ -14,11 +14,12 @@
 #include <utility>
 #include <vector>
 
-#include "tests/unit/worker/deeptte/test_trips.h"
+#include "model/model_params.h"
+#include "tests/unit/model/deeptte/test_trips.h"
+#include "tests/unit/worker/scripted_link.h"
 #include "worker/collectives/allreduce.h"
 #include "worker/exchange/exchanges.h"
 #include "worker/exchange/worker_group.h"
-#include "worker/model_params.h"
 #include "worker/step_driver.h"
 
 namespace tteps {
@@ -100,11 +101,11 @@ TEST(RingExchange, ACheckGivenUpForALeavingWorkerIsNotRunAgainByOneSurvivorAlone
   DriverOptions d;
   d.worker = 0;
   d.num_workers = 3;
-  DriverHooks hooks;
+  ScriptedLink hooks;
   hooks.computing = [&](int64_t step) {
     if (step >= 0) computed = step;
   };
-  const DriverResult r = StepDriver(*model, trips, train, d, hooks, exchange.get()).Run();
+  const DriverResult r = StepDriver(*model, trips, train, d, &hooks, exchange.get()).Run();
   EXPECT_EQ(r.steps, 14);
 
   // First the steps each survivor completed, then every step from the 6th on in one bucket

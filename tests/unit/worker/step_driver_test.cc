@@ -17,7 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "tests/unit/worker/deeptte/test_trips.h"
+#include "tests/unit/model/deeptte/test_trips.h"
+#include "tests/unit/worker/scripted_link.h"
 #include "worker/gradient_step.h"
 
 namespace tteps {
@@ -126,18 +127,18 @@ Outcome Drive(TrainConfig config, DriverOptions o, Setup setup) {
   torch::manual_seed(1);
   deeptte::DeepTTE model(deeptte::ModelConfig{}, SampleStats());
   Outcome run;
-  DriverHooks hooks;
+  ScriptedLink hooks;
   hooks.report = [&](const TrainReport& r) { run.reports.push_back(r); };
   hooks.evaluate = [&](int64_t steps, int64_t, double, bool final) {
     run.evals.push_back({steps, final});
   };
   setup(run.ex, hooks, o);
   run.ex.model = model.get();
-  run.result = StepDriver(*model, Trips(), config, o, hooks, &run.ex).Run();
+  run.result = StepDriver(*model, Trips(), config, o, &hooks, &run.ex).Run();
   return run;
 }
 Outcome Drive(TrainConfig config, DriverOptions o = {}) {
-  return Drive(config, o, [](RecordingExchange&, DriverHooks&, DriverOptions&) {});
+  return Drive(config, o, [](RecordingExchange&, ScriptedLink&, DriverOptions&) {});
 }
 
 TEST(StepDriver, TakesThePlannedStepsAndHandsEachOneToTheExchange) {
@@ -177,7 +178,7 @@ TEST(StepDriver, EvaluatesOnScheduleWhereTheWorkersAgreeAndAtTheEnd) {
   // Due every 2 steps, but the weights agree only every 3: each evaluation waits for that.
   const Outcome averaging =
       Drive(Config(), {},
-            [](RecordingExchange& ex, DriverHooks&, DriverOptions&) { ex.set_agree_every(3); });
+            [](RecordingExchange& ex, ScriptedLink&, DriverOptions&) { ex.set_agree_every(3); });
   const std::vector<std::pair<int64_t, bool>> three = {
       {3, false}, {6, false}, {9, false}, {12, false}, {14, true}};
   EXPECT_EQ(averaging.evals, three);
@@ -185,7 +186,7 @@ TEST(StepDriver, EvaluatesOnScheduleWhereTheWorkersAgreeAndAtTheEnd) {
 
 TEST(StepDriver, AStopTheExchangeAgreesOnEndsTrainingAfterThatStep) {
   const Outcome run = Drive(
-      Config(), {}, [](RecordingExchange& ex, DriverHooks&, DriverOptions&) { ex.stop_at = 5; });
+      Config(), {}, [](RecordingExchange& ex, ScriptedLink&, DriverOptions&) { ex.stop_at = 5; });
   EXPECT_EQ(run.ex.calls.size(), 6u);
   EXPECT_EQ(run.result.steps, 6);
   ASSERT_FALSE(run.reports.empty());
@@ -195,7 +196,7 @@ TEST(StepDriver, AStopTheExchangeAgreesOnEndsTrainingAfterThatStep) {
 
 TEST(StepDriver, AStopRequestIsThisWorkersVote) {
   const Outcome run =
-      Drive(Config(), {}, [](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+      Drive(Config(), {}, [](RecordingExchange& ex, ScriptedLink& h, DriverOptions&) {
         h.stop_requested = [&ex] { return ex.calls.size() >= 3; };
       });
   ASSERT_EQ(run.ex.calls.size(), 4u);
@@ -210,7 +211,7 @@ TEST(StepDriver, APauseHoldsTheNextStepUntilTheResumeAndAStopCommandIsAVote) {
   int awaited = 0;
   const auto start = std::chrono::steady_clock::now();
   const Outcome run =
-      Drive(Config(), {}, [&](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+      Drive(Config(), {}, [&](RecordingExchange& ex, ScriptedLink& h, DriverOptions&) {
         h.take_commands = [&ex, &awaited, sent = 0]() mutable {
           std::vector<StepCommand> out;
           StepCommand c;
@@ -256,7 +257,7 @@ TEST(StepDriver, AccumulationTakesThatManySlicesPerStepAndFollowsThePolicy) {
   o.accumulation = 2;
   TrainConfig c = Config();
   c.epochs = 4;  // 28 slices of the global batch
-  const Outcome run = Drive(c, o, [](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+  const Outcome run = Drive(c, o, [](RecordingExchange& ex, ScriptedLink& h, DriverOptions&) {
     h.take_commands = AccumulationOnceAfter(&ex, 4, 1);
   });
   ASSERT_GE(run.ex.calls.size(), 6u);
@@ -281,7 +282,7 @@ TEST(StepDriver, AnAdoptedSliceFollowsItsWorkersAccumulationSchedule) {
   // Worker 1 on its own: its policy asks for 3 micro-batches a step once 4 steps are done.
   o.worker = 1;
   std::vector<AccumulationChange> changes;
-  const Outcome own = Drive(c, o, [&](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+  const Outcome own = Drive(c, o, [&](RecordingExchange& ex, ScriptedLink& h, DriverOptions&) {
     h.take_commands = AccumulationOnceAfter(&ex, 4, 3);
     h.accumulation_changed = [&](const AccumulationChange& ch) { changes.push_back(ch); };
   });
@@ -295,7 +296,7 @@ TEST(StepDriver, AnAdoptedSliceFollowsItsWorkersAccumulationSchedule) {
 
   // Worker 0, at its own accumulation of 2, is given slice 1 in step 4.
   o.worker = 0;
-  const Outcome adopter = Drive(c, o, [&](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+  const Outcome adopter = Drive(c, o, [&](RecordingExchange& ex, ScriptedLink& h, DriverOptions&) {
     h.take_commands = [&ex, changed, schedule] {
       if (static_cast<int64_t>(ex.calls.size()) != changed - 1) return std::vector<StepCommand>{};
       return std::vector<StepCommand>{Adopt(1, schedule)};
@@ -323,7 +324,7 @@ TEST(StepDriver, ASliceGivenWhileTheStepWaitsIsPushedForThatStepAndTheStepFinish
   o.num_workers = 2;
   bool given = false;
   const Outcome run =
-      Drive(Config(), o, [&](RecordingExchange& ex, DriverHooks& h, DriverOptions&) {
+      Drive(Config(), o, [&](RecordingExchange& ex, ScriptedLink& h, DriverOptions&) {
         ex.change_view_at = 3;
         ex.on_view_change = [&given] { given = true; };
         h.take_commands = [&given] {
@@ -388,7 +389,7 @@ TEST(StepDriver, ResumingSkipsTheDataOfTheStepsDone) {
   o.start_step = 9;
   std::vector<AccumulationChange> changes;
   const Outcome resumed =
-      Drive(Config(), o, [&](RecordingExchange&, DriverHooks& h, DriverOptions&) {
+      Drive(Config(), o, [&](RecordingExchange&, ScriptedLink& h, DriverOptions&) {
         h.accumulation_changed = [&](const AccumulationChange& c) { changes.push_back(c); };
       });
   EXPECT_EQ(resumed.ex.starts, std::vector<int64_t>{9});
@@ -410,7 +411,7 @@ TEST(StepDriver, ResumingSkipsTheDataOfTheStepsDone) {
 
 TEST(StepDriver, ANonFiniteLossEndsTrainingNamingTheStepAndTrips) {
   try {
-    Drive(Config(), {}, [](RecordingExchange& ex, DriverHooks&, DriverOptions&) {
+    Drive(Config(), {}, [](RecordingExchange& ex, ScriptedLink&, DriverOptions&) {
       ex.poison_at = 2;  // the weights after step 3 hold NaN
     });
     ADD_FAILURE() << "training went on with NaN weights";

@@ -1,0 +1,17 @@
+// model.pt: the weights together with the hyperparameters and normalisation stats, so that
+// a saved model can be evaluated with nothing else.
+#pragma once
+
+#include <string>
+
+#include "model/deeptte/deeptte.h"
+
+namespace tteps::deeptte {
+
+// Written to a temporary file and renamed, so a reader never sees half a model.
+void SaveModel(DeepTTE& model, const std::string& path);
+// Throws std::runtime_error naming the file if it is missing or not a tteps model. A model saved
+// from a GPU loads anywhere: the weights are read onto the CPU, then moved to `device`.
+DeepTTE LoadModel(const std::string& path, torch::Device device = torch::kCPU);
+
+}  // namespace tteps::deeptte

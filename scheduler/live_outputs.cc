@@ -1,0 +1,66 @@
+#include "scheduler/live_outputs.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace tteps::scheduler {
+
+LiveOutputs::LiveOutputs(RunOutput* out) {
+  try {
+    tensorboard_ = std::make_unique<EventFile>(out->Path("tb"));
+  } catch (const std::exception& e) {
+    LOG(ERROR) << e.what() << "; the job goes on without TensorBoard's events";
+  }
+}
+
+void LiveOutputs::Train(const TrainReport& r, int64_t job_step, double loss, double trips_per_s) {
+  metrics_.Observe(r);
+  if (!tensorboard_) return;
+  const std::string worker = "worker_" + std::to_string(r.worker) + "/";
+  tensorboard_->AddScalar(worker + "loss", r.step, r.loss);
+  tensorboard_->AddScalar(worker + "trips_per_s", r.step, r.trips_per_s);
+  tensorboard_->AddScalar(worker + "accumulation", r.step, static_cast<double>(r.accumulation));
+  // The share of a step not spent computing: the exchange's and the waits'.
+  const double steps = static_cast<double>(r.step_losses.size());
+  if (r.window_s > 0 && steps > 0) {
+    const double share = 1 - r.compute_s * steps / r.window_s;
+    tensorboard_->AddScalar(worker + "communication_share", r.step, std::clamp(share, 0.0, 1.0));
+  }
+  for (const auto& [key, value] : r.exchange) {
+    if (key == "staleness") tensorboard_->AddScalar(worker + "staleness", r.step, value);
+  }
+  // The job's: once per step every live worker has reported.
+  if (job_step > tensorboard_job_step_) {
+    tensorboard_job_step_ = job_step;
+    tensorboard_->AddScalar("train/loss", job_step, loss);
+    tensorboard_->AddScalar("train/trips_per_s", job_step, trips_per_s);
+  }
+}
+
+void LiveOutputs::Eval(const EvalOutcome& r) {
+  metrics_.SetEval(r.step, r.mape);
+  if (!tensorboard_) return;
+  for (const char* key : {"mape", "rmse", "mae"}) {
+    const auto at = r.json.find(std::string("\"") + key + "\":");
+    if (at == std::string::npos) continue;
+    const double value = std::strtod(r.json.c_str() + at + std::strlen(key) + 3, nullptr);
+    tensorboard_->AddScalar(std::string("eval/") + key, r.step, value);
+  }
+}
+
+void LiveOutputs::Membership(int64_t step, const std::string& text) {
+  if (tensorboard_) tensorboard_->AddText("membership", step, text);
+}
+
+void LiveOutputs::Publish(const std::function<JobGauges()>& gauges) {
+  if (!publish_ || Clock::now() < next_publish_) return;
+  next_publish_ = Clock::now() + std::chrono::milliseconds(500);
+  metrics_.SetJob(gauges());
+  publish_(metrics_.Text());
+}
+
+}  // namespace tteps::scheduler
