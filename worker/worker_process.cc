@@ -7,11 +7,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/curve.h"
 #include "common/interrupt.h"
 #include "common/job_flags.h"
 #include "common/lost_servers.h"
 #include "common/slice_schedule.h"
 #include "common/topics/worker_topics.h"
+#include "model/data/trip_store.h"
 #include "model/model_params.h"
 #include "worker/exchange/worker_group.h"
 #include "worker/model_setup.h"
@@ -182,6 +184,45 @@ void WorkerProcess::Run() {
   std::string reason;
   bool failed = false;
   if (control_->ShutdownRequested(&reason, &failed) && failed) throw std::runtime_error(reason);
+}
+
+int WorkerProcess::Start(Bootstrap& boot, const NodeOptions& node) {
+  ShareSchedulerEndpoint(&boot, "");
+  zmq::context_t ctx;
+  const auto curve = SecureContext(ctx, node.curve_dir);
+  // The socket a ring neighbour sends to (ring mode over TCP): bound before registering, so
+  // that the cluster map carries every worker's endpoint.
+  collectives::TcpRing ring(ctx, boot.bind_host, boot.advertise_host);
+  NodeInfo self = SelfInfo(Role::kWorker, boot);
+  self.endpoint = ring.endpoint();
+  // The data this node's flags name (empty: the job's, checked once loaded): the scheduler
+  // refuses another copy of its store.
+  self.data_path = OwnTrainData();
+  if (data::IsTripStore(self.data_path)) {
+    self.data_checksum = data::ReadStoreManifest(self.data_path).checksum;
+  }
+  SchedulerCommands commands;  // outlives the channel, whose thread writes into it
+  ControlChannel control(ctx, boot.scheduler_endpoint, self, node.timeout_s, node.heartbeat_s);
+  const ClusterMap map = control.Register();
+  control.SetTiming(map.config.cluster.timeout_s, map.config.cluster.heartbeat_s,
+                    map.config.cluster.silence_s);
+  commands.Listen(&control, map.your_id, map.own_slice >= 0 ? map.own_slice : map.your_id);
+  control.Start();
+  try {
+    WorkerProcess(boot, map, map.config, commands, &control, &ctx, &ring).Run();
+    return 0;
+  } catch (const std::exception& e) {
+    std::string reason;
+    bool failed = false;
+    if (control.ShutdownRequested(&reason, &failed) && failed) {
+      LOG(WARNING) << "worker " << map.your_id << " stops: " << reason;
+    } else {
+      LOG(ERROR) << e.what();
+      control.SendError(e.what());
+      control.Flush();
+    }
+    return 1;
+  }
 }
 
 }  // namespace tteps

@@ -1,6 +1,6 @@
-// One worker of a distributed job, from the cluster map to its report that it is done: its data
-// and model, checked against the job's; the exchange of its mode; the step loop; and what the
-// scheduler asks of it between steps (a join's start, a leave, a rollback to a checkpoint).
+// One worker of a distributed job, from its registration to its report that it is done: its
+// data and model, checked against the job's; the exchange of its mode; the step loop; and what
+// the scheduler asks of it between steps (a join's start, a leave, a rollback to a checkpoint).
 #pragma once
 
 #include <memory>
@@ -11,6 +11,7 @@
 #include "common/cluster_map.h"
 #include "common/control_channel.h"
 #include "common/job_config.h"
+#include "common/node_flags.h"
 #include "common/trace.h"
 #include "model/dataset.h"
 #include "model/deeptte/deeptte.h"
@@ -24,6 +25,12 @@ namespace tteps {
 
 class WorkerProcess {
  public:
+  // Under mpirun (or with --scheduler): binds the ring socket, registers with the scheduler,
+  // follows the job and trains in it. Returns the exit code; a failure is logged and told to
+  // the scheduler.
+  static int Start(Bootstrap& boot, const NodeOptions& node);
+
+ private:
   // `config` is the job's (the cluster map's); this node's own flags are applied on top.
   WorkerProcess(const Bootstrap& boot, const ClusterMap& map, JobConfig config,
                 SchedulerCommands& commands, ControlChannel* control, zmq::context_t* ctx,
@@ -31,7 +38,6 @@ class WorkerProcess {
   // Trains to the end of the job, or until this worker leaves it; throws what failed it.
   void Run();
 
- private:
   enum class Pass { kDone, kLeft, kRolledBack };
 
   // The data and the model, refused where they differ from the job's.
