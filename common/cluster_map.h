@@ -71,6 +71,33 @@ struct ClusterMap {
   }
 };
 
+// What a rollback changes in the cluster map (a server lost without a replica): the map's epoch,
+// the live servers renumbered in their old order with the keys cut anew over them, and where
+// training starts again. The view that starts the new epoch carries it (common/view.h); every
+// node applies it to the map it holds.
+struct ServerRemap {
+  int32_t epoch = 0;
+  std::vector<NodeInfo> servers;
+  std::vector<KeyRange> ranges;
+  int32_t replicas = 1;
+  int64_t resume_version = -1;
+  std::vector<int64_t> start_steps;
+  std::vector<int32_t> resume_sources;
+  std::vector<std::string> schedules;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(epoch, servers, ranges, replicas, resume_version, start_steps, resume_sources, schedules);
+  }
+};
+
+// The parts of `map` a rollback changes.
+ServerRemap RemapOf(const ClusterMap& map);
+// `map` under `remap`; the receiver's id stays (a server's: see ServerIdIn).
+ClusterMap Remapped(ClusterMap map, const ServerRemap& remap);
+// The id of the server at `endpoint` in `map`; throws std::runtime_error if none is there.
+int ServerIdIn(const ClusterMap& map, const std::string& endpoint);
+
 // The slices of the global batch: --slices as the scheduler resolved it, else one per worker at
 // launch. Slices past the launch workers have no worker of their own: others compute them.
 inline int SliceCount(const ClusterMap& map) {

@@ -13,7 +13,7 @@
 namespace tteps {
 
 inline constexpr uint32_t kMagic = 0x54544550;  // "TTEP"
-inline constexpr uint16_t kProtocolVersion = 16;
+inline constexpr uint16_t kProtocolVersion = 17;
 
 enum class Role : uint8_t { kScheduler = 0, kServer = 1, kWorker = 2 };
 const char* RoleName(Role role);

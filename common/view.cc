@@ -1,5 +1,7 @@
 #include "common/view.h"
 
+#include <glog/logging.h>
+
 namespace tteps {
 namespace {
 
@@ -22,6 +24,16 @@ ViewChanges ViewFollower::Follow(const View& view) {
   changes.lost_workers = Appended(view.lost_workers, last_.lost_workers.size());
   // A new map renumbers the servers: its lost ones are counted afresh.
   const size_t servers_before = view.map_epoch == last_.map_epoch ? last_.lost_servers.size() : 0;
+  if (view.map_epoch > last_.map_epoch) {
+    // Views come in order, so the one starting an epoch comes before any other of it; a node
+    // that registered under a later map was given that map's epoch.
+    if (view.remap && view.remap->epoch == view.map_epoch) {
+      changes.remap = view.remap;
+    } else {
+      LOG(ERROR) << "view " << view.number << " of map epoch " << view.map_epoch
+                 << " does not carry that map's servers; this node holds epoch " << last_.map_epoch;
+    }
+  }
   changes.lost_servers = Appended(view.lost_servers, servers_before);
   for (const auto& [place, holder] : view.places) {
     const auto before = last_.places.find(place);

@@ -1,6 +1,7 @@
 // The job's membership as the scheduler decided it, one numbered view per change: the live and
 // lost workers, who computes which slice of the global batch, who holds a lost worker's place,
-// which servers are lost, whether training is paused. A view holds from step `from_step` on.
+// which servers are lost, whether training is paused, and after a rollback the new cluster map's
+// servers. A view holds from step `from_step` on.
 // The scheduler sends every view to every live node (topic "view"), and each node reacts to
 // every change through one path: ViewFollower says what changed for it since the last view it
 // followed (scheduler/membership.h decides the views; worker/scheduler_commands.cc and
@@ -8,13 +9,16 @@
 #pragma once
 
 #include <cereal/types/map.hpp>
+#include <cereal/types/optional.hpp>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/cluster_map.h"
 #include "common/topic.h"
 
 namespace tteps {
@@ -36,7 +40,10 @@ struct View {
   int64_t from_step = 0;
   // start, lost, join, handover, handback, pause, resume, server lost, rollback
   std::string reason = "start";
-  int32_t map_epoch = 0;              // the cluster map's (a rollback renumbers servers)
+  int32_t map_epoch = 0;  // the cluster map's (a rollback renumbers servers)
+  // The view that starts map_epoch (a rollback, a server lost without a replica): the new map's
+  // servers, keys and resume point. Empty in every other view.
+  std::optional<ServerRemap> remap;
   std::vector<int32_t> live;          // workers in the job, in the order they registered
   std::vector<int32_t> lost_workers;  // in the order they were declared lost
   std::vector<int32_t> slice_owner;   // sync, ring: who computes each slice
@@ -51,8 +58,8 @@ struct View {
 
   template <class A>
   void serialize(A& ar) {
-    ar(number, from_step, reason, map_epoch, live, lost_workers, slice_owner, handover, places,
-       lost_servers, paused, pause_reason, schedules);
+    ar(number, from_step, reason, map_epoch, remap, live, lost_workers, slice_owner, handover,
+       places, lost_servers, paused, pause_reason, schedules);
   }
 };
 
@@ -68,18 +75,22 @@ struct ViewChanges {
   std::vector<std::pair<int, std::string>> adopt;
   std::vector<int> release;
   enum class Pause { kUnchanged, kPause, kResume } pause = Pause::kUnchanged;
+  // A rollback: the new map's servers (the node stops serving or training under the old map).
+  std::optional<ServerRemap> remap;
   bool empty() const {
     return lost_workers.empty() && lost_servers.empty() && places.empty() && adopt.empty() &&
-           release.empty() && pause == Pause::kUnchanged;
+           release.empty() && pause == Pause::kUnchanged && !remap;
   }
 };
 
 class ViewFollower {
  public:
-  // A server's follower (no slices of its own).
-  ViewFollower() = default;
+  // A server's follower (no slices of its own), holding the cluster map of epoch `map_epoch`.
+  explicit ViewFollower(int map_epoch = 0) { last_.map_epoch = map_epoch; }
   // Worker `me`, whose own slice is `own_slice` (a joiner's: the lost worker's it joined for).
-  ViewFollower(int me, int own_slice) : me_(me), own_(own_slice) {}
+  ViewFollower(int me, int own_slice, int map_epoch = 0) : me_(me), own_(own_slice) {
+    last_.map_epoch = map_epoch;
+  }
 
   // What `view` changes for this node; nothing for a view not newer than the last one followed.
   ViewChanges Follow(const View& view);

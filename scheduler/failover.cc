@@ -8,7 +8,6 @@
 #include "common/bootstrap.h"
 #include "common/cereal_body.h"
 #include "common/count_text.h"
-#include "common/topics/server_topics.h"
 #include "common/topics/worker_topics.h"
 #include "scheduler/placement.h"
 
@@ -222,20 +221,6 @@ int Failover::RenumberServers(const ResumePoint& point) {
   return servers;
 }
 
-void Failover::SendRollback() {
-  for (const auto& o : job_.nodes.all()) {
-    if (o.lost || (o.info.role != Role::kServer && o.info.role != Role::kWorker)) continue;
-    ClusterMap m = job_.map;
-    m.your_id = o.info.id;
-    if (o.info.role == Role::kServer) {
-      job_.nodes.CommandTo(o.peer, server::topics::kRollback, m);
-      continue;
-    }
-    if (job_.members.IsJoiner(o.info.id)) m.own_slice = job_.members.OwnSliceOf(o.info.id);
-    job_.nodes.CommandTo(o.peer, topics::kRollback, m);
-  }
-}
-
 std::string Failover::Rollback(Node& n, double silent_s) {
   const std::string& dir = job_.opts.config.output.checkpoint_dir;
   const int lost_id = n.info.id;
@@ -260,7 +245,7 @@ std::string Failover::Rollback(Node& n, double silent_s) {
   for (auto& o : job_.nodes.all()) {
     if (o.info.role == Role::kWorker && !o.lost) o.done = false;  // they train again
   }
-  job_.members.Rollback(job_.map.epoch, point.version);
+  job_.members.Rollback(RemapOf(job_.map), point.version);
   job_.steps_redone += reached - point.version;
   JsonObject event;
   event.Add("event", "rollback")
@@ -283,8 +268,7 @@ std::string Failover::Rollback(Node& n, double silent_s) {
     LOG(INFO) << job_.map.servers[s].Name() << " holds " << job_.map.ranges[s].ToString()
               << " (epoch " << job_.map.epoch << ")";
   }
-  SendRollback();
-  job_.SendView();  // the new map's: no server lost yet
+  job_.SendView();  // the new map's, which every node takes from it: no server lost yet
   eval_->Remap(job_.map);
   NoteLostPeer();
   return "";

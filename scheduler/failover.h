@@ -43,11 +43,10 @@ class Failover {
   bool CanRollback(const Node& n) const;
   // Returns why it cannot (empty: rolled back).
   std::string Rollback(Node& n, double silent_s);
-  // Rollback's parts: the live servers renumbered in their old order, the keys cut anew over
-  // them and the map's next epoch from `point` (returns how many servers); every live node
-  // told (its new map).
+  // Rollback's part: the live servers renumbered in their old order, the keys cut anew over
+  // them and the map's next epoch from `point` (returns how many servers). The rollback's view
+  // carries the new map to every live node.
   int RenumberServers(const ResumePoint& point);
-  void SendRollback();
 
   JobState& job_;
   Evaluation* eval_;

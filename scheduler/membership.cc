@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <stdexcept>
+#include <utility>
 
 namespace tteps::scheduler {
 
@@ -32,6 +33,7 @@ int Membership::FewestSlices() const {
 void Membership::NextView(const std::string& reason, int64_t step) {
   ++view_.number;
   view_.from_step = step;
+  view_.remap.reset();  // only the rollback's own view carries the new map
   view_.reason = reason;
   view_.live.clear();
   for (int w : workers_) {
@@ -49,13 +51,14 @@ void Membership::NextView(const std::string& reason, int64_t step) {
 
 void Membership::Finish(int worker) { finished_.insert(worker); }
 
-void Membership::Rollback(int map_epoch, int64_t step) {
+void Membership::Rollback(ServerRemap remap, int64_t step) {
   for (int w : workers_) {
     if (!lost_.count(w)) finished_.erase(w);
   }
-  view_.map_epoch = map_epoch;
+  view_.map_epoch = remap.epoch;
   view_.lost_servers.clear();
   NextView("rollback", step);
+  view_.remap = std::move(remap);
 }
 
 void Membership::LoseServer(int server, int64_t step) {

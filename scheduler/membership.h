@@ -72,9 +72,10 @@ class Membership {
   MembershipChange Released(int worker, int slice, int64_t step);
   // --replicas: a server declared lost at step `step`; another holds its range.
   void LoseServer(int server, int64_t step);
-  // Rolled back to a checkpoint under the cluster map of epoch `map_epoch` (servers renumbered,
-  // none lost), from step `step`: every live worker trains again.
-  void Rollback(int map_epoch, int64_t step);
+  // Rolled back to a checkpoint under the cluster map `remap` describes (its epoch; servers
+  // renumbered, none lost), from step `step`: every live worker trains again. The view carries
+  // `remap`, the next one no longer does.
+  void Rollback(ServerRemap remap, int64_t step);
 
   // --min_workers `want`: whether fewer workers than that are live. Becoming fewer is a view
   // ("pause", from `step`: the furthest step a live worker reported), having enough again is

@@ -40,8 +40,8 @@ std::string ParamServer::WorkerName(int w) const {
   return w >= 0 && w < workers() ? map_.workers[w].Name() : "worker " + std::to_string(w);
 }
 
-std::optional<ClusterMap> ParamServer::Run(const std::function<bool()>& stop,
-                                           ServerCommands* commands) {
+std::optional<ServerRemap> ParamServer::Run(const std::function<bool()>& stop,
+                                            ServerCommands* commands) {
   const auto serve_once = [&] {
     Message m;
     std::string peer;
@@ -56,11 +56,11 @@ std::optional<ClusterMap> ParamServer::Run(const std::function<bool()>& stop,
     PollNorm();
     ServePending();
   };
-  std::optional<ClusterMap> rollback;
+  std::optional<ServerRemap> rollback;
   while (!stop()) {
     for (ServerCommand& c : commands ? commands->Take() : std::vector<ServerCommand>{}) {
       if (c.kind == ServerCommand::kRollback) {
-        rollback = std::move(c.map);
+        rollback = std::move(c.remap);
       } else {
         Apply(c);
       }

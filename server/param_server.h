@@ -66,10 +66,10 @@ class ParamServer {
   bool following() const { return order_.following(); }
 
   // Serves until `stop` returns true (checked every few milliseconds) or a rollback comes from
-  // `commands` (returned; the commands before it are applied between requests). A backup then
-  // waits a little for its primary's last entries.
-  std::optional<ClusterMap> Run(const std::function<bool()>& stop,
-                                ServerCommands* commands = nullptr);
+  // `commands` (its new map's servers returned; the commands before it are applied between
+  // requests). A backup then waits a little for its primary's last entries.
+  std::optional<ServerRemap> Run(const std::function<bool()>& stop,
+                                 ServerCommands* commands = nullptr);
   // One of the scheduler's commands other than a rollback.
   void Apply(const ServerCommand& c);
   // What a rollback carries to the next epoch's server: the workers declared lost (their ids)

@@ -4,14 +4,16 @@
 
 namespace tteps::server {
 
-void ServerCommands::Push(ServerCommand command) {
-  std::lock_guard<std::mutex> lock(mu_);
-  queue_.push_back(std::move(command));
-}
-
 bool ServerCommands::Follow(const View& view) {
   std::lock_guard<std::mutex> lock(mu_);
   const ViewChanges changes = follower_.Follow(view);
+  if (changes.remap) {
+    // The epoch's serving ends here; what follows in the view is of the new map.
+    ServerCommand c;
+    c.kind = ServerCommand::kRollback;
+    c.remap = *changes.remap;
+    queue_.push_back(std::move(c));
+  }
   for (int w : changes.lost_workers) {
     ServerCommand c;
     c.kind = ServerCommand::kWorkerLost;
@@ -32,7 +34,7 @@ bool ServerCommands::Follow(const View& view) {
     c.server = s;
     queue_.push_back(std::move(c));
   }
-  return !changes.lost_workers.empty() || !changes.lost_servers.empty();
+  return !changes.lost_workers.empty() || !changes.lost_servers.empty() || changes.remap;
 }
 
 std::vector<ServerCommand> ServerCommands::Take() {

@@ -1,6 +1,6 @@
 // The scheduler's commands to a server, as one queue: the control channel's thread puts them
-// in (server_main.cc's Listen: what each membership view changes, common/view.h, and a
-// rollback's map), the serving loop takes them out in arrival order between requests
+// in (server_main.cc's Listen: what each membership view changes, common/view.h, a rollback's
+// new map among it), the serving loop takes them out in arrival order between requests
 // (ParamServer::Run). The global norms of clipped sync steps wait apart, by version, until the
 // shard asks for its step's.
 #pragma once
@@ -22,19 +22,19 @@ struct ServerCommand {
     kWorkerLost,    // `worker` was declared lost
     kServerLost,    // `server` was declared lost (--replicas: another holds its range)
     kWorkerJoined,  // async / SSP: `worker` takes lost worker `slot`'s place at `clock` pushes
-    kRollback,      // a lost server without a replica: serve `map` from its checkpoint on
+    kRollback,      // a lost server without a replica: serve the map under `remap` from its
+                    // checkpoint on
   };
   Kind kind = kWorkerLost;
   int worker = -1, server = -1, slot = -1;
   int64_t clock = 0;
-  ClusterMap map;
+  ServerRemap remap;
 };
 
 class ServerCommands {
  public:
-  void Push(ServerCommand command);
-  // What `view` changes for this server, as commands in that order: workers lost, places taken
-  // by joiners, servers lost. Returns whether a worker or server was lost.
+  // What `view` changes for this server, as commands in that order: a rollback, workers lost,
+  // places taken by joiners, servers lost. Returns whether a peer was lost (a rollback's too).
   bool Follow(const View& view);
   // The commands in arrival order, up to and including the first rollback.
   std::vector<ServerCommand> Take();

@@ -104,13 +104,6 @@ void Listen(ControlChannel& control, ServerCommands& commands) {
   control.OnCommand(kView, [&commands](const View& view) {
     if (commands.Follow(view)) NoteLostPeer();
   });
-  control.OnCommand(topics::kRollback, [&commands](const ClusterMap& map) {
-    ServerCommand c;
-    c.kind = ServerCommand::kRollback;
-    c.map = map;
-    commands.Push(std::move(c));
-    NoteLostPeer();
-  });
 }
 
 // What the server learns from the scheduler while it serves: which workers compute (a pull
@@ -167,11 +160,12 @@ int Serve(Bootstrap& boot, const NodeOptions& node) {
     server.set_tracer(tracer.get());
     LinkToScheduler(server, control, commands);
     SaveCheckpoints(server, *shard, config.output, id, control);
-    std::optional<ClusterMap> rollback =
+    std::optional<ServerRemap> rollback =
         server.Run([&] { return control.ShutdownRequested(); }, &commands);
     if (rollback && !control.ShutdownRequested()) {
-      map = std::move(*rollback);
-      commands.ClearNorms();  // of versions that will be computed again
+      map = Remapped(std::move(map), *rollback);
+      map.your_id = ServerIdIn(map, self.endpoint);  // renumbered
+      commands.ClearNorms();                         // of versions that will be computed again
       carried = server.carried();
       refused_before += server.errors();
       held = server.TakeHeld();

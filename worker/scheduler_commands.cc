@@ -20,8 +20,9 @@ StepCommand Command(StepCommand::Kind kind, int slice = -1, int64_t accumulation
 
 }  // namespace
 
-void SchedulerCommands::Listen(ControlChannel* control, int me, int own_slice) {
-  follower_ = ViewFollower(me, own_slice);
+void SchedulerCommands::Listen(ControlChannel* control, const ClusterMap& map) {
+  const int me = map.your_id;
+  follower_ = ViewFollower(me, map.own_slice >= 0 ? map.own_slice : me, map.epoch);
   control->OnCommand(topics::kGo, [this](const topics::Go& go) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -43,13 +44,6 @@ void SchedulerCommands::Listen(ControlChannel* control, int me, int own_slice) {
     Queue({Command(StepCommand::kSetAccumulation, -1, s.accumulation), ""});
   });
   control->OnCommand(kView, [this](const View& view) { Follow(view); });
-  control->OnCommand(topics::kRollback, [this](const ClusterMap& next) {
-    std::lock_guard<std::mutex> lock(mu_);
-    rollback_ = next;
-    rollback_pending_ = true;
-    lost_servers_.Clear();  // ids of the old map; later losses are of the new one
-    NoteLostPeer();
-  });
 }
 
 void SchedulerCommands::Follow(const View& view) {
@@ -59,6 +53,13 @@ void SchedulerCommands::Follow(const View& view) {
     const ViewChanges changes = follower_.Follow(view);
     if (changes.empty()) return;
     lost_worker_count_ = follower_.last().lost_workers.size();
+    if (changes.remap) {
+      // The step loop ends wherever it is and trains again on the new servers.
+      rollback_ = *changes.remap;
+      rollback_pending_ = true;
+      lost_servers_.Clear();  // ids of the old map; later losses are of the new one
+      lost_peer = true;
+    }
     for (int s : changes.lost_servers) {
       LOG(WARNING) << "server " << s << " was declared lost; its range is read from a replica";
       lost_servers_.Add(s);
@@ -131,7 +132,7 @@ std::vector<int> SchedulerCommands::LostWorkers() const {
 bool SchedulerCommands::TakeRollback(ClusterMap* map) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!rollback_pending_) return false;
-  *map = std::move(rollback_);
+  *map = Remapped(std::move(*map), rollback_);
   rollback_pending_ = false;
   return true;
 }

@@ -3,7 +3,7 @@
 // loop (adopt, release, pause, resume) goes into one queue (worker/step_commands.h) with the
 // stop and the policy's accumulations, which the loop drains; the rest is state other parts
 // read: the go (the start barrier), the lost workers (the ring, the first live worker's
-// snapshots), the lost servers (the KV client, while it waits) and a rollback's cluster map.
+// snapshots), the lost servers (the KV client, while it waits) and a rollback's new servers.
 #pragma once
 
 #include <atomic>
@@ -29,9 +29,10 @@ class SchedulerCommands {
   // the slice.
   using ScheduleDecoder = std::function<SliceSchedule(int slice, const std::string& encoded)>;
 
-  // Registers the handlers; call before control->Start(). `me`: this worker's id; `own_slice`:
-  // the slice it computes as its own (a joiner's: the lost worker's it joined for).
-  void Listen(ControlChannel* control, int me, int own_slice);
+  // Registers the handlers; call before control->Start(). `map`: the cluster map this worker
+  // registered with (its id, its own slice: a joiner's is the lost worker's it joined for, its
+  // epoch).
+  void Listen(ControlChannel* control, const ClusterMap& map);
 
   bool go() const { return go_.load(); }
   // The scheduler asked this worker to leave the job (launch/tteps --release).
@@ -62,7 +63,7 @@ class SchedulerCommands {
   std::vector<int> LostWorkers() const;
   size_t lost_worker_count() const { return lost_worker_count_.load(); }
   bool rollback_pending() const { return rollback_pending_.load(); }
-  // The rollback's map, if one came (and forgets it).
+  // A rollback's view came: `map` becomes the new map (and the rollback is forgotten).
   bool TakeRollback(ClusterMap* map);
 
  private:
@@ -87,7 +88,7 @@ class SchedulerCommands {
   LostServers lost_servers_;  // --replicas: servers declared lost (read by the KV clients)
   std::atomic<size_t> lost_worker_count_{0};
   std::atomic<bool> rollback_pending_{false};
-  ClusterMap rollback_;
+  ServerRemap rollback_;
 };
 
 }  // namespace tteps

@@ -206,7 +206,7 @@ int WorkerProcess::Start(Bootstrap& boot, const NodeOptions& node) {
   const ClusterMap map = control.Register();
   control.SetTiming(map.config.cluster.timeout_s, map.config.cluster.heartbeat_s,
                     map.config.cluster.silence_s);
-  commands.Listen(&control, map.your_id, map.own_slice >= 0 ? map.own_slice : map.your_id);
+  commands.Listen(&control, map);
   control.Start();
   try {
     WorkerProcess(boot, map, map.config, commands, &control, &ctx, &ring).Run();

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 
-#include "common/cluster_map.h"
 #include "common/topic.h"
 #include "common/topics/server_stats.h"
 
@@ -32,10 +31,7 @@ struct NormTotal {
 };
 inline constexpr Topic<NormTotal> kNormTotal{"norm-total"};
 // Scheduler -> servers: every membership change (workers lost, places taken by joiners, servers
-// lost) comes as a view (common/view.h, topic "view").
-// Scheduler -> servers: the new ClusterMap (a lost server without a replica): restore its
-// checkpoint version on the new ranges and go on from there.
-inline constexpr Topic<ClusterMap> kRollback{"rollback"};
+// lost, a rollback's new map) comes as a view (common/view.h, topic "view").
 // Server -> scheduler, at the end: its statistics.
 inline constexpr Topic<ServerStats> kStats{"server-stats"};
 

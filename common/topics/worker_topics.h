@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <string>
 
-#include "common/cluster_map.h"
 #include "common/slice_schedule.h"
 #include "common/topic.h"
 #include "common/topics/train_report.h"
@@ -96,11 +95,8 @@ struct SetAccumulation {
   }
 };
 inline constexpr Topic<SetAccumulation> kSetAccumulation{"set-accumulation"};
-// Every membership change (a worker or server lost, a join, a handover, a pause): the view
-// (common/view.h, topic "view"), which the workers and the servers follow.
-
-// The new cluster map after a server was lost without a replica: train again from its
-// start_steps on its servers (epoch + 1).
-inline constexpr Topic<ClusterMap> kRollback{"rollback"};
+// Every membership change (a worker or server lost, a join, a handover, a pause, a rollback to
+// a checkpoint on the servers left): the view (common/view.h, topic "view"), which the workers
+// and the servers follow.
 
 }  // namespace tteps::topics

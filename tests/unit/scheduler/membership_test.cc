@@ -16,6 +16,14 @@ namespace {
 using Adopt = std::vector<std::pair<int, std::string>>;
 using Ints = std::vector<int>;
 
+// A rollback's new map (what matters here: its epoch, and where the workers start again).
+ServerRemap NewMap(int epoch, std::vector<int64_t> start_steps = {}) {
+  ServerRemap r;
+  r.epoch = epoch;
+  r.start_steps = std::move(start_steps);
+  return r;
+}
+
 // Each worker's follower of the views, as worker/scheduler_commands.cc keeps one.
 class Followers {
  public:
@@ -324,13 +332,15 @@ TEST(Membership, ARollbackRestartsTheLiveWorkersOnly) {
   m.Finish(2);
   m.Lose(1, 4);  // nobody to adopt: everyone finished
   EXPECT_EQ(m.ActiveCount(), 0);
-  m.Rollback(1, 2);
+  m.Rollback(NewMap(1, {2, 2, 2}), 2);
   EXPECT_EQ(m.ActiveCount(), 2);
   EXPECT_TRUE(m.IsLost(1));
   EXPECT_EQ(m.view().live, (std::vector<int>{0, 2}));
   EXPECT_EQ(m.view().reason, "rollback");
   EXPECT_EQ(m.view().from_step, 2);
   EXPECT_EQ(m.view().map_epoch, 1);
+  ASSERT_TRUE(m.view().remap.has_value());
+  EXPECT_EQ(m.view().remap->start_steps, (std::vector<int64_t>{2, 2, 2}));
 }
 
 TEST(Membership, ServersLostWithAReplicaAreViewsAndARollbackForgetsThem) {
@@ -345,12 +355,20 @@ TEST(Membership, ServersLostWithAReplicaAreViewsAndARollbackForgetsThem) {
   m.LoseServer(1, 9);  // two of four at once
   EXPECT_EQ(server.Follow(m.view()).lost_servers, (Ints{1}));
   // A server without a replica lost: the live servers renumbered, none lost in the new map.
-  m.Rollback(1, 5);
+  m.Rollback(NewMap(1), 5);
   EXPECT_FALSE(m.IsServerLost(3));
-  EXPECT_TRUE(server.Follow(m.view()).empty());
-  // The new map's server 1 is another than the old map's: lost anew.
+  const ViewChanges rolled = server.Follow(m.view());
+  ASSERT_TRUE(rolled.remap.has_value());  // the new map, and nothing else
+  EXPECT_EQ(rolled.remap->epoch, 1);
+  EXPECT_TRUE(rolled.lost_servers.empty());
+  EXPECT_TRUE(rolled.lost_workers.empty());
+  // The new map's server 1 is another than the old map's: lost anew. Only the rollback's own
+  // view carries the map.
   m.LoseServer(1, 8);
-  EXPECT_EQ(server.Follow(m.view()).lost_servers, (Ints{1}));
+  EXPECT_FALSE(m.view().remap.has_value());
+  const ViewChanges lost = server.Follow(m.view());
+  EXPECT_EQ(lost.lost_servers, (Ints{1}));
+  EXPECT_FALSE(lost.remap.has_value());
   EXPECT_EQ(m.view().map_epoch, 1);
 }
 
@@ -360,8 +378,11 @@ TEST(Membership, AWorkerLostDuringARollbackHasItsSlicesMovedFromTheCheckpointsSt
   m.Lose(2, 20);  // slice 2 -> worker 0
   f.Of(0, m.view());
   f.Of(1, m.view());
-  m.Rollback(1, 10);  // every live worker trains from step 10 again, holding what it held
-  EXPECT_TRUE(f.Of(0, m.view()).empty());
+  m.Rollback(NewMap(1), 10);  // every live worker trains from step 10 again, holding what it held
+  const ViewChanges rolled = f.Of(0, m.view());
+  EXPECT_TRUE(rolled.remap.has_value());
+  EXPECT_TRUE(rolled.adopt.empty());
+  EXPECT_TRUE(rolled.release.empty());
   EXPECT_EQ(m.view().slice_owner, (std::vector<int>{0, 1, 0}));
   const auto change = m.Lose(0, 10);  // silent before it reported a step of the new map
   EXPECT_EQ(change.adopters, (std::vector<int>{1, 1}));

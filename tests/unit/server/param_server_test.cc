@@ -175,7 +175,7 @@ class ParamServerTest : public ::testing::Test {
   std::string server_failure_;
   double clip_norm_ = 0;     // set before StartServer
   ServerCommands commands_;  // the scheduler's, as the control channel would queue them
-  std::optional<ClusterMap> rollback_;
+  std::optional<ServerRemap> rollback_;
   std::mutex norms_mu_;
   std::map<int64_t, double> norms_;  // version -> global norm, as the scheduler would send
 };
@@ -459,10 +459,10 @@ TEST_F(ParamServerTest, QueuedCommandsDropALostWorkerAndARollbackEndsTheEpoch) {
   auto w0 = Client(0), w1 = Client(1);
   const std::vector<float> init = InitValues();
   Init(*w0, init.data());
-  ServerCommand lost;
-  lost.kind = ServerCommand::kWorkerLost;
-  lost.worker = 1;
-  commands_.Push(lost);
+  View lost;
+  lost.number = 1;
+  lost.lost_workers = {1};
+  commands_.Follow(lost);
   Push(*w0, Grad(0), {}, {0, 1});
   try {
     Push(*w1, Grad(1), {}, {0, 3});
@@ -470,11 +470,12 @@ TEST_F(ParamServerTest, QueuedCommandsDropALostWorkerAndARollbackEndsTheEpoch) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("declared lost"), std::string::npos) << e.what();
   }
-  ServerCommand rollback;
-  rollback.kind = ServerCommand::kRollback;
-  rollback.map = map_;
-  rollback.map.epoch = 1;
-  commands_.Push(rollback);
+  View rollback = lost;
+  rollback.number = 2;
+  rollback.map_epoch = 1;
+  rollback.remap = RemapOf(map_);
+  rollback.remap->epoch = 1;
+  commands_.Follow(rollback);
   thread_.join();  // Run returns by itself
   ASSERT_TRUE(rollback_.has_value());
   EXPECT_EQ(rollback_->epoch, 1);

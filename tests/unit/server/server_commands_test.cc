@@ -1,5 +1,6 @@
-// The scheduler's commands to a server as one queue: arrival order, a rollback ends a take,
-// a membership view as the commands for what it changed, the global norms apart by version.
+// The scheduler's commands to a server as one queue: each membership view as the commands for
+// what it changed, in arrival order; a rollback's view ends a take, and what it and the views
+// after it say is of the new map; the global norms apart by version.
 #include "server/server_commands.h"
 
 #include <gtest/gtest.h>
@@ -7,30 +8,45 @@
 namespace tteps::server {
 namespace {
 
-ServerCommand Lost(int worker) {
-  ServerCommand c;
-  c.kind = ServerCommand::kWorkerLost;
-  c.worker = worker;
-  return c;
-}
-
-TEST(ServerCommands, TakesInArrivalOrderUpToTheFirstRollback) {
+TEST(ServerCommands, ARollbacksViewEndsATakeAndTheCommandsAfterItAreOfTheNewMap) {
   ServerCommands q;
   EXPECT_TRUE(q.Take().empty());
-  q.Push(Lost(1));
-  ServerCommand rollback;
-  rollback.kind = ServerCommand::kRollback;
-  rollback.map.epoch = 3;
-  q.Push(rollback);
-  q.Push(Lost(2));  // of the next epoch's server
+  View v;
+  v.number = 1;
+  v.lost_workers = {1};
+  v.lost_servers = {2};
+  EXPECT_TRUE(q.Follow(v));
+  // Server 2 of 3 lost too: the job rolls back onto two servers, renumbered.
+  View rollback = v;
+  rollback.number = 2;
+  rollback.reason = "rollback";
+  rollback.map_epoch = 1;
+  rollback.lost_servers.clear();
+  rollback.remap = ServerRemap();
+  rollback.remap->epoch = 1;
+  rollback.remap->resume_version = 10;
+  EXPECT_TRUE(q.Follow(rollback));
+  View next = rollback;  // the next view no longer carries the map
+  next.number = 3;
+  next.remap.reset();
+  next.lost_workers = {1, 0};
+  next.lost_servers = {1};  // the new map's server 1
+  EXPECT_TRUE(q.Follow(next));
   const auto first = q.Take();
-  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first[0].kind, ServerCommand::kWorkerLost);
   EXPECT_EQ(first[0].worker, 1);
-  EXPECT_EQ(first[1].kind, ServerCommand::kRollback);
-  EXPECT_EQ(first[1].map.epoch, 3);
-  const auto next = q.Take();
-  ASSERT_EQ(next.size(), 1u);
-  EXPECT_EQ(next[0].worker, 2);
+  EXPECT_EQ(first[1].kind, ServerCommand::kServerLost);
+  EXPECT_EQ(first[1].server, 2);
+  EXPECT_EQ(first[2].kind, ServerCommand::kRollback);
+  EXPECT_EQ(first[2].remap.epoch, 1);
+  EXPECT_EQ(first[2].remap.resume_version, 10);
+  const auto after = q.Take();
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].kind, ServerCommand::kWorkerLost);
+  EXPECT_EQ(after[0].worker, 0);
+  EXPECT_EQ(after[1].kind, ServerCommand::kServerLost);
+  EXPECT_EQ(after[1].server, 1);
 }
 
 TEST(ServerCommands, AViewBecomesCommandsForWhatItChanged) {
