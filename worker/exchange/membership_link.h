@@ -15,7 +15,8 @@ class MembershipLink {
   // Sync and SSP: the view changed this worker's slices (one to adopt) or paused the job; a
   // wait for the next weights ends (ExchangeResult::view_changed).
   virtual bool ViewChanged() = 0;
-  // A rollback is coming: the exchange's waits end with an exception.
+  // A rollback's view came: the exchange's waits abort (the step is given up; the worker trains
+  // again on the new map).
   virtual bool RollbackPending() = 0;
   // --replicas: the servers declared lost (their ranges are read from replicas). Lives as long
   // as the link.
