@@ -13,6 +13,7 @@
 #include "model/deeptte/checkpoint.h"
 #include "model/deeptte/embedding_rows.h"
 #include "model/deeptte/geo_conv.h"
+#include "model/deeptte/layout.h"
 #include "model/evaluator.h"
 #include "model/model_params.h"
 #include "model/row_spans.h"
@@ -203,6 +204,28 @@ TEST(DeepTTE, GradientMatchesFiniteDifferencesInDouble) {
     }
   }
   EXPECT_GT(checked, 30);
+}
+
+// The torch-free layout (simulated workers register with it) is the model's own: the same
+// names, shapes, order and fingerprint, whatever the hyperparameters.
+TEST(ParamLayout, TheTorchFreeLayoutIsTheModels) {
+  ModelConfig small;
+  small.kernel_size = 2;
+  small.num_filter = 8;
+  small.pooling = "mean";
+  small.num_final_fcs = 1;
+  small.final_fc_size = 32;
+  for (const ModelConfig& c : {ModelConfig{}, small}) {
+    const ParamLayout want = LayoutOf(*MakeModel(c));
+    const ParamLayout got = deeptte::LayoutFor(c);
+    ASSERT_EQ(got.entries().size(), want.entries().size()) << want.Describe();
+    for (size_t i = 0; i < want.entries().size(); ++i) {
+      EXPECT_EQ(got.entries()[i].name, want.entries()[i].name) << i;
+      EXPECT_EQ(got.entries()[i].shape, want.entries()[i].shape) << want.entries()[i].name;
+    }
+    EXPECT_EQ(got.total(), want.total());
+    EXPECT_EQ(got.fingerprint(), want.fingerprint());
+  }
 }
 
 TEST(ParamLayout, RoundTripAndFingerprint) {

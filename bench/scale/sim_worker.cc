@@ -1,0 +1,217 @@
+#include "bench/scale/sim_worker.h"
+
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include "common/clock.h"
+#include "common/topics/worker_topics.h"
+
+namespace tteps::sim {
+namespace {
+
+// Sync with plain SGD at a constant rate that is a power of two: the servers' arithmetic on the
+// synthetic gradients is then exact, and the final weights predictable to the bit.
+void CheckJob(const ClusterMap& map) {
+  const JobConfig& c = map.config;
+  const auto refuse = [](const std::string& why) {
+    throw std::invalid_argument("bench/scale's simulated workers need " + why);
+  };
+  if (c.exchange.mode != Mode::kSync) refuse("--mode sync");
+  if (c.optimizer.name != "sgd" || c.optimizer.lr_schedule != "constant" ||
+      c.optimizer.warmup_steps != 0 || c.optimizer.lr_scaling != "none" ||
+      c.optimizer.clip_norm != 0) {
+    refuse("--optimizer sgd at a constant rate (no warm-up, scaling or clipping)");
+  }
+  int exponent = 0;
+  if (std::frexp(c.optimizer.lr, &exponent) != 0.5) refuse("an --lr that is a power of two");
+  if (c.train.max_steps <= 0) refuse("--max_steps (the steps of the job)");
+  // Their pushes are whole (a worker's sparse rows, buckets and staged pulls are its own
+  // business); the servers' arithmetic needs float32 on the wire and a trip per slice and step.
+  if (c.exchange.accumulation != 1 || c.exchange.wire_dtype != "fp32") {
+    refuse("--wire_dtype fp32 and --accumulation 1");
+  }
+  if (map.resume_version >= 0) refuse("a fresh job (no --resume)");
+}
+
+// The final weights the synthetic gradients predict, computed once per process.
+const std::vector<float>& ExpectedOnce(int64_t count, int64_t version, int slices, double lr) {
+  static std::once_flag once;
+  static std::vector<float> expected;
+  std::call_once(once, [&] { expected = Expected(count, version, slices, lr); });
+  return expected;
+}
+
+}  // namespace
+
+JsonObject SimOutcome::ToJson() const {
+  JsonObject o;
+  o.Add("worker", id)
+      .Add("slice", slice)
+      .Add("first_step", first_step)
+      .Add("steps", steps)
+      .Add("register_s", register_s)
+      .Add("go_s", go_s)
+      .Add("train_s", train_s)
+      .Add("adopted", adopted)
+      .Add("checked", checked)
+      .Add("mismatched_keys", mismatch.count)
+      .Add("max_abs_diff", mismatch.max_abs);
+  if (!error.empty()) o.Add("error", error);
+  return o;
+}
+
+SimOutcome SimWorker::Run() {
+  start_ = Clock::now();
+  try {
+    Register();
+    Start();
+    for (int64_t step = out_.first_step; step < total_; ++step) Step(step);
+    Finish();
+  } catch (const std::exception& e) {
+    out_.error = e.what();
+    LOG(WARNING) << "simulated worker " << out_.id << ": " << e.what();
+  }
+  return out_;
+}
+
+void SimWorker::Register() {
+  NodeInfo self;
+  self.role = Role::kWorker;
+  self.host = HostName();
+  self.pid = static_cast<int32_t>(getpid());
+  self.param_count = shared_.layout.total();
+  self.fingerprint = shared_.layout.fingerprint();
+  const NodeOptions& node = shared_.node;
+  control_ = std::make_unique<ControlChannel>(ctx_, node.scheduler, self, node.timeout_s,
+                                              node.heartbeat_s);
+  map_ = control_->Register();
+  out_.register_s = SecondsSince(start_);
+  CheckJob(map_);
+  const ClusterConfig& cluster = map_.config.cluster;
+  control_->SetTiming(cluster.timeout_s, cluster.heartbeat_s, cluster.silence_s);
+  commands_.Listen(control_.get(), map_);
+  control_->Start();
+  out_.id = map_.your_id;
+  out_.slice = map_.own_slice >= 0 ? map_.own_slice : map_.your_id;
+  total_ = map_.config.train.max_steps;
+}
+
+void SimWorker::Start() {
+  control_->Report(topics::kReady, {0});
+  control_->WaitUntil([this] { return commands_.go(); }, "the scheduler's go");
+  out_.go_s = SecondsSince(start_);
+  if (map_.own_slice >= 0) out_.first_step = commands_.go_step();  // a joiner
+  KVClientOptions o;
+  o.timeout_s = map_.config.cluster.timeout_s;
+  o.abort = [this] { return control_->ShutdownRequested() || commands_.rollback_pending(); };
+  o.interrupt = [this] { return commands_.Interrupting(); };
+  o.lost_servers = &commands_.lost_servers();
+  o.busy_seen = [this](int worker) { return control_->ComputingSeen(worker); };
+  kv_ = std::make_unique<KVClient>(ctx_, map_, control_->self(), o);
+  weights_.resize(shared_.layout.total());
+  if (out_.id == 0 && out_.first_step == 0) {
+    for (size_t k = 0; k < weights_.size(); ++k) weights_[k] = Initial(static_cast<int64_t>(k));
+    kv_->Call(KVRequest::Init(weights_.data(), static_cast<int64_t>(weights_.size())));
+  }
+  version_ = kv_->Call(KVRequest::Pull(out_.first_step, weights_.data())).version;
+}
+
+void SimWorker::Drain(int64_t step, bool under_way) {
+  const auto no_schedule = [](int, const std::string&) { return SliceSchedule(1); };
+  bool paused = false;
+  do {
+    for (const StepCommand& c : commands_.TakeStepCommands(no_schedule)) {
+      if (c.kind == StepCommand::kAdopt && adopted_.insert(c.slice).second) {
+        ++out_.adopted;
+        if (under_way) PushSlice(c.slice, step);  // the step's wait may be for it
+      } else if (c.kind == StepCommand::kRelease) {
+        releases_.push_back(c.slice);
+      } else if (c.kind == StepCommand::kPause || c.kind == StepCommand::kResume) {
+        paused = c.kind == StepCommand::kPause;
+      }
+    }
+    if (paused) {
+      const ClusterConfig& cluster = map_.config.cluster;
+      control_->WaitUntil([this] { return commands_.StepCommandQueued(); },
+                          "a worker to join (--min_workers)",
+                          cluster.timeout_s + 2 * cluster.heartbeat_s + 2);
+    }
+  } while (paused);
+}
+
+void SimWorker::Step(int64_t step) {
+  Drain(step, false);
+  // A joiner takes these slices over: pushed here for every step before this one.
+  for (int slice : std::exchange(releases_, {})) {
+    adopted_.erase(slice);
+    control_->Report(topics::kReleased, {slice, step});
+  }
+  control_->SetComputing(step);
+  std::this_thread::sleep_for(std::chrono::duration<double>(shared_.compute_s));
+  control_->SetComputing(-1);
+  for (int slice : std::set<int>(adopted_)) PushSlice(slice, step);
+  auto grad = std::make_shared<std::vector<float>>();
+  FillGradient(shared_.shape, step, out_.slice, grad.get());
+  PushMeta meta;
+  meta.version = version_;
+  meta.samples = 1;
+  meta.slice = map_.own_slice;  // -1: the sender's own
+  KVRequest push = KVRequest::Push(std::move(grad), {}, meta);
+  push.interruptible = true;
+  // The last step waits for its completion only (one key); Finish pulls the weights.
+  const bool last = step + 1 == total_;
+  const std::vector<KeyRange> keys = last ? std::vector<KeyRange>{{0, 1}} : std::vector<KeyRange>{};
+  PullResult r = kv_->Call(std::move(push.ThenPull(step + 1, weights_.data(), {keys})));
+  while (r.view_changed) {
+    Drain(step, true);
+    KVRequest pull = KVRequest::Pull(step + 1, weights_.data(), keys);
+    pull.interruptible = true;
+    r = kv_->Call(std::move(pull));
+  }
+  version_ = r.version;
+  out_.steps = step + 1;
+  if ((step + 1) % map_.config.train.log_every == 0 || last) Report(step);
+}
+
+void SimWorker::PushSlice(int slice, int64_t step) {
+  auto grad = std::make_shared<std::vector<float>>();
+  FillGradient(shared_.shape, step, slice, grad.get());
+  PushMeta meta;
+  meta.version = version_;
+  meta.samples = 1;
+  meta.slice = slice;
+  kv_->Call(KVRequest::Push(std::move(grad), {}, meta));
+}
+
+void SimWorker::Report(int64_t step) {
+  TrainReport r;
+  r.worker = out_.id;
+  r.step = step + 1;
+  r.wall_s = SecondsSince(start_) - out_.go_s;
+  r.trips = 1 + static_cast<int64_t>(adopted_.size());
+  r.compute_s = shared_.compute_s;
+  r.cpu_gemm = "simulated";
+  control_->Report(topics::kTrainReport, r);
+}
+
+void SimWorker::Finish() {
+  KVRequest pull = KVRequest::Pull(total_, weights_.data());
+  pull.exact = true;
+  kv_->Call(std::move(pull));
+  const std::vector<float>& want =
+      ExpectedOnce(shared_.layout.total(), total_, SliceCount(map_), map_.config.optimizer.lr);
+  out_.mismatch = Compare(weights_, want);
+  out_.checked = true;
+  out_.train_s = SecondsSince(start_);
+  control_->Report(topics::kDone, {total_, map_.epoch});
+  control_->Flush();
+  control_->WaitForShutdown();
+}
+
+}  // namespace tteps::sim

@@ -1,0 +1,79 @@
+// One simulated worker of bench/scale: it speaks the worker's protocol to the real scheduler
+// and servers (registration, the go, the views it follows, heartbeats, pushes and pulls of
+// DeepTTE's parameter layout, reports, a joiner's start, handovers) with LibTorch's
+// computation replaced by a sleep and its gradient by a known function of the step and the
+// slice (bench/scale/synthetic.h). Sync mode: at the end it pulls the final weights and checks
+// them, bit for bit, against what the synthetic gradients predict.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "bench/scale/synthetic.h"
+#include "common/bootstrap.h"
+#include "common/cluster_map.h"
+#include "common/control_channel.h"
+#include "common/json_writer.h"
+#include "common/kv_client.h"
+#include "model/param_layout.h"
+#include "worker/scheduler_commands.h"
+
+namespace tteps::sim {
+
+// What every simulated worker of a process shares (read-only once they run).
+struct SimShared {
+  NodeOptions node;
+  ParamLayout layout;
+  std::vector<float> shape;  // Shape of every key
+  double compute_s = 0;      // slept as each step's computation
+};
+
+// One simulated worker's account, a JSON line of the process's results.
+struct SimOutcome {
+  int id = -1, slice = -1;
+  int64_t first_step = 0, steps = 0;
+  double register_s = 0, go_s = 0, train_s = 0;  // from its start: registered, go, done
+  int adopted = 0;                               // slices it computed beside its own, ever
+  bool checked = false;                          // the final weights were compared
+  Mismatch mismatch;
+  std::string error;
+  JsonObject ToJson() const;
+};
+
+class SimWorker {
+ public:
+  SimWorker(zmq::context_t& ctx, const SimShared& shared) : ctx_(ctx), shared_(shared) {}
+  // Registers, trains every step from its first to the job's last, checks the final weights,
+  // says done and waits for the scheduler's end. Never throws: the outcome holds the error.
+  SimOutcome Run();
+
+ private:
+  void Register();
+  void Start();
+  void Step(int64_t step);
+  // The commands the scheduler queued (adoptions at once, for `step` if it is under way;
+  // releases at the next step's start; a pause waits here for its resume).
+  void Drain(int64_t step, bool under_way);
+  void PushSlice(int slice, int64_t step);
+  void Report(int64_t step);
+  void Finish();
+
+  zmq::context_t& ctx_;
+  const SimShared& shared_;
+  SchedulerCommands commands_;  // outlives the channel, whose thread writes into it
+  std::unique_ptr<ControlChannel> control_;
+  std::unique_ptr<KVClient> kv_;
+  ClusterMap map_;
+  int64_t total_ = 0, version_ = 0;  // the job's steps; the version the weights are of
+  std::set<int> adopted_;
+  std::vector<int> releases_;  // at the next step's start
+  std::vector<float> weights_;
+  SimOutcome out_;
+  Clock::time_point start_;
+};
+
+}  // namespace tteps::sim
