@@ -1,6 +1,7 @@
 // tteps-sim-worker: --count simulated workers in one process, each with its own sockets to the
 // real scheduler and servers (bench/scale/sim_worker.h). Started by bench/scale, without MPI:
-//   tteps-sim-worker --scheduler tcp://HOST:PORT --count 64 [--compute_s 0.01] [--results F]
+//   tteps-sim-worker --scheduler tcp://HOST:PORT --count 64 [--compute_s 0.01]
+//                    [--key_fraction 1] [--results F]
 // The model's flags (--kernel_size, --num_filter, ...) give the layout, as a worker's do.
 // Prints (or writes to --results) one JSON line per simulated worker; exits 1 if any failed or
 // pulled final weights other than the synthetic gradients predict.
@@ -20,6 +21,8 @@
 
 DEFINE_int32(count, 1, "simulated workers in this process");
 DEFINE_double(compute_s, 0.01, "each step's computation, slept");
+DEFINE_double(key_fraction, 1,
+              "the share of each server's range that pushes and pulls carry (1: every key)");
 DEFINE_string(results, "", "where the JSON lines go (empty: standard output)");
 
 int main(int argc, char** argv) {
@@ -34,11 +37,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   shared.layout = tteps::deeptte::LayoutFor(tteps::JobConfigFromFlags().model);
-  shared.shape.resize(shared.layout.total());
-  for (size_t k = 0; k < shared.shape.size(); ++k) {
-    shared.shape[k] = tteps::sim::Shape(static_cast<int64_t>(k));
-  }
+  shared.gradients = tteps::sim::GradientsByCoefficient(shared.layout.total());
   shared.compute_s = FLAGS_compute_s;
+  shared.key_fraction = FLAGS_key_fraction;
   zmq::context_t ctx;
   // Each simulated worker holds a socket per server, its control channel's and their pipes.
   ctx.set(zmq::ctxopt::max_sockets, 65536);
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
   bool ok = true;
   for (const auto& o : outcomes) {
     out << o.ToJson().str() << "\n";
-    ok = ok && o.error.empty() && o.checked && o.mismatch.count == 0;
+    ok = ok && o.error.empty() && o.checked_keys > 0 && o.mismatch.count == 0;
   }
   return ok ? 0 : 1;
 }

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
@@ -40,10 +41,11 @@ void CheckJob(const ClusterMap& map) {
 }
 
 // The final weights the synthetic gradients predict, computed once per process.
-const std::vector<float>& ExpectedOnce(int64_t count, int64_t version, int slices, double lr) {
+const std::vector<float>& ExpectedOnce(int64_t count, int64_t version, int slices, double lr,
+                                       const std::vector<KeyRange>& spans) {
   static std::once_flag once;
   static std::vector<float> expected;
-  std::call_once(once, [&] { expected = Expected(count, version, slices, lr); });
+  std::call_once(once, [&] { expected = Expected(count, version, slices, lr, spans); });
   return expected;
 }
 
@@ -59,7 +61,7 @@ JsonObject SimOutcome::ToJson() const {
       .Add("go_s", go_s)
       .Add("train_s", train_s)
       .Add("adopted", adopted)
-      .Add("checked", checked)
+      .Add("checked_keys", checked_keys)
       .Add("mismatched_keys", mismatch.count)
       .Add("max_abs_diff", mismatch.max_abs);
   if (!error.empty()) o.Add("error", error);
@@ -114,12 +116,16 @@ void SimWorker::Start() {
   o.lost_servers = &commands_.lost_servers();
   o.busy_seen = [this](int worker) { return control_->ComputingSeen(worker); };
   kv_ = std::make_unique<KVClient>(ctx_, map_, control_->self(), o);
-  weights_.resize(shared_.layout.total());
+  const int64_t count = shared_.layout.total();
+  weights_.reset(static_cast<float*>(std::calloc(count, sizeof(float))));
+  if (!weights_) throw std::bad_alloc();
+  spans_ = PushedKeys(map_.ranges, shared_.key_fraction);
   if (out_.id == 0 && out_.first_step == 0) {
-    for (size_t k = 0; k < weights_.size(); ++k) weights_[k] = Initial(static_cast<int64_t>(k));
-    kv_->Call(KVRequest::Init(weights_.data(), static_cast<int64_t>(weights_.size())));
+    std::vector<float> init(count);
+    for (int64_t k = 0; k < count; ++k) init[k] = Initial(k);
+    kv_->Call(KVRequest::Init(init.data(), count));
   }
-  version_ = kv_->Call(KVRequest::Pull(out_.first_step, weights_.data())).version;
+  version_ = kv_->Call(KVRequest::Pull(out_.first_step, weights_.get(), spans_)).version;
 }
 
 void SimWorker::Drain(int64_t step, bool under_way) {
@@ -156,21 +162,19 @@ void SimWorker::Step(int64_t step) {
   std::this_thread::sleep_for(std::chrono::duration<double>(shared_.compute_s));
   control_->SetComputing(-1);
   for (int slice : std::set<int>(adopted_)) PushSlice(slice, step);
-  auto grad = std::make_shared<std::vector<float>>();
-  FillGradient(shared_.shape, step, out_.slice, grad.get());
   PushMeta meta;
   meta.version = version_;
   meta.samples = 1;
   meta.slice = map_.own_slice;  // -1: the sender's own
-  KVRequest push = KVRequest::Push(std::move(grad), {}, meta);
+  KVRequest push = KVRequest::Push(GradientOf(step, out_.slice), spans_, meta);
   push.interruptible = true;
   // The last step waits for its completion only (one key); Finish pulls the weights.
   const bool last = step + 1 == total_;
-  const std::vector<KeyRange> keys = last ? std::vector<KeyRange>{{0, 1}} : std::vector<KeyRange>{};
-  PullResult r = kv_->Call(std::move(push.ThenPull(step + 1, weights_.data(), {keys})));
+  const std::vector<KeyRange> keys = last ? std::vector<KeyRange>{{0, 1}} : spans_;
+  PullResult r = kv_->Call(std::move(push.ThenPull(step + 1, weights_.get(), {keys})));
   while (r.view_changed) {
     Drain(step, true);
-    KVRequest pull = KVRequest::Pull(step + 1, weights_.data(), keys);
+    KVRequest pull = KVRequest::Pull(step + 1, weights_.get(), keys);
     pull.interruptible = true;
     r = kv_->Call(std::move(pull));
   }
@@ -180,13 +184,11 @@ void SimWorker::Step(int64_t step) {
 }
 
 void SimWorker::PushSlice(int slice, int64_t step) {
-  auto grad = std::make_shared<std::vector<float>>();
-  FillGradient(shared_.shape, step, slice, grad.get());
   PushMeta meta;
   meta.version = version_;
   meta.samples = 1;
   meta.slice = slice;
-  kv_->Call(KVRequest::Push(std::move(grad), {}, meta));
+  kv_->Call(KVRequest::Push(GradientOf(step, slice), spans_, meta));
 }
 
 void SimWorker::Report(int64_t step) {
@@ -201,13 +203,20 @@ void SimWorker::Report(int64_t step) {
 }
 
 void SimWorker::Finish() {
-  KVRequest pull = KVRequest::Pull(total_, weights_.data());
+  // Every key once per process (its first simulated worker to get here), the pushed keys by
+  // the others.
+  static std::atomic<bool> whole_checked{false};
+  const bool whole = !whole_checked.exchange(true);
+  const int64_t count = shared_.layout.total();
+  const std::vector<KeyRange> keys =
+      whole || spans_.empty() ? std::vector<KeyRange>{{0, count}} : spans_;
+  KVRequest pull = KVRequest::Pull(total_, weights_.get(), keys);
   pull.exact = true;
   kv_->Call(std::move(pull));
   const std::vector<float>& want =
-      ExpectedOnce(shared_.layout.total(), total_, SliceCount(map_), map_.config.optimizer.lr);
-  out_.mismatch = Compare(weights_, want);
-  out_.checked = true;
+      ExpectedOnce(count, total_, SliceCount(map_), map_.config.optimizer.lr, spans_);
+  out_.mismatch = Compare(weights_.get(), want, keys);
+  for (const KeyRange& r : keys) out_.checked_keys += r.size();
   out_.train_s = SecondsSince(start_);
   control_->Report(topics::kDone, {total_, map_.epoch});
   control_->Flush();

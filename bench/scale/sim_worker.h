@@ -2,11 +2,14 @@
 // and servers (registration, the go, the views it follows, heartbeats, pushes and pulls of
 // DeepTTE's parameter layout, reports, a joiner's start, handovers) with LibTorch's
 // computation replaced by a sleep and its gradient by a known function of the step and the
-// slice (bench/scale/synthetic.h). Sync mode: at the end it pulls the final weights and checks
-// them, bit for bit, against what the synthetic gradients predict.
+// slice (bench/scale/synthetic.h). Its pushes and pulls carry the keys `key_fraction` names
+// (the whole layout by default), so that hundreds of simulated workers fit one machine's
+// memory and loopback. Sync mode: at the end it pulls the final weights and checks them, bit for
+// bit, against what the synthetic gradients predict.
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <set>
 #include <string>
@@ -28,8 +31,9 @@ namespace tteps::sim {
 struct SimShared {
   NodeOptions node;
   ParamLayout layout;
-  std::vector<float> shape;  // Shape of every key
-  double compute_s = 0;      // slept as each step's computation
+  std::vector<Gradient> gradients;  // GradientsByCoefficient of the layout
+  double compute_s = 0;             // slept as each step's computation
+  double key_fraction = 1;          // of each server's range, pushed and pulled (PushedKeys)
 };
 
 // One simulated worker's account, a JSON line of the process's results.
@@ -38,7 +42,7 @@ struct SimOutcome {
   int64_t first_step = 0, steps = 0;
   double register_s = 0, go_s = 0, train_s = 0;  // from its start: registered, go, done
   int adopted = 0;                               // slices it computed beside its own, ever
-  bool checked = false;                          // the final weights were compared
+  int64_t checked_keys = 0;                      // final weights compared with the prediction
   Mismatch mismatch;
   std::string error;
   JsonObject ToJson() const;
@@ -61,6 +65,9 @@ class SimWorker {
   void PushSlice(int slice, int64_t step);
   void Report(int64_t step);
   void Finish();
+  Gradient GradientOf(int64_t step, int slice) const {
+    return shared_.gradients.at(Coefficient(step, slice) + 3);
+  }
 
   zmq::context_t& ctx_;
   const SimShared& shared_;
@@ -70,8 +77,11 @@ class SimWorker {
   ClusterMap map_;
   int64_t total_ = 0, version_ = 0;  // the job's steps; the version the weights are of
   std::set<int> adopted_;
-  std::vector<int> releases_;  // at the next step's start
-  std::vector<float> weights_;
+  std::vector<int> releases_;    // at the next step's start
+  std::vector<KeyRange> spans_;  // pushed and pulled (empty: every key)
+  // The whole flat vector, from calloc: the pages outside the spans are never touched, so a
+  // simulated worker's resident memory is that of its spans.
+  std::unique_ptr<float, decltype(&std::free)> weights_{nullptr, &std::free};
   SimOutcome out_;
   Clock::time_point start_;
 };

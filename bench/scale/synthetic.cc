@@ -2,8 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <utility>
 
 namespace tteps::sim {
+namespace {
+
+// `spans`, or the whole [0, count) when empty.
+std::vector<KeyRange> OrAll(const std::vector<KeyRange>& spans, int64_t count) {
+  return spans.empty() ? std::vector<KeyRange>{{0, count}} : spans;
+}
+
+}  // namespace
 
 float Initial(int64_t k) { return static_cast<float>(k % 5) - 2.f; }
 
@@ -13,15 +23,30 @@ int Coefficient(int64_t step, int slice) {
   return static_cast<int>((step * 5 + static_cast<int64_t>(slice) * 3 + 1) % 7) - 3;
 }
 
-void FillGradient(const std::vector<float>& shape, int64_t step, int slice,
-                  std::vector<float>* grad) {
-  const float c = static_cast<float>(Coefficient(step, slice));
-  grad->resize(shape.size());
-  float* g = grad->data();
-  for (size_t k = 0; k < shape.size(); ++k) g[k] = c * shape[k];
+std::vector<Gradient> GradientsByCoefficient(int64_t count) {
+  std::vector<Gradient> out;
+  for (int c = -3; c <= 3; ++c) {
+    auto g = std::make_shared<std::vector<float>>(count);
+    for (int64_t k = 0; k < count; ++k) (*g)[k] = static_cast<float>(c) * Shape(k);
+    out.push_back(std::move(g));
+  }
+  return out;
 }
 
-std::vector<float> Expected(int64_t count, int64_t version, int slices, double lr) {
+std::vector<KeyRange> PushedKeys(const std::vector<KeyRange>& ranges, double fraction) {
+  if (fraction >= 1) return {};
+  std::set<std::pair<int64_t, int64_t>> distinct;  // replicas hold the same range
+  for (const KeyRange& r : ranges) {
+    const int64_t n = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(fraction * r.size())));
+    distinct.emplace(r.begin, std::min(r.end, r.begin + n));
+  }
+  std::vector<KeyRange> spans;
+  for (const auto& [b, e] : distinct) spans.push_back({b, e});
+  return spans;
+}
+
+std::vector<float> Expected(int64_t count, int64_t version, int slices, double lr,
+                            const std::vector<KeyRange>& spans) {
   // The servers' arithmetic, step by step: the sum over the slices (integers: exact in any
   // order), scaled by 1 / trips, then p + (g * scale) * -lr, where the product with a power of
   // two is exact, so a fused multiply-add rounds as the two operations do.
@@ -33,22 +58,25 @@ std::vector<float> Expected(int64_t count, int64_t version, int slices, double l
     int64_t c = 0;
     for (int slice = 0; slice < slices; ++slice) c += Coefficient(s, slice);
     const float sum = static_cast<float>(c);
-    for (int64_t k = 0; k < count; ++k) w[k] = w[k] + ((sum * Shape(k)) * scale) * neg_lr;
+    for (const KeyRange& r : OrAll(spans, count)) {
+      for (int64_t k = r.begin; k < r.end; ++k) {
+        w[k] = w[k] + ((sum * Shape(k)) * scale) * neg_lr;
+      }
+    }
   }
   return w;
 }
 
-Mismatch Compare(const std::vector<float>& got, const std::vector<float>& want, size_t limit) {
+Mismatch Compare(const float* got, const std::vector<float>& want,
+                 const std::vector<KeyRange>& spans, size_t limit) {
   Mismatch m;
-  if (got.size() != want.size()) {
-    m.count = -1;
-    return m;
-  }
-  for (size_t k = 0; k < got.size(); ++k) {
-    if (got[k] == want[k]) continue;
-    ++m.count;
-    if (m.keys.size() < limit) m.keys.push_back(static_cast<int64_t>(k));
-    m.max_abs = std::max(m.max_abs, std::fabs(static_cast<double>(got[k]) - want[k]));
+  for (const KeyRange& r : OrAll(spans, static_cast<int64_t>(want.size()))) {
+    for (int64_t k = r.begin; k < r.end; ++k) {
+      if (got[k] == want[k]) continue;
+      ++m.count;
+      if (m.keys.size() < limit) m.keys.push_back(k);
+      m.max_abs = std::max(m.max_abs, std::fabs(static_cast<double>(got[k]) - want[k]));
+    }
   }
   return m;
 }

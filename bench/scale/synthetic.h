@@ -7,7 +7,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+#include "common/key_range.h"
 
 namespace tteps::sim {
 
@@ -19,20 +22,29 @@ float Shape(int64_t k);
 // Coefficient * Shape (one trip behind it).
 int Coefficient(int64_t step, int slice);
 
-// Fills `grad` with slice `slice`'s gradient sum at step `step`, from `shape` (Shape of every key).
-void FillGradient(const std::vector<float>& shape, int64_t step, int slice,
-                  std::vector<float>* grad);
+// Every gradient sum a slice can push, over `count` keys: entry c + 3 is c * Shape. Read-only,
+// shared by a process's simulated workers (a push holds one while it is on the wire).
+using Gradient = std::shared_ptr<const std::vector<float>>;
+std::vector<Gradient> GradientsByCoefficient(int64_t count);
+
+// The keys a simulated push carries: the first `fraction` of each server's range (at least one
+// key of each); empty (every key) when `fraction` >= 1.
+std::vector<KeyRange> PushedKeys(const std::vector<KeyRange>& ranges, double fraction);
 
 // Sync with SGD at rate `lr` (a power of two): the weights of version `version` when each of
-// `slices` slices pushed one trip at every step before it.
-std::vector<float> Expected(int64_t count, int64_t version, int slices, double lr);
+// `slices` slices pushed one trip at every step before it, on the keys of `spans` (empty: every
+// key; the others keep their initial values).
+std::vector<float> Expected(int64_t count, int64_t version, int slices, double lr,
+                            const std::vector<KeyRange>& spans = {});
 
-// The keys where `got` differs from `want` (at most `limit` listed), and their count.
+// The keys of `spans` (empty: every key of `want`) where `got` differs from `want`: their count
+// and the first `limit` of them.
 struct Mismatch {
   int64_t count = 0;
   std::vector<int64_t> keys;
   double max_abs = 0;
 };
-Mismatch Compare(const std::vector<float>& got, const std::vector<float>& want, size_t limit = 5);
+Mismatch Compare(const float* got, const std::vector<float>& want,
+                 const std::vector<KeyRange>& spans = {}, size_t limit = 5);
 
 }  // namespace tteps::sim
