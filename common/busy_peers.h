@@ -20,10 +20,12 @@ namespace tteps {
 struct HeartbeatBody {
   // A worker inside a step's forward and backward (or its slowdown): that step; -1: none.
   int64_t computing = -1;
+  // The last membership view the node followed (common/view.h); -1: none yet.
+  int64_t view = -1;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(computing);
+    ar(computing, view);
   }
 };
 

@@ -172,7 +172,7 @@ void ControlChannel::SendHeartbeat() {
   h.type = MsgType::kHeartbeat;
   h.sender_role = self_.role;
   h.sender_id = self_.id;
-  h.text = EncodeCereal(HeartbeatBody{computing_.load()});
+  h.text = EncodeCereal(HeartbeatBody{computing_.load(), view_followed_.load()});
   SendMessage(socket_, h);
 }
 
@@ -200,7 +200,7 @@ void ControlChannel::Loop() {
   auto last_heard = Clock::now();
   while (running_) {
     SendQueued();
-    if (SecondsSince(last_heartbeat) >= heartbeat_s_) {
+    if (beat_now_.exchange(false) || SecondsSince(last_heartbeat) >= heartbeat_s_) {
       SendHeartbeat();
       last_heartbeat = Clock::now();
     }

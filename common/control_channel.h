@@ -84,6 +84,13 @@ class ControlChannel {
   // Thread-safe. A worker says which step it is computing (-1: none); its heartbeats carry it
   // (common/busy_peers.h).
   void SetComputing(int64_t step) { computing_ = step; }
+  // Thread-safe, from a command's handler too: this node followed membership view `number`
+  // (common/view.h). A heartbeat says so at once, so that the scheduler learns how long a view
+  // takes to reach every node.
+  void NoteViewFollowed(int64_t number) {
+    view_followed_ = number;
+    beat_now_ = true;
+  }
   // Thread-safe: when the scheduler last named `worker` as computing (-1: any worker but this
   // node); the clock's epoch if never.
   Clock::time_point ComputingSeen(int worker) const;
@@ -115,6 +122,8 @@ class ControlChannel {
   std::thread thread_;
   std::atomic<bool> running_{false};
   std::atomic<int64_t> computing_{-1};
+  std::atomic<int64_t> view_followed_{-1};
+  std::atomic<bool> beat_now_{false};  // a heartbeat before the interval is up
 
   mutable std::mutex mu_;
   std::condition_variable changed_;  // a command arrived, the outbox drained, or a shutdown

@@ -11,15 +11,19 @@ namespace tteps::scheduler {
 Heartbeats::Heartbeats(JobState& job)
     : job_(job), watch_(job.opts.config.cluster.timeout_s, job.opts.step_timeout_s) {}
 
-void Heartbeats::OnHeartbeat(const Node& node, const Message& m) {
-  if (node.info.role == Role::kWorker) {
-    int64_t computing = -1;
-    try {
-      computing = DecodeCereal<HeartbeatBody>(m.header.text).computing;
-    } catch (const CodecError& e) {
-      LOG(ERROR) << "heartbeat of " << node.info.Name() << " with a garbled body: " << e.what();
+void Heartbeats::OnHeartbeat(Node& node, const Message& m) {
+  HeartbeatBody body;
+  try {
+    body = DecodeCereal<HeartbeatBody>(m.header.text);
+  } catch (const CodecError& e) {
+    LOG(ERROR) << "heartbeat of " << node.info.Name() << " with a garbled body: " << e.what();
+  }
+  if (node.info.role == Role::kWorker) watch_.Heard(node.info.id, body.computing, Clock::now());
+  if (body.view > node.view) {
+    node.view = body.view;
+    for (const JsonObject& line : job_.view_spread.Heard(job_.nodes, job_.WallSeconds())) {
+      job_.out->AppendMetrics(line);
     }
-    watch_.Heard(node.info.id, computing, Clock::now());
   }
   HeartbeatAck ack;
   for (int32_t w : watch_.Computing()) {

@@ -15,7 +15,7 @@ class Heartbeats {
  public:
   explicit Heartbeats(JobState& job);
   // A live node's heartbeat; a garbled body counts as not computing (and is logged).
-  void OnHeartbeat(const Node& node, const Message& m);
+  void OnHeartbeat(Node& node, const Message& m);
   // Names each step computed for longer than --timeout_s (once per --timeout_s: a warning and
   // a "long_step" metrics record); returns why the job fails (a step past --step_timeout_s),
   // empty otherwise.

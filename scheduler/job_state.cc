@@ -81,6 +81,7 @@ void JobState::AccumulationChanged(const NodeInfo& worker, const AccumulationCha
 
 void JobState::SendView() {
   const View v = WireView();
+  view_spread.Sent(v.number, v.reason, WallSeconds());
   for (const auto& n : nodes.all()) {
     if (n.lost || (n.info.role != Role::kWorker && n.info.role != Role::kServer)) continue;
     nodes.CommandTo(n.peer, kView, v);

@@ -20,6 +20,7 @@
 #include "scheduler/node_table.h"
 #include "scheduler/policy_link.h"
 #include "scheduler/slice_schedules.h"
+#include "scheduler/view_spread.h"
 #include "scheduler/worker_book.h"
 
 namespace tteps::scheduler {
@@ -64,6 +65,7 @@ struct JobState {
   PolicyLink policy;
   MembershipLog log;
   JobPhase phase;
+  ViewSpread view_spread;  // how long each view takes to reach every node
   Clock::time_point start;
   // Clipping: version -> range group -> that range's squared norm (a replica's copy once).
   std::map<int64_t, std::map<int, double>> norm_parts;

@@ -21,6 +21,7 @@ struct Node {
   std::chrono::steady_clock::time_point last_seen;
   bool done = false;
   bool lost = false;  // declared lost (the job goes on without it)
+  int64_t view = -1;  // the last membership view its heartbeats said it followed
 };
 
 class NodeTable {

@@ -101,8 +101,9 @@ void Listen(ControlChannel& control, ServerCommands& commands) {
   control.OnCommand(topics::kNormTotal, [&commands](const topics::NormTotal& n) {
     commands.PutNorm(n.version, n.norm);
   });
-  control.OnCommand(kView, [&commands](const View& view) {
+  control.OnCommand(kView, [&commands, &control](const View& view) {
     if (commands.Follow(view)) NoteLostPeer();
+    control.NoteViewFollowed(view.number);
   });
 }
 

@@ -43,7 +43,10 @@ void SchedulerCommands::Listen(ControlChannel* control, const ClusterMap& map) {
     accumulation_ = s.accumulation;
     Queue({Command(StepCommand::kSetAccumulation, -1, s.accumulation), ""});
   });
-  control->OnCommand(kView, [this](const View& view) { Follow(view); });
+  control->OnCommand(kView, [this, control](const View& view) {
+    Follow(view);
+    control->NoteViewFollowed(view.number);
+  });
 }
 
 void SchedulerCommands::Follow(const View& view) {
