@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cereal/types/vector.hpp>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -29,13 +30,16 @@ struct HeartbeatBody {
   }
 };
 
-// The scheduler's answer to a heartbeat: the workers whose last heartbeat said they compute.
+// The scheduler's answer to a heartbeat: which workers' last heartbeat said they compute. A
+// worker only asks whether any other worker computes (one flag); a server asks for the workers
+// its held pulls wait on (a bit per worker: at a thousand workers, 128 bytes an answer).
 struct HeartbeatAck {
-  std::vector<int32_t> computing;
+  bool others_computing = false;   // to a worker: another worker computes
+  std::vector<uint8_t> computing;  // to a server: bit w % 8 of byte w / 8 set: worker w computes
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(computing);
+    ar(others_computing, computing);
   }
 };
 

@@ -179,7 +179,13 @@ void ControlChannel::SendHeartbeat() {
 void ControlChannel::OnHeartbeatAck(const Header& h) {
   if (h.text.empty()) return;  // an answer that names nobody
   const auto now = Clock::now();
-  for (int32_t w : DecodeCereal<HeartbeatAck>(h.text).computing) computing_seen_[w] = now;
+  const HeartbeatAck ack = DecodeCereal<HeartbeatAck>(h.text);
+  if (ack.others_computing) others_seen_ = now;
+  for (size_t byte = 0; byte < ack.computing.size(); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      if (ack.computing[byte] >> bit & 1) computing_seen_[static_cast<int>(8 * byte) + bit] = now;
+    }
+  }
 }
 
 Clock::time_point ControlChannel::ComputingSeen(int worker) const {
@@ -188,7 +194,7 @@ Clock::time_point ControlChannel::ComputingSeen(int worker) const {
     const auto it = computing_seen_.find(worker);
     return it == computing_seen_.end() ? Clock::time_point{} : it->second;
   }
-  Clock::time_point latest{};
+  Clock::time_point latest = others_seen_;
   for (const auto& [w, at] : computing_seen_) {
     if (!(self_.role == Role::kWorker && w == self_.id)) latest = std::max(latest, at);
   }

@@ -135,6 +135,7 @@ class ControlChannel {
   size_t unsent_ = 0;  // queued and not yet handed to the socket
   bool shutdown_ = false, failed_ = false;
   std::map<int, Clock::time_point> computing_seen_;  // by worker, from the heartbeats' answers
+  Clock::time_point others_seen_{};                  // a worker's: another worker computed
   std::string reason_;
 };
 

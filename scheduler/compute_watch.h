@@ -26,8 +26,10 @@ class ComputeWatch {
   void Heard(int worker, int64_t step, Clock::time_point now);
   // A lost worker computes nothing more.
   void Forget(int worker) { computing_.erase(worker); }
-  // The workers whose last heartbeat said they compute, in order.
+  // The workers whose last heartbeat said they compute, in order; how many; whether `worker` is.
   std::vector<int32_t> Computing() const;
+  size_t count() const { return computing_.size(); }
+  bool IsComputing(int worker) const { return computing_.count(worker) > 0; }
 
   struct LongStep {
     int worker = -1;

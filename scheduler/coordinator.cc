@@ -84,6 +84,7 @@ int Coordinator::RegisterAll() {
     std::string peer, fatal;
     try {
       if (!ReceiveMessage(socket_, true, 50, &m, &peer)) continue;
+      job_.nodes.CountReceived(m.header);
       if (m.header.type == MsgType::kRegister) Register(m, &fatal);
     } catch (const CodecError& e) {
       LOG(ERROR) << "malformed registration ignored: " << e.what();
@@ -113,7 +114,9 @@ void Coordinator::ReceiveFor20Ms() {
   Message m;
   std::string peer;
   try {
-    // Bounded, so that a flood of messages cannot starve the checks after it.
+    // Bounded, so that a flood of messages cannot starve the checks after it. The views their
+    // changes make go out once, after them.
+    ViewBatch batch(job_);
     for (int i = 0; i < 1000 && ReceiveMessage(socket_, true, 20, &m, &peer); ++i) {
       HandleMessage(m);
     }
@@ -125,6 +128,7 @@ void Coordinator::ReceiveFor20Ms() {
 }
 
 void Coordinator::HandleMessage(const Message& m) {
+  job_.nodes.CountReceived(m.header);
   Node* node = job_.nodes.Find(m.peer);
   if (!node && m.header.type == MsgType::kRegister) return joins_.OnJoin(m);
   if (!node || node->lost) {
@@ -214,7 +218,7 @@ void Coordinator::OnReady(const Node& node) {
   startup_s_ = ProcessAgeSeconds();
   job_.schedules.Keep();  // those it resumed with, or none: never a former job's beside its own
   // --slices past the workers: who computes them, before the go (the same socket: in order).
-  if (job_.members.view().number > 0) job_.SendView();
+  if (job_.members.view().number > 0) job_.SendView(/*now=*/true);
   job_.nodes.Command(Role::kWorker, topics::kGo);
 }
 
@@ -222,8 +226,8 @@ void Coordinator::OnTrainReport(const Node& node, TrainReport r) {
   r.worker = node.info.id;  // the sender is who the socket says, whatever the body claims
   job_.out->AppendMetrics(r.ToJson());
   const WorkerProgress& p = job_.book.Add(node.info.id, r);
-  last_loss_ = job_.book.MeanLoss(job_.members.lost());
-  last_trips_per_s_ = job_.book.TripsPerSecond(job_.members.lost());
+  last_loss_ = job_.book.LiveMeanLoss();
+  last_trips_per_s_ = job_.book.LiveTripsPerSecond();
   live_.Train(r, job_.MinStep(), last_loss_, last_trips_per_s_);
   progress_line_.Update(p.epoch, job_.MinStep(), last_loss_, last_trips_per_s_);
   job_.policy.Observe(r, job_.members.OwnSliceOf(node.info.id));
@@ -464,6 +468,7 @@ void Coordinator::WriteSummary() {
   f.best_eval = evals_.best_json();
   f.early_stop = evals_.early_stop_json();
   f.membership = job_.log.Json();
+  f.control_messages = job_.nodes.Traffic().str();
   if (!f.final_eval.empty()) {
     f.model = job_.out->Path("model.pt");
     f.model_last = job_.out->Path("model_last.pt");

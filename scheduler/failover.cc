@@ -19,6 +19,7 @@ std::string Seconds(double s) { return std::to_string(static_cast<int>(s)); }
 }  // namespace
 
 std::string Failover::CheckSilence() {
+  ViewBatch batch(job_);  // the nodes found silent together: one view
   for (auto& n : job_.nodes.all()) {
     if (n.done) continue;
     const double silent = SecondsSince(n.last_seen);
@@ -63,6 +64,7 @@ MembershipChange Failover::DropWorker(Node& n) {
   n.done = true;
   n.lost = true;
   const MembershipChange change = job_.members.Lose(n.info.id, job_.book.StepOf(n.info.id));
+  job_.book.Lose(n.info.id);
   job_.Apply(change);
   return change;
 }

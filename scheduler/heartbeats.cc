@@ -25,9 +25,17 @@ void Heartbeats::OnHeartbeat(Node& node, const Message& m) {
       job_.out->AppendMetrics(line);
     }
   }
+  // O(1) for a worker, a bit per worker for a server (the answers of a heartbeat interval grow
+  // with workers x servers, not workers squared).
   HeartbeatAck ack;
-  for (int32_t w : watch_.Computing()) {
-    if (job_.members.lost().count(w) == 0) ack.computing.push_back(w);
+  if (node.info.role == Role::kWorker) {
+    ack.others_computing = watch_.count() > (watch_.IsComputing(node.info.id) ? 1u : 0u);
+  } else {
+    for (int32_t w : watch_.Computing()) {
+      if (job_.members.IsLost(w)) continue;
+      if (ack.computing.size() <= static_cast<size_t>(w) / 8) ack.computing.resize(w / 8 + 1);
+      ack.computing[w / 8] |= static_cast<uint8_t>(1u << (w % 8));
+    }
   }
   Header h;
   h.type = MsgType::kHeartbeat;

@@ -35,7 +35,7 @@ JobState::JobState(zmq::socket_t& socket, CoordinatorOptions options, RunOutput*
 void JobState::Apply(const MembershipChange& change) {
   for (int slice : change.orphaned) policy.SetOrphaned(slice, schedules.LastAccumulationOf(slice));
   for (int slice : change.owned) policy.SetOwned(slice);
-  SendView();
+  SendView(/*now=*/!change.goes.empty());  // the servers get a joiner's place before its go
   for (const JoinerGo& go : change.goes) {
     // With the slice's schedule: the joiner draws what its lost worker would have.
     nodes.Command(Role::kWorker, topics::kGo, {go.step, schedules.Text(go.slice)}, go.worker);
@@ -79,7 +79,21 @@ void JobState::AccumulationChanged(const NodeInfo& worker, const AccumulationCha
                          .Add("accumulation", c.accumulation));
 }
 
-void JobState::SendView() {
+ViewBatch::~ViewBatch() {
+  if (--job_.view_batches > 0 || !job_.view_held) return;
+  try {
+    job_.SendView();
+  } catch (const std::exception& e) {  // a destructor must not throw (maybe while unwinding)
+    LOG(ERROR) << "the membership view could not be sent: " << e.what();
+  }
+}
+
+void JobState::SendView(bool now) {
+  if (!now && view_batches > 0 && !members.view().remap) {
+    view_held = true;
+    return;
+  }
+  view_held = false;
   const View v = WireView();
   view_spread.Sent(v.number, v.reason, WallSeconds());
   for (const auto& n : nodes.all()) {

@@ -35,7 +35,7 @@ struct JobState {
     return map.servers.empty() ? opts.num_servers : static_cast<int>(map.servers.size());
   }
   // The step every live worker has reported.
-  int64_t MinStep() const { return book.MinStep(members.lost()); }
+  int64_t MinStep() const { return book.LiveMinStep(); }
   double WallSeconds() const { return SecondsSince(start); }
   // Tells the policy which slices lost or regained their own worker, sends the view to every
   // live node and the goes to joiners.
@@ -48,8 +48,10 @@ struct JobState {
   // ignored with an error.
   void AccumulationChanged(const NodeInfo& worker, const AccumulationChange& c);
   // The present view to every live worker and server (finished ones too: a lost server must
-  // not hold them in MPI's finalize).
-  void SendView();
+  // not hold them in MPI's finalize). Inside a ViewBatch it goes once, when the batch ends,
+  // unless `now` (a command that must follow it is sent next) or it is a rollback's view
+  // (which carries the new map).
+  void SendView(bool now = false);
   // Every registered node's first cluster map (its id, the servers' ranges, the resumed
   // schedules); heartbeats count from then.
   void SendFirstMaps();
@@ -74,6 +76,23 @@ struct JobState {
   int64_t steps_redone = 0;            // the steps rollbacks abandoned (the furthest worker's)
   int64_t refused = 0;     // malformed messages, messages from unregistered peers, refused joins
   std::string pause_text;  // why training is paused, for workers that join meanwhile
+  int view_batches = 0;    // ViewBatch scopes open
+  bool view_held = false;  // a view to send when the last one closes
+};
+
+// The membership changes of one pass of the scheduler (workers found silent together, the
+// messages of one receive) reach the nodes as one view rather than one each: every node
+// receives, follows and acknowledges each view, so a hundred workers lost (or joining) at once
+// would otherwise cost a hundred views to every node.
+class ViewBatch {
+ public:
+  explicit ViewBatch(JobState& job) : job_(job) { ++job_.view_batches; }
+  ~ViewBatch();
+  ViewBatch(const ViewBatch&) = delete;
+  ViewBatch& operator=(const ViewBatch&) = delete;
+
+ private:
+  JobState& job_;
 };
 
 }  // namespace tteps::scheduler

@@ -124,6 +124,7 @@ JsonObject SummaryJson(const JobFacts& f) {
   if (!f.early_stop.empty()) s.AddRaw("early_stop", f.early_stop);
   // Every worker and server lost while the job went on, in order.
   s.AddRaw("membership", f.membership);
+  s.AddRaw("control_messages", f.control_messages);
   if (!f.error.empty()) s.Add("error", f.error);
   if (!f.model.empty()) s.Add("model", f.model).Add("model_last", f.model_last);
   return s;

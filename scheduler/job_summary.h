@@ -34,6 +34,7 @@ struct JobFacts {
   std::string policy_record;                      // AccumulationPolicy::Record (empty: none)
   std::string final_eval, best_eval, early_stop;  // JSON; empty: none
   std::string membership = "[]";                  // JSON array of the events
+  std::string control_messages = "{}";            // JSON: NodeTable::Traffic
   std::string model, model_last;                  // paths; empty: no model written
 };
 

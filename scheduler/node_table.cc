@@ -7,15 +7,24 @@
 namespace tteps::scheduler {
 
 Node* NodeTable::Find(const std::string& peer) {
-  for (auto& n : nodes_) {
-    if (n.peer == peer) return &n;
-  }
-  return nullptr;
+  const auto it = by_peer_.find(peer);
+  return it == by_peer_.end() ? nullptr : &nodes_[it->second];
 }
 
 Node& NodeTable::Add(const NodeInfo& info, const std::string& peer) {
+  by_peer_[peer] = nodes_.size();
   nodes_.push_back({info, peer, Clock::now(), false, false});
   return nodes_.back();
+}
+
+JsonObject NodeTable::Traffic() const {
+  JsonObject received;
+  for (const auto& [type, n] : received_) received.Add(TypeName(type), n);
+  return JsonObject()
+      .Add("received", received)
+      .Add("received_bytes", received_bytes_)
+      .Add("sent", sent_)
+      .Add("sent_bytes", sent_bytes_);
 }
 
 int NodeTable::Count(Role role, bool live_only) const {
@@ -65,7 +74,9 @@ void NodeTable::CommandText(Role role, const std::string& topic, const std::stri
 
 void NodeTable::Send(const std::string& peer, Header h) {
   h.sender_role = Role::kScheduler;
+  sent_bytes_ += static_cast<int64_t>(h.text.size());
   SendMessage(socket_, h, {}, peer);
+  ++sent_;
 }
 
 void NodeTable::Shutdown(const std::string& peer, const std::string& reason) {

@@ -3,13 +3,17 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 #include <zmq.hpp>
 
 #include "common/bootstrap.h"
 #include "common/cluster_map.h"
+#include "common/json_writer.h"
 #include "common/message.h"
 #include "common/topic.h"
 
@@ -58,12 +62,25 @@ class NodeTable {
   void Broadcast(const std::string& reason);
   void SendMap(const std::string& peer, const ClusterMap& map);
 
+  // The control plane's load: what the scheduler received (by type) and sent, messages and
+  // the bytes of their bodies.
+  void CountReceived(const Header& h) {
+    ++received_[h.type];
+    received_bytes_ += static_cast<int64_t>(h.text.size());
+  }
+  // {"received": {TYPE: n, ...}, "received_bytes": n, "sent": n, "sent_bytes": n}
+  JsonObject Traffic() const;
+
  private:
   static Header CommandHeader(const std::string& topic, std::string body);
   void CommandText(Role role, const std::string& topic, const std::string& body, int only_id);
 
   zmq::socket_t& socket_;
   std::vector<Node> nodes_;
+  // Every message is looked up by its sender: an index, not a scan (thousands of nodes).
+  std::unordered_map<std::string, size_t> by_peer_;
+  std::map<MsgType, int64_t> received_;
+  int64_t sent_ = 0, sent_bytes_ = 0, received_bytes_ = 0;
 };
 
 }  // namespace tteps::scheduler

@@ -5,7 +5,45 @@
 
 namespace tteps::scheduler {
 
+void WorkerBook::Leave(int worker) {
+  const auto it = workers_.find(worker);
+  if (it == workers_.end() || lost_.count(worker)) return;
+  live_steps_.erase(live_steps_.find(it->second.step));
+  loss_sum_ -= it->second.loss;
+  speed_sum_ -= it->second.trips_per_s;
+}
+
+void WorkerBook::Enter(int worker) {
+  if (lost_.count(worker)) return;
+  const WorkerProgress& p = workers_[worker];
+  live_steps_.insert(p.step);
+  loss_sum_ += p.loss;
+  speed_sum_ += p.trips_per_s;
+  // Sums that are only ever added to and subtracted from drift: added up afresh once per as
+  // many changes as there are workers (O(1) a change).
+  if (++changes_ < static_cast<int64_t>(workers_.size())) return;
+  changes_ = 0;
+  loss_sum_ = speed_sum_ = 0;
+  for (const auto& [w, q] : workers_) {
+    if (lost_.count(w)) continue;
+    loss_sum_ += q.loss;
+    speed_sum_ += q.trips_per_s;
+  }
+}
+
+void WorkerBook::Lose(int worker) {
+  Leave(worker);
+  lost_.insert(worker);
+}
+
+void WorkerBook::SetStep(int worker, int64_t step) {
+  Leave(worker);
+  workers_[worker].step = step;
+  Enter(worker);
+}
+
 const WorkerProgress& WorkerBook::Add(int worker, const TrainReport& r) {
+  Leave(worker);
   WorkerProgress& p = workers_[worker];
   const int64_t steps = r.step - p.step;
   p.step = r.step;
@@ -26,6 +64,7 @@ const WorkerProgress& WorkerBook::Add(int worker, const TrainReport& r) {
   p.peak_shared_mb = std::max(p.peak_shared_mb, r.peak_shared_mb);
   p.cpu_gemm = r.cpu_gemm;
   p.blas = r.blas;
+  Enter(worker);
   return p;
 }
 
@@ -34,39 +73,12 @@ int64_t WorkerBook::StepOf(int worker) const {
   return it != workers_.end() ? it->second.step : 0;
 }
 
-int64_t WorkerBook::MinStep(const std::set<int>& lost) const {
-  int64_t min_step = INT64_MAX;
-  for (const auto& [w, p] : workers_) {
-    if (!lost.count(w)) min_step = std::min(min_step, p.step);
-  }
-  return min_step == INT64_MAX ? 0 : min_step;
-}
-
 int64_t WorkerBook::MaxStep(const std::set<int>& lost) const {
   int64_t step = 0;
   for (const auto& [w, p] : workers_) {
     if (!lost.count(w)) step = std::max(step, p.step);
   }
   return step;
-}
-
-double WorkerBook::MeanLoss(const std::set<int>& lost) const {
-  double sum = 0;
-  int n = 0;
-  for (const auto& [w, p] : workers_) {
-    if (lost.count(w)) continue;
-    sum += p.loss;
-    ++n;
-  }
-  return n > 0 ? sum / n : 0;
-}
-
-double WorkerBook::TripsPerSecond(const std::set<int>& lost) const {
-  double sum = 0;
-  for (const auto& [w, p] : workers_) {
-    if (!lost.count(w)) sum += p.trips_per_s;
-  }
-  return sum;
 }
 
 WorkerProgress WorkerBook::First(const std::set<int>& lost) const {

@@ -29,17 +29,21 @@ class WorkerBook {
   // A report's window: its per-step figures count for every step since the worker's last one.
   const WorkerProgress& Add(int worker, const TrainReport& r);
   // Where a worker starts (a resume's or a rollback's checkpoint step).
-  void SetStep(int worker, int64_t step) { workers_[worker].step = step; }
+  void SetStep(int worker, int64_t step);
   int64_t StepOf(int worker) const;  // 0 before any report
 
-  // Over the workers not in `lost`: the lowest and the furthest step (0 without any), the mean
-  // loss and the summed speed of their last windows, and the lowest one's progress (empty
-  // without any).
-  int64_t MinStep(const std::set<int>& lost) const;
+  // Over the workers not in `lost`: the furthest step (0 without any) and the lowest one's
+  // progress (empty without any).
   int64_t MaxStep(const std::set<int>& lost) const;
-  double MeanLoss(const std::set<int>& lost) const;
-  double TripsPerSecond(const std::set<int>& lost) const;
   WorkerProgress First(const std::set<int>& lost) const;
+
+  // Over the workers not declared lost (Lose): the lowest step (0 without any), the mean loss
+  // and the summed speed of their last windows. Kept up to date report by report: a report
+  // costs O(log W), not a pass over every worker (thousands of reports a step).
+  void Lose(int worker);
+  int64_t LiveMinStep() const { return live_steps_.empty() ? 0 : *live_steps_.begin(); }
+  double LiveMeanLoss() const { return live_steps_.empty() ? 0 : loss_sum_ / live_steps_.size(); }
+  double LiveTripsPerSecond() const { return speed_sum_; }
 
   // Over every worker: the furthest step and epoch, the sums, and one peak per worker.
   int64_t MaxStep() const { return MaxStep({}); }
@@ -51,7 +55,15 @@ class WorkerBook {
   bool empty() const { return workers_.empty(); }
 
  private:
+  // A live worker's part of the tallies, out before its progress changes and in after.
+  void Leave(int worker);
+  void Enter(int worker);
+
   std::map<int, WorkerProgress> workers_;
+  std::set<int> lost_;
+  std::multiset<int64_t> live_steps_;
+  double loss_sum_ = 0, speed_sum_ = 0;
+  int64_t changes_ = 0;  // since the sums were last added up afresh
 };
 
 }  // namespace tteps::scheduler

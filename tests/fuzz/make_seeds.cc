@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   view.handover = {{1, 3}};
   Write(control, "view", std::string(1, '\4') + EncodeCereal(view));
   Write(control, "heartbeat", std::string(1, '\5') + EncodeCereal(HeartbeatBody{12}));
-  Write(control, "heartbeat_ack", std::string(1, '\6') + EncodeCereal(HeartbeatAck{{0, 2}}));
+  Write(control, "heartbeat_ack", std::string(1, '\6') + EncodeCereal(HeartbeatAck{true, {0x05}}));
   n += 7;
 
   for (const std::string name : {"momentum", "adam"}) {

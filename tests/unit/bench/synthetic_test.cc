@@ -1,6 +1,6 @@
 // The simulated workers' prediction: exactly what a server's SGD makes of the synthetic
 // gradients, and a check that sees a single key off.
-#include "bench/scale/synthetic.h"
+#include "bench/sim/synthetic.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "bench/scale/sim_worker.h"
+#include "bench/sim/sim_worker.h"
 
 #include <glog/logging.h>
 #include <unistd.h>
@@ -63,7 +63,8 @@ JsonObject SimOutcome::ToJson() const {
       .Add("adopted", adopted)
       .Add("checked_keys", checked_keys)
       .Add("mismatched_keys", mismatch.count)
-      .Add("max_abs_diff", mismatch.max_abs);
+      .Add("max_abs_diff", mismatch.max_abs)
+      .Add("exchange_s", exchange_s);
   if (!error.empty()) o.Add("error", error);
   return o;
 }
@@ -171,6 +172,7 @@ void SimWorker::Step(int64_t step) {
   // The last step waits for its completion only (one key); Finish pulls the weights.
   const bool last = step + 1 == total_;
   const std::vector<KeyRange> keys = last ? std::vector<KeyRange>{{0, 1}} : spans_;
+  const auto sent = Clock::now();
   PullResult r = kv_->Call(std::move(push.ThenPull(step + 1, weights_.get(), {keys})));
   while (r.view_changed) {
     Drain(step, true);
@@ -179,6 +181,7 @@ void SimWorker::Step(int64_t step) {
     r = kv_->Call(std::move(pull));
   }
   version_ = r.version;
+  out_.exchange_s.push_back(SecondsSince(sent));
   out_.steps = step + 1;
   if ((step + 1) % map_.config.train.log_every == 0 || last) Report(step);
 }

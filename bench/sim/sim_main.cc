@@ -1,5 +1,5 @@
 // tteps-sim-worker: --count simulated workers in one process, each with its own sockets to the
-// real scheduler and servers (bench/scale/sim_worker.h). Started by bench/scale, without MPI:
+// real scheduler and servers (bench/sim/sim_worker.h). Started by bench/scale, without MPI:
 //   tteps-sim-worker --scheduler tcp://HOST:PORT --count 64 [--compute_s 0.01]
 //                    [--key_fraction 1] [--results F]
 // The model's flags (--kernel_size, --num_filter, ...) give the layout, as a worker's do.
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/scale/sim_worker.h"
+#include "bench/sim/sim_worker.h"
 #include "common/init.h"
 #include "common/job_flags.h"
 #include "common/node_flags.h"

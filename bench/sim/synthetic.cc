@@ -1,4 +1,4 @@
-#include "bench/scale/synthetic.h"
+#include "bench/sim/synthetic.h"
 
 #include <algorithm>
 #include <cmath>

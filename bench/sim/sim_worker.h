@@ -2,7 +2,7 @@
 // and servers (registration, the go, the views it follows, heartbeats, pushes and pulls of
 // DeepTTE's parameter layout, reports, a joiner's start, handovers) with LibTorch's
 // computation replaced by a sleep and its gradient by a known function of the step and the
-// slice (bench/scale/synthetic.h). Its pushes and pulls carry the keys `key_fraction` names
+// slice (bench/sim/synthetic.h). Its pushes and pulls carry the keys `key_fraction` names
 // (the whole layout by default), so that hundreds of simulated workers fit one machine's
 // memory and loopback. Sync mode: at the end it pulls the final weights and checks them, bit for
 // bit, against what the synthetic gradients predict.
@@ -16,7 +16,7 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "bench/scale/synthetic.h"
+#include "bench/sim/synthetic.h"
 #include "common/bootstrap.h"
 #include "common/cluster_map.h"
 #include "common/control_channel.h"
@@ -42,6 +42,8 @@ struct SimOutcome {
   int64_t first_step = 0, steps = 0;
   double register_s = 0, go_s = 0, train_s = 0;  // from its start: registered, go, done
   int adopted = 0;                               // slices it computed beside its own, ever
+  // Per step from its first: the seconds from its push to the next step's weights.
+  std::vector<double> exchange_s;
   int64_t checked_keys = 0;                      // final weights compared with the prediction
   Mismatch mismatch;
   std::string error;
