@@ -27,6 +27,10 @@ zmq::socket_t MakeSocket(zmq::context_t& ctx, zmq::socket_type type) {
 
 std::string BindTcp(zmq::socket_t& socket, const std::string& bind_host,
                     const std::string& advertise_host, int port) {
+  // Thousands of nodes may connect at once (a job's start): ZeroMQ's default backlog of 100
+  // would drop the others' connection requests, which TCP then retries after 1, 3, 7, ... s.
+  // The kernel caps it at net.core.somaxconn.
+  socket.set(zmq::sockopt::backlog, 4096);
   socket.bind("tcp://" + bind_host + ":" + (port > 0 ? std::to_string(port) : "*"));
   const std::string last = socket.get(zmq::sockopt::last_endpoint);  // tcp://HOST:PORT
   LOG(INFO) << "listening: " << last;
