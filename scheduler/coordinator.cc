@@ -114,10 +114,13 @@ void Coordinator::ReceiveFor20Ms() {
   Message m;
   std::string peer;
   try {
-    // Bounded, so that a flood of messages cannot starve the checks after it. The views their
-    // changes make go out once, after them.
+    // Bounded (a thousand messages, 20 ms), so that a flood of messages cannot starve the
+    // checks after it. The views their changes make go out once, after them.
     ViewBatch batch(job_);
-    for (int i = 0; i < 1000 && ReceiveMessage(socket_, true, 20, &m, &peer); ++i) {
+    const auto start = Clock::now();
+    for (int i = 0;
+         i < 1000 && SecondsSince(start) < 0.02 && ReceiveMessage(socket_, true, 20, &m, &peer);
+         ++i) {
       HandleMessage(m);
     }
   } catch (const CodecError& e) {

@@ -65,6 +65,7 @@ MembershipChange Failover::DropWorker(Node& n) {
   n.lost = true;
   const MembershipChange change = job_.members.Lose(n.info.id, job_.book.StepOf(n.info.id));
   job_.book.Lose(n.info.id);
+  job_.RecordViewsFollowed();  // views it had not followed wait for it no more
   job_.Apply(change);
   return change;
 }
@@ -158,6 +159,7 @@ void Failover::LoseWorker(Node& n, double silent_s) {
 void Failover::LoseServer(Node& n, double silent_s) {
   n.done = true;
   n.lost = true;
+  job_.RecordViewsFollowed();
   const int id = n.info.id;
   job_.members.LoseServer(id, job_.MinStep());
   int promoted = -1;  // the range's first live server: the one the workers now read
@@ -235,6 +237,7 @@ std::string Failover::Rollback(Node& n, double silent_s) {
   }
   n.done = true;
   n.lost = true;
+  job_.RecordViewsFollowed();
   // The steps after the checkpoint are abandoned: their checkpoints go (a later rollback must
   // not mix them with the new ranges').
   RemoveCheckpointsAfter(dir, point.version);

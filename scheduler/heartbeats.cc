@@ -21,9 +21,7 @@ void Heartbeats::OnHeartbeat(Node& node, const Message& m) {
   if (node.info.role == Role::kWorker) watch_.Heard(node.info.id, body.computing, Clock::now());
   if (body.view > node.view) {
     node.view = body.view;
-    for (const JsonObject& line : job_.view_spread.Heard(job_.nodes, job_.WallSeconds())) {
-      job_.out->AppendMetrics(line);
-    }
+    job_.RecordViewsFollowed();
   }
   // O(1) for a worker, a bit per worker for a server (the answers of a heartbeat interval grow
   // with workers x servers, not workers squared).

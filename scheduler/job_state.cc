@@ -102,6 +102,10 @@ void JobState::SendView(bool now) {
   }
 }
 
+void JobState::RecordViewsFollowed() {
+  for (const JsonObject& line : view_spread.Heard(nodes, WallSeconds())) out->AppendMetrics(line);
+}
+
 void JobState::SendFirstMaps() {
   map.param_count = opts.param_count;
   map.fingerprint = opts.fingerprint;

@@ -52,6 +52,9 @@ struct JobState {
   // unless `now` (a command that must follow it is sent next) or it is a rollback's view
   // (which carries the new map).
   void SendView(bool now = false);
+  // The views every live node has followed by now (a node moved on, or one behind was lost):
+  // their "view_followed" lines.
+  void RecordViewsFollowed();
   // Every registered node's first cluster map (its id, the servers' ranges, the resumed
   // schedules); heartbeats count from then.
   void SendFirstMaps();

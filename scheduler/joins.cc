@@ -43,7 +43,8 @@ void Joins::OnJoin(const Message& m) {
     return;
   }
   info.id = job_.members.Join(slice);
-  job_.nodes.Add(info, m.peer);
+  // Its map is of the present view: the views sent before do not wait for it.
+  job_.nodes.Add(info, m.peer).view = job_.members.view().number;
   ClusterMap map = job_.map;
   map.your_id = info.id;
   map.own_slice = slice;

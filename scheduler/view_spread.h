@@ -18,8 +18,10 @@ class ViewSpread {
  public:
   // View `number` (for `reason`) went to every live node at `wall_s`.
   void Sent(int64_t number, const std::string& reason, double wall_s);
-  // A node's heartbeat at `wall_s` may have moved it on: the views every live worker and server
-  // has followed since, as metrics lines (O(nodes) while a view is on its way, nothing else).
+  // A node's heartbeat at `wall_s` may have moved it on (or one behind was lost): the views
+  // every live worker and server has followed since, as metrics lines. A pass over the nodes
+  // while a view is on its way (each node's acknowledgement of a view: O(nodes^2) per view, a
+  // few milliseconds at a thousand nodes), nothing otherwise.
   std::vector<JsonObject> Heard(const NodeTable& nodes, double wall_s);
 
  private:

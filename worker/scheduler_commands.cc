@@ -67,7 +67,7 @@ void SchedulerCommands::Follow(const View& view) {
       LOG(WARNING) << "server " << s << " was declared lost; its range is read from a replica";
       lost_servers_.Add(s);
     }
-    lost_peer = !changes.lost_workers.empty() || !changes.lost_servers.empty();
+    lost_peer = lost_peer || !changes.lost_workers.empty() || !changes.lost_servers.empty();
     if (changes.pause != ViewChanges::Pause::kUnchanged) {
       if (view.paused) LOG(WARNING) << "training pauses: " << view.pause_reason;
       Queue({Command(view.paused ? StepCommand::kPause : StepCommand::kResume), ""});
