@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cereal/types/vector.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -36,6 +37,21 @@ struct HeartbeatBody {
 struct HeartbeatAck {
   bool others_computing = false;   // to a worker: another worker computes
   std::vector<uint8_t> computing;  // to a server: bit w % 8 of byte w / 8 set: worker w computes
+
+  // The one format of `computing`, for both sides.
+  void SetComputing(int worker) {
+    const size_t byte = static_cast<size_t>(worker) / 8;
+    if (computing.size() <= byte) computing.resize(byte + 1);
+    computing[byte] |= static_cast<uint8_t>(1u << (worker % 8));
+  }
+  template <class F>
+  void ForEachComputing(F f) const {
+    for (size_t byte = 0; byte < computing.size(); ++byte) {
+      for (int bit = 0; bit < 8; ++bit) {
+        if (computing[byte] >> bit & 1) f(static_cast<int>(8 * byte) + bit);
+      }
+    }
+  }
 
   template <class Archive>
   void serialize(Archive& ar) {

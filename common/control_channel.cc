@@ -181,11 +181,7 @@ void ControlChannel::OnHeartbeatAck(const Header& h) {
   const auto now = Clock::now();
   const HeartbeatAck ack = DecodeCereal<HeartbeatAck>(h.text);
   if (ack.others_computing) others_seen_ = now;
-  for (size_t byte = 0; byte < ack.computing.size(); ++byte) {
-    for (int bit = 0; bit < 8; ++bit) {
-      if (ack.computing[byte] >> bit & 1) computing_seen_[static_cast<int>(8 * byte) + bit] = now;
-    }
-  }
+  ack.ForEachComputing([&](int worker) { computing_seen_[worker] = now; });
 }
 
 Clock::time_point ControlChannel::ComputingSeen(int worker) const {

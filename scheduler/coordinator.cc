@@ -309,7 +309,7 @@ void Coordinator::MaybeEvaluate() {
   // Epochs as worker 0 counts them (it starts each one first; the lowest live worker's once
   // worker 0 is lost), else the step every worker has reached. The final evaluation covers the
   // last step.
-  const WorkerProgress first = job_.book.First(job_.members.lost());
+  const WorkerProgress first = job_.book.LiveFirst();
   const int64_t step = eval_schedule_.per_epoch() ? first.step : job_.MinStep();
   if (step >= job_.opts.total_steps || !eval_schedule_.Due(step, first.epoch, TrainSeconds())) {
     return;

@@ -30,9 +30,7 @@ void Heartbeats::OnHeartbeat(Node& node, const Message& m) {
     ack.others_computing = watch_.count() > (watch_.IsComputing(node.info.id) ? 1u : 0u);
   } else {
     for (int32_t w : watch_.Computing()) {
-      if (job_.members.IsLost(w)) continue;
-      if (ack.computing.size() <= static_cast<size_t>(w) / 8) ack.computing.resize(w / 8 + 1);
-      ack.computing[w / 8] |= static_cast<uint8_t>(1u << (w % 8));
+      if (!job_.members.IsLost(w)) ack.SetComputing(w);
     }
   }
   Header h;

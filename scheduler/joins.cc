@@ -81,7 +81,7 @@ void Joins::OnJoinerReady(const Node& node) {
   if (job_.mode.lockstep()) {
     // Loaded and built: the slice's adopter leaves it at its next step boundary.
     const int adopter = job_.members.OwnerOf(slice);
-    const int64_t step = job_.book.MaxStep(job_.members.lost());
+    const int64_t step = job_.book.LiveMaxStep();
     job_.Apply(job_.members.JoinerReady(node.info.id, step));
     JsonObject event;
     event.Add("event", "handover").Add("slice", slice).Add("from_worker", adopter);
@@ -135,7 +135,7 @@ std::string Joins::CheckMinWorkers() {
   Membership& members = job_.members;
   const std::string lost = job_.nodes.LostNames(Role::kWorker);
   const int live = members.LiveCount();
-  const int64_t step = job_.book.MaxStep(members.lost());  // the furthest a live worker reported
+  const int64_t step = job_.book.LiveMaxStep();  // the furthest a live worker reported
   const double now_s = job_.WallSeconds(), paused_s = members.PausedFor(now_s);
   const int wait_s = static_cast<int>(job_.opts.config.cluster.timeout_s);
   JsonObject event;

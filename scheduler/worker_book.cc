@@ -73,17 +73,23 @@ int64_t WorkerBook::StepOf(int worker) const {
   return it != workers_.end() ? it->second.step : 0;
 }
 
-int64_t WorkerBook::MaxStep(const std::set<int>& lost) const {
+int64_t WorkerBook::MaxStep() const {
+  int64_t step = 0;
+  for (const auto& [w, p] : workers_) step = std::max(step, p.step);
+  return step;
+}
+
+int64_t WorkerBook::LiveMaxStep() const {
   int64_t step = 0;
   for (const auto& [w, p] : workers_) {
-    if (!lost.count(w)) step = std::max(step, p.step);
+    if (!lost_.count(w)) step = std::max(step, p.step);
   }
   return step;
 }
 
-WorkerProgress WorkerBook::First(const std::set<int>& lost) const {
+WorkerProgress WorkerBook::LiveFirst() const {
   for (const auto& [w, p] : workers_) {
-    if (!lost.count(w)) return p;
+    if (!lost_.count(w)) return p;
   }
   return {};
 }

@@ -32,21 +32,21 @@ class WorkerBook {
   void SetStep(int worker, int64_t step);
   int64_t StepOf(int worker) const;  // 0 before any report
 
-  // Over the workers not in `lost`: the furthest step (0 without any) and the lowest one's
-  // progress (empty without any).
-  int64_t MaxStep(const std::set<int>& lost) const;
-  WorkerProgress First(const std::set<int>& lost) const;
-
-  // Over the workers not declared lost (Lose): the lowest step (0 without any), the mean loss
-  // and the summed speed of their last windows. Kept up to date report by report: a report
-  // costs O(log W), not a pass over every worker (thousands of reports a step).
+  // A worker declared lost: it no longer counts among the live ones below.
   void Lose(int worker);
+  // Over the live workers: the furthest step (0 without any) and the lowest-numbered one's
+  // progress (empty without any).
+  int64_t LiveMaxStep() const;
+  WorkerProgress LiveFirst() const;
+  // Over the live workers: the lowest step (0 without any), the mean loss and the summed speed
+  // of their last windows. Kept up to date report by report: a report costs O(log W), not a pass
+  // over every worker (thousands of reports a step).
   int64_t LiveMinStep() const { return live_steps_.empty() ? 0 : *live_steps_.begin(); }
   double LiveMeanLoss() const { return live_steps_.empty() ? 0 : loss_sum_ / live_steps_.size(); }
   double LiveTripsPerSecond() const { return speed_sum_; }
 
   // Over every worker: the furthest step and epoch, the sums, and one peak per worker.
-  int64_t MaxStep() const { return MaxStep({}); }
+  int64_t MaxStep() const;
   int64_t MaxEpoch() const;
   WorkerProgress Sums() const;  // step and epoch: the maxima; peaks: unset
   std::vector<double> Peaks(double WorkerProgress::*field) const;

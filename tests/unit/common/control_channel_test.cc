@@ -6,7 +6,10 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
+#include "common/busy_peers.h"
+#include "common/cereal_body.h"
 #include "common/transport.h"
 
 namespace tteps {
@@ -84,6 +87,18 @@ class ControlChannelTest : public ::testing::Test {
   zmq::socket_t scheduler_;
   std::string endpoint_;
 };
+
+// A heartbeat's answer to a server: a bit per computing worker, through the wire and back.
+TEST(HeartbeatAck, NamesTheComputingWorkersABitEach) {
+  HeartbeatAck ack;
+  for (int w : {0, 7, 8, 1023}) ack.SetComputing(w);
+  EXPECT_EQ(ack.computing.size(), 128u);
+  const HeartbeatAck back = DecodeCereal<HeartbeatAck>(EncodeCereal(ack));
+  std::vector<int> named;
+  back.ForEachComputing([&](int w) { named.push_back(w); });
+  EXPECT_EQ(named, (std::vector<int>{0, 7, 8, 1023}));
+  EXPECT_FALSE(back.others_computing);
+}
 
 TEST_F(ControlChannelTest, HeartbeatsCommandsReportsAndShutdown) {
   ControlChannel channel(ctx_, endpoint_, Worker(), /*timeout_s=*/5, /*heartbeat_s=*/0.05);

@@ -45,20 +45,20 @@ TEST(WorkerBook, TheLiveWorkersProgressLeavesTheLostOut) {
   book.Add(1, Window(7, 0.2, 0.1, 0));
   book.Add(2, Window(30, 0.9, 0.1, 0));
   EXPECT_DOUBLE_EQ(book.LiveMeanLoss(), 0.5);
-  const std::set<int> lost = {2};
   book.Lose(2);
   book.Add(2, Window(31, 5, 0.1, 0));  // a late report of a lost worker counts for nothing live
   EXPECT_EQ(book.LiveMinStep(), 7);
-  EXPECT_EQ(book.MaxStep(lost), 12);
+  EXPECT_EQ(book.LiveMaxStep(), 12);
   EXPECT_EQ(book.MaxStep(), 31);
   EXPECT_DOUBLE_EQ(book.LiveMeanLoss(), 0.3);
   EXPECT_DOUBLE_EQ(book.LiveTripsPerSecond(), 200);
-  EXPECT_EQ(book.First({0}).step, 7);
+  EXPECT_EQ(book.LiveFirst().step, 12);
   EXPECT_EQ(book.MaxEpoch(), 3);
   EXPECT_EQ(book.StepOf(1), 7);
   EXPECT_EQ(book.StepOf(9), 0);
-  // Every worker lost: nothing live is left (not a step past any).
   book.Lose(0);
+  EXPECT_EQ(book.LiveFirst().step, 7);
+  // Every worker lost: nothing live is left (not a step past any).
   book.Lose(1);
   EXPECT_EQ(book.LiveMinStep(), 0);
   EXPECT_EQ(book.LiveMeanLoss(), 0);
