@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "common/cereal_body.h"
@@ -12,7 +14,8 @@
 namespace tteps {
 namespace {
 
-constexpr long kPollMs = 20;
+constexpr long kPollMs = 20;       // registration's
+constexpr long kMaxPollMs = 1000;  // the loop's longest sleep
 
 }  // namespace
 
@@ -36,6 +39,7 @@ ControlChannel::ControlChannel(zmq::context_t& ctx, const std::string& scheduler
 
 ControlChannel::~ControlChannel() {
   running_ = false;
+  Wake();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -116,6 +120,22 @@ void ControlChannel::Queue(Header h, std::vector<Payload> payloads) {
   std::lock_guard<std::mutex> lock(mu_);
   outbox_.push_back({std::move(h), std::move(payloads)});
   ++unsent_;
+  WakeLocked();
+}
+
+void ControlChannel::NoteViewFollowed(int64_t number) {
+  view_followed_ = number;
+  beat_now_ = true;
+  // A handler runs on the channel's thread under mu_, and its loop beats right after it.
+  if (std::this_thread::get_id() != thread_.get_id()) Wake();
+}
+
+void ControlChannel::Wake() {
+  std::lock_guard<std::mutex> lock(mu_);
+  WakeLocked();
+}
+
+void ControlChannel::WakeLocked() {
   // Full (the thread is behind anyway): nothing lost, the thread sends all it finds queued.
   (void)wake_tx_.send(zmq::message_t(), zmq::send_flags::dontwait);
 }
@@ -200,6 +220,7 @@ Clock::time_point ControlChannel::ComputingSeen(int worker) const {
 void ControlChannel::Loop() {
   auto last_heartbeat = Clock::now() - std::chrono::hours(1);
   auto last_heard = Clock::now();
+  const double limit_s = silence_s_ > 0 ? silence_s_ : timeout_s_;
   while (running_) {
     SendQueued();
     if (beat_now_.exchange(false) || SecondsSince(last_heartbeat) >= heartbeat_s_) {
@@ -207,11 +228,15 @@ void ControlChannel::Loop() {
       last_heartbeat = Clock::now();
     }
     try {
-      ReceiveAll(&last_heard);
+      // Until the next heartbeat is due or the silence runs out: whatever must go sooner (a
+      // queued report, the destructor) wakes the poll, so that a host of a thousand idle nodes
+      // is not woken 50 times a second each.
+      const double due_s =
+          std::min(heartbeat_s_ - SecondsSince(last_heartbeat), limit_s - SecondsSince(last_heard));
+      ReceiveAll(&last_heard, std::clamp<long>(std::lround(due_s * 1e3) + 1, 1, kMaxPollMs));
     } catch (const CodecError& e) {
       LOG(ERROR) << "malformed message from the scheduler ignored: " << e.what();
     }
-    const double limit_s = silence_s_ > 0 ? silence_s_ : timeout_s_;
     if (SecondsSince(last_heard) > limit_s) {
       Shutdown("the scheduler at " + scheduler_endpoint_ + " has been silent for " +
                    std::to_string(SecondsSince(last_heard)).substr(0, 4) + " s (" +
@@ -238,12 +263,10 @@ void ControlChannel::SendQueued() {
   changed_.notify_all();
 }
 
-void ControlChannel::ReceiveAll(Clock::time_point* last_heard) {
-  // Waits up to kPollMs (the heartbeat's resolution) for the scheduler or for a send queued
-  // meanwhile, then takes whatever the scheduler sent.
+void ControlChannel::ReceiveAll(Clock::time_point* last_heard, long wait_ms) {
   zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
                              {wake_rx_.handle(), 0, ZMQ_POLLIN, 0}};
-  Poll(items, 2, kPollMs);
+  Poll(items, 2, wait_ms);
   if (items[1].revents & ZMQ_POLLIN) {
     zmq::message_t wake;
     while (wake_rx_.recv(wake, zmq::recv_flags::dontwait)) {

@@ -87,10 +87,7 @@ class ControlChannel {
   // Thread-safe, from a command's handler too: this node followed membership view `number`
   // (common/view.h). A heartbeat says so at once, so that the scheduler learns how long a view
   // takes to reach every node.
-  void NoteViewFollowed(int64_t number) {
-    view_followed_ = number;
-    beat_now_ = true;
-  }
+  void NoteViewFollowed(int64_t number);
   // Thread-safe: when the scheduler last named `worker` as computing (-1: any worker but this
   // node); the clock's epoch if never.
   Clock::time_point ComputingSeen(int worker) const;
@@ -101,9 +98,12 @@ class ControlChannel {
   void Loop();
   // Sends what was queued for the scheduler.
   void SendQueued();
-  // Waits for the scheduler (or a queued send) a poll's time and handles what it sent, setting
+  // Waits up to wait_ms for the scheduler (or a wake) and handles what it sent, setting
   // *last_heard at each message. Throws CodecError for a malformed message.
-  void ReceiveAll(Clock::time_point* last_heard);
+  void ReceiveAll(Clock::time_point* last_heard, long wait_ms);
+  // Ends the thread's poll now (a send queued, the destructor).
+  void Wake();
+  void WakeLocked();  // under mu_
   void Dispatch(const Message& m);
   void Queue(Header h, std::vector<Payload> payloads);
   void Shutdown(const std::string& reason, bool failed);
