@@ -37,7 +37,7 @@ Coordinator::Coordinator(zmq::socket_t& socket, CoordinatorOptions opts, Evaluat
       progress_line_(job_.mode.name(), job_.opts.total_steps, job_.opts.config.train.progress_s),
       eval_schedule_(job_.opts.config.train.eval),
       release_requests_(out->dir()),
-      live_(out) {
+      live_(out, job_.opts.num_workers <= job_.opts.worker_series) {
   job_.log.set_text_sink(
       [this](const std::string& text) { live_.Membership(job_.MinStep(), text); });
 }
@@ -227,11 +227,14 @@ void Coordinator::OnReady(const Node& node) {
 
 void Coordinator::OnTrainReport(const Node& node, TrainReport r) {
   r.worker = node.info.id;  // the sender is who the socket says, whatever the body claims
-  job_.out->AppendMetrics(r.ToJson());
   const WorkerProgress& p = job_.book.Add(node.info.id, r);
   last_loss_ = job_.book.LiveMeanLoss();
   last_trips_per_s_ = job_.book.LiveTripsPerSecond();
-  live_.Train(r, job_.MinStep(), last_loss_, last_trips_per_s_);
+  live_.Train(r);
+  if (job_.book.LiveInTallies() >= job_.members.LiveCount()) {  // every live worker reported
+    live_.JobStep(job_.MinStep(), last_loss_, last_trips_per_s_, job_.WallSeconds(),
+                  [this] { return job_.book.LiveSpread(); });
+  }
   progress_line_.Update(p.epoch, job_.MinStep(), last_loss_, last_trips_per_s_);
   job_.policy.Observe(r, job_.members.OwnSliceOf(node.info.id));
   MaybeEvaluate();

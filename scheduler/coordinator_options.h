@@ -37,6 +37,9 @@ struct CoordinatorOptions {
   // A worker computing one step for longer than this fails the job (0: never); a wait on a
   // computing worker is not bounded by --timeout_s (common/busy_peers.h).
   double step_timeout_s = 1800;
+  // Jobs of up to this many workers write a train line, TensorBoard series and Prometheus
+  // gauges per worker; larger ones how the workers spread, once per job step.
+  int worker_series = 64;
 };
 
 }  // namespace tteps::scheduler

@@ -28,6 +28,59 @@ std::string Label(const std::string& key, const std::string& value) {
   return key + "=\"" + value + "\"";  // values here are modes, phases and numbers: no escaping
 }
 
+// Each worker's last report, a sample per worker.
+void PerWorkerGauges(const std::map<int, TrainReport>& workers, Exposition* out) {
+  Exposition& e = *out;
+  struct PerWorker {
+    const char* name;
+    const char* help;
+    double (*get)(const TrainReport&);
+  };
+  static const PerWorker kPerWorker[] = {
+      {"tteps_worker_step", "The worker's last reported step.",
+       [](const TrainReport& r) { return static_cast<double>(r.step); }},
+      {"tteps_worker_trips_per_second", "The worker's trips per second in its last window.",
+       [](const TrainReport& r) { return r.trips_per_s; }},
+      {"tteps_worker_compute_seconds", "The worker's compute per step in its last window.",
+       [](const TrainReport& r) { return r.compute_s; }},
+      {"tteps_worker_wait_seconds", "The worker's wait per step in its last window.",
+       [](const TrainReport& r) { return r.wait_s; }},
+      {"tteps_worker_accumulation", "The worker's micro-batches per step.",
+       [](const TrainReport& r) { return static_cast<double>(r.accumulation); }},
+  };
+  for (const PerWorker& m : kPerWorker) {
+    e.Metric(m.name, "gauge", m.help);
+    for (const auto& [id, r] : workers) e.Sample(m.get(r), Label("worker", std::to_string(id)));
+  }
+  bool stale = false;  // the parameter-server modes report staleness
+  for (const auto& [id, r] : workers) {
+    for (const auto& [key, value] : r.exchange) {
+      if (key != "staleness") continue;
+      if (!stale) e.Metric("tteps_worker_staleness", "gauge", "Mean staleness of its pulls.");
+      stale = true;
+      e.Sample(value, Label("worker", std::to_string(id)));
+    }
+  }
+}
+
+// How the live workers spread (jobs beyond --worker_series): three samples a metric.
+void SpreadGauges(const WorkerSpread& s, Exposition* out) {
+  Exposition& e = *out;
+  e.Metric("tteps_workers_reporting", "gauge", "Live workers in the spread below.")
+      .Sample(s.workers);
+  e.Metric("tteps_workers_loss", "gauge", "The live workers' train loss of their last windows.")
+      .Sample(s.loss_min, Label("stat", "min"))
+      .Sample(s.loss_median, Label("stat", "median"))
+      .Sample(s.loss_max, Label("stat", "max"));
+  e.Metric("tteps_workers_trips_per_second", "gauge",
+           "The live workers' trips per second in their last windows.")
+      .Sample(s.speed_min, Label("stat", "min"))
+      .Sample(s.speed_median, Label("stat", "median"))
+      .Sample(s.speed_max, Label("stat", "max"));
+  e.Metric("tteps_slowest_worker", "gauge", "The live worker of the lowest trips per second.")
+      .Sample(s.slowest);
+}
+
 }  // namespace
 
 void JobMetrics::SetEval(int64_t step, double mape) {
@@ -63,35 +116,10 @@ std::string JobMetrics::Text() const {
     e.Metric("tteps_eval_mape", "gauge", "Mean absolute percentage error of the last evaluation.")
         .Sample(mape_);
   }
-  struct PerWorker {
-    const char* name;
-    const char* help;
-    double (*get)(const TrainReport&);
-  };
-  static const PerWorker kPerWorker[] = {
-      {"tteps_worker_step", "The worker's last reported step.",
-       [](const TrainReport& r) { return static_cast<double>(r.step); }},
-      {"tteps_worker_trips_per_second", "The worker's trips per second in its last window.",
-       [](const TrainReport& r) { return r.trips_per_s; }},
-      {"tteps_worker_compute_seconds", "The worker's compute per step in its last window.",
-       [](const TrainReport& r) { return r.compute_s; }},
-      {"tteps_worker_wait_seconds", "The worker's wait per step in its last window.",
-       [](const TrainReport& r) { return r.wait_s; }},
-      {"tteps_worker_accumulation", "The worker's micro-batches per step.",
-       [](const TrainReport& r) { return static_cast<double>(r.accumulation); }},
-  };
-  for (const PerWorker& m : kPerWorker) {
-    e.Metric(m.name, "gauge", m.help);
-    for (const auto& [id, r] : workers_) e.Sample(m.get(r), Label("worker", std::to_string(id)));
-  }
-  bool stale = false;  // the parameter-server modes report staleness
-  for (const auto& [id, r] : workers_) {
-    for (const auto& [key, value] : r.exchange) {
-      if (key != "staleness") continue;
-      if (!stale) e.Metric("tteps_worker_staleness", "gauge", "Mean staleness of its pulls.");
-      stale = true;
-      e.Sample(value, Label("worker", std::to_string(id)));
-    }
+  if (per_worker_) {
+    PerWorkerGauges(workers_, &e);
+  } else if (spread_.workers > 0) {
+    SpreadGauges(spread_, &e);
   }
   return e.str();
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/topics/train_report.h"
+#include "scheduler/worker_book.h"
 
 namespace tteps::scheduler {
 
@@ -21,13 +22,18 @@ struct JobGauges {
 
 class JobMetrics {
  public:
+  // `per_worker`: gauges per worker (each one's last report); else the workers' spread.
+  explicit JobMetrics(bool per_worker) : per_worker_(per_worker) {}
   void SetJob(const JobGauges& job) { job_ = job; }
   void Observe(const TrainReport& report) { workers_[report.worker] = report; }
+  void SetSpread(const WorkerSpread& spread) { spread_ = spread; }
   void SetEval(int64_t step, double mape);
   // The exposition: every metric with its HELP and TYPE lines.
   std::string Text() const;
 
  private:
+  bool per_worker_;
+  WorkerSpread spread_;
   JobGauges job_;
   std::map<int, TrainReport> workers_;  // each worker's last report
   bool evaluated_ = false;

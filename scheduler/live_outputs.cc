@@ -9,7 +9,8 @@
 
 namespace tteps::scheduler {
 
-LiveOutputs::LiveOutputs(RunOutput* out) {
+LiveOutputs::LiveOutputs(RunOutput* out, bool per_worker)
+    : out_(out), per_worker_(per_worker), metrics_(per_worker) {
   try {
     tensorboard_ = std::make_unique<EventFile>(out->Path("tb"));
   } catch (const std::exception& e) {
@@ -17,7 +18,9 @@ LiveOutputs::LiveOutputs(RunOutput* out) {
   }
 }
 
-void LiveOutputs::Train(const TrainReport& r, int64_t job_step, double loss, double trips_per_s) {
+void LiveOutputs::Train(const TrainReport& r) {
+  if (!per_worker_) return;
+  out_->AppendMetrics(r.ToJson());
   metrics_.Observe(r);
   if (!tensorboard_) return;
   const std::string worker = "worker_" + std::to_string(r.worker) + "/";
@@ -33,12 +36,40 @@ void LiveOutputs::Train(const TrainReport& r, int64_t job_step, double loss, dou
   for (const auto& [key, value] : r.exchange) {
     if (key == "staleness") tensorboard_->AddScalar(worker + "staleness", r.step, value);
   }
-  // The job's: once per step every live worker has reported.
-  if (job_step > tensorboard_job_step_) {
-    tensorboard_job_step_ = job_step;
-    tensorboard_->AddScalar("train/loss", job_step, loss);
-    tensorboard_->AddScalar("train/trips_per_s", job_step, trips_per_s);
+}
+
+void LiveOutputs::JobStep(int64_t step, double loss, double trips_per_s, double wall_s,
+                          const std::function<WorkerSpread()>& spread) {
+  if (step <= job_step_) return;
+  job_step_ = step;
+  if (tensorboard_) {
+    tensorboard_->AddScalar("train/loss", step, loss);
+    tensorboard_->AddScalar("train/trips_per_s", step, trips_per_s);
   }
+  if (!per_worker_) Spread(step, wall_s, spread());
+}
+
+void LiveOutputs::Spread(int64_t step, double wall_s, const WorkerSpread& s) {
+  metrics_.SetSpread(s);
+  out_->AppendMetrics(JsonObject()
+                          .Add("type", "train_workers")
+                          .Add("step", step)
+                          .Add("wall_s", wall_s)
+                          .Add("workers", s.workers)
+                          .Add("loss_min", s.loss_min)
+                          .Add("loss_median", s.loss_median)
+                          .Add("loss_max", s.loss_max)
+                          .Add("trips_per_s_min", s.speed_min)
+                          .Add("trips_per_s_median", s.speed_median)
+                          .Add("trips_per_s_max", s.speed_max)
+                          .Add("slowest_worker", s.slowest));
+  if (!tensorboard_) return;
+  tensorboard_->AddScalar("workers/loss_min", step, s.loss_min);
+  tensorboard_->AddScalar("workers/loss_median", step, s.loss_median);
+  tensorboard_->AddScalar("workers/loss_max", step, s.loss_max);
+  tensorboard_->AddScalar("workers/trips_per_s_min", step, s.speed_min);
+  tensorboard_->AddScalar("workers/trips_per_s_median", step, s.speed_median);
+  tensorboard_->AddScalar("workers/trips_per_s_max", step, s.speed_max);
 }
 
 void LiveOutputs::Eval(const EvalOutcome& r) {

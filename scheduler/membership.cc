@@ -226,8 +226,7 @@ int Membership::OwnSliceOf(int worker) const {
 }
 
 int Membership::LiveCount() const {
-  return static_cast<int>(
-      std::count_if(workers_.begin(), workers_.end(), [&](int w) { return !lost_.count(w); }));
+  return static_cast<int>(workers_.size() - lost_.size());  // only known workers are lost
 }
 
 int Membership::ActiveCount() const {

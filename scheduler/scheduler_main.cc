@@ -57,6 +57,10 @@ DEFINE_int32(
 DEFINE_int32(metrics_port, 0,
              "serve the running job's metrics for Prometheus at http://HOST:PORT/metrics (0: "
              "off); HOST is loopback unless --bind_interface names another interface");
+DEFINE_int32(worker_series, 64,
+             "jobs of up to this many workers write a train line to metrics.jsonl, TensorBoard "
+             "series and Prometheus gauges per worker; larger jobs write, once per step, how the "
+             "workers spread (type train_workers: min, median and max of loss and speed)");
 DEFINE_bool(check, false,
             "only check the configuration (flags, data and stats files) and exit: launch/tteps "
             "runs this before mpirun, so a mistake fails at once instead of at the deadline");
@@ -361,6 +365,7 @@ int Schedule(Bootstrap& boot, const NodeOptions& node, const JobConfig& config) 
   o.config = config;
   o.data_path = config.data.train_files.front();
   o.step_timeout_s = FLAGS_step_timeout_s;
+  o.worker_series = FLAGS_worker_series;
   o.data_checksum = dataset.store_checksum;
   o.bad_records_skipped = dataset.skipped;
   o.data_facts = dataset.Facts();

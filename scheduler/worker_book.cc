@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <utility>
+#include <vector>
 
 namespace tteps::scheduler {
 
@@ -85,6 +87,31 @@ int64_t WorkerBook::LiveMaxStep() const {
     if (!lost_.count(w)) step = std::max(step, p.step);
   }
   return step;
+}
+
+WorkerSpread WorkerBook::LiveSpread() const {
+  std::vector<double> losses;
+  std::vector<std::pair<double, int>> speeds;
+  for (const auto& [w, p] : workers_) {
+    if (lost_.count(w) || p.steps_timed == 0) continue;
+    losses.push_back(p.loss);
+    speeds.emplace_back(p.trips_per_s, w);
+  }
+  WorkerSpread s;
+  s.workers = static_cast<int>(losses.size());
+  if (losses.empty()) return s;
+  const size_t mid = losses.size() / 2;
+  std::nth_element(losses.begin(), losses.begin() + mid, losses.end());
+  s.loss_median = losses[mid];
+  s.loss_min = *std::min_element(losses.begin(), losses.end());
+  s.loss_max = *std::max_element(losses.begin(), losses.end());
+  std::nth_element(speeds.begin(), speeds.begin() + mid, speeds.end());
+  s.speed_median = speeds[mid].first;
+  const auto [slowest, fastest] = std::minmax_element(speeds.begin(), speeds.end());
+  s.speed_min = slowest->first;
+  s.slowest = slowest->second;
+  s.speed_max = fastest->first;
+  return s;
 }
 
 WorkerProgress WorkerBook::LiveFirst() const {

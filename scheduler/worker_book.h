@@ -13,6 +13,14 @@
 
 namespace tteps::scheduler {
 
+// How the live workers' last windows spread (a job too large for a line per worker).
+struct WorkerSpread {
+  int workers = 0;
+  double loss_min = 0, loss_median = 0, loss_max = 0;
+  double speed_min = 0, speed_median = 0, speed_max = 0;  // trips per second
+  int slowest = -1;                                       // the worker of speed_min
+};
+
 struct WorkerProgress {
   int64_t step = 0, epoch = 0, trips = 0;
   double loss = 0, trips_per_s = 0;
@@ -44,6 +52,10 @@ class WorkerBook {
   int64_t LiveMinStep() const { return live_steps_.empty() ? 0 : *live_steps_.begin(); }
   double LiveMeanLoss() const { return live_steps_.empty() ? 0 : loss_sum_ / live_steps_.size(); }
   double LiveTripsPerSecond() const { return speed_sum_; }
+  // The live workers in the tallies above (those that reported, or were given a step).
+  int LiveInTallies() const { return static_cast<int>(live_steps_.size()); }
+  // Over the live workers that reported: a pass over them (once a job step, not a report).
+  WorkerSpread LiveSpread() const;
 
   // Over every worker: the furthest step and epoch, the sums, and one peak per worker.
   int64_t MaxStep() const;

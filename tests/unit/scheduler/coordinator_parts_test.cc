@@ -11,6 +11,7 @@
 #include "scheduler/eval_record.h"
 #include "scheduler/job_metrics.h"
 #include "scheduler/job_summary.h"
+#include "scheduler/live_outputs.h"
 #include "scheduler/membership_log.h"
 #include "scheduler/placement.h"
 #include "scheduler/registration.h"
@@ -268,7 +269,7 @@ TEST(ReleaseRequests, TakesARequestOnceAndAnswersIt) {
 // Prometheus' text exposition: HELP and TYPE once per metric, then its samples; the evaluation
 // only once there was one; staleness only where the workers report it.
 TEST(JobMetrics, RendersTheTextExpositionFormat) {
-  JobMetrics m;
+  JobMetrics m(/*per_worker=*/true);
   JobGauges g;
   g.mode = "sync";
   g.phase = "training";
@@ -296,6 +297,74 @@ TEST(JobMetrics, RendersTheTextExpositionFormat) {
   EXPECT_NE(text.find("tteps_eval_mape 0.25\n"), std::string::npos) << text;
   EXPECT_NE(text.find("tteps_worker_staleness{worker=\"1\"} 1.5\n"), std::string::npos) << text;
   EXPECT_EQ(text.back(), '\n');
+}
+
+TrainReport Report(int worker, int64_t step, double loss, double trips_per_s) {
+  TrainReport r;
+  r.worker = worker;
+  r.step = step;
+  r.loss = loss;
+  r.trips_per_s = trips_per_s;
+  r.step_losses.assign(10, loss);
+  return r;
+}
+
+// Beyond --worker_series a job's outputs grow with its steps, not with steps x workers: one
+// train_workers line a job step (the live workers' min, median and max), no line, series or
+// gauge per worker; the lost workers leave the spread.
+TEST(LiveOutputs, BeyondTheWorkerSeriesALineAStepSaysHowTheWorkersSpread) {
+  const std::string dir = Fresh("spread");
+  WorkerBook book;
+  {
+    RunOutput out(dir);
+    LiveOutputs live(&out, /*per_worker=*/false);
+    EXPECT_FALSE(live.per_worker());
+    for (int step : {10, 20}) {
+      for (int w = 0; w < (step == 10 ? 5 : 4); ++w) {
+        const TrainReport r = Report(w, step, 1.0 + w, 100.0 * (5 - w) + step);
+        book.Add(w, r);
+        live.Train(r);
+      }
+      for (int twice = 0; twice < 2; ++twice) {  // once a step
+        live.JobStep(book.LiveMinStep(), book.LiveMeanLoss(), book.LiveTripsPerSecond(), 1.0,
+                     [&] { return book.LiveSpread(); });
+      }
+      if (step == 10) book.Lose(4);  // the slowest, before the second step's spread
+    }
+  }
+  std::istringstream lines(Read(dir + "/metrics.jsonl"));
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  ASSERT_EQ(got.size(), 2u) << Read(dir + "/metrics.jsonl");
+  EXPECT_NE(got[0].find("\"type\":\"train_workers\",\"step\":10,"), std::string::npos) << got[0];
+  EXPECT_NE(got[0].find("\"workers\":5,\"loss_min\":1,\"loss_median\":3,\"loss_max\":5,"),
+            std::string::npos)
+      << got[0];
+  EXPECT_NE(got[0].find("\"trips_per_s_min\":110,"), std::string::npos) << got[0];
+  EXPECT_NE(got[0].find("\"slowest_worker\":4"), std::string::npos) << got[0];
+  EXPECT_NE(got[1].find("\"step\":20,"), std::string::npos) << got[1];
+  EXPECT_NE(got[1].find("\"workers\":4,"), std::string::npos) << got[1];
+  EXPECT_NE(got[1].find("\"slowest_worker\":3"), std::string::npos) << got[1];
+}
+
+TEST(JobMetrics, BeyondTheWorkerSeriesGaugesSayHowTheWorkersSpread) {
+  JobMetrics m(/*per_worker=*/false);
+  m.Observe(Report(1, 10, 0.5, 200));
+  WorkerSpread s;
+  s.workers = 3;
+  s.loss_min = 0.25;
+  s.loss_median = 0.5;
+  s.loss_max = 1;
+  s.speed_min = 100;
+  s.speed_median = 200;
+  s.speed_max = 300;
+  s.slowest = 2;
+  m.SetSpread(s);
+  const std::string text = m.Text();
+  EXPECT_EQ(text.find("tteps_worker_"), std::string::npos) << text;
+  EXPECT_NE(text.find("tteps_workers_loss{stat=\"median\"} 0.5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("tteps_workers_trips_per_second{stat=\"min\"} 100\n"), std::string::npos);
+  EXPECT_NE(text.find("tteps_slowest_worker 2\n"), std::string::npos) << text;
 }
 
 }  // namespace
