@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/checkpoint_files.h"
+#include "common/clock.h"
 #include "common/topics/worker_topics.h"
 #include "scheduler/evaluation.h"
 #include "scheduler/job_state.h"
@@ -50,6 +51,7 @@ class Failover {
 
   JobState& job_;
   Evaluation* eval_;
+  Clock::time_point next_silence_check_{};  // a pass over every node, ten times a second
 };
 
 }  // namespace tteps::scheduler
