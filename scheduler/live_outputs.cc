@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace tteps::scheduler {
 
@@ -51,25 +52,21 @@ void LiveOutputs::JobStep(int64_t step, double loss, double trips_per_s, double 
 
 void LiveOutputs::Spread(int64_t step, double wall_s, const WorkerSpread& s) {
   metrics_.SetSpread(s);
-  out_->AppendMetrics(JsonObject()
-                          .Add("type", "train_workers")
-                          .Add("step", step)
-                          .Add("wall_s", wall_s)
-                          .Add("workers", s.workers)
-                          .Add("loss_min", s.loss_min)
-                          .Add("loss_median", s.loss_median)
-                          .Add("loss_max", s.loss_max)
-                          .Add("trips_per_s_min", s.speed_min)
-                          .Add("trips_per_s_median", s.speed_median)
-                          .Add("trips_per_s_max", s.speed_max)
-                          .Add("slowest_worker", s.slowest));
+  const std::pair<const char*, double> stats[] = {{"loss_min", s.loss_min},
+                                                  {"loss_median", s.loss_median},
+                                                  {"loss_max", s.loss_max},
+                                                  {"trips_per_s_min", s.speed_min},
+                                                  {"trips_per_s_median", s.speed_median},
+                                                  {"trips_per_s_max", s.speed_max}};
+  JsonObject line;
+  line.Add("type", "train_workers").Add("step", step).Add("wall_s", wall_s);
+  line.Add("workers", s.workers);
+  for (const auto& [name, value] : stats) line.Add(name, value);
+  out_->AppendMetrics(line.Add("slowest_worker", s.slowest));
   if (!tensorboard_) return;
-  tensorboard_->AddScalar("workers/loss_min", step, s.loss_min);
-  tensorboard_->AddScalar("workers/loss_median", step, s.loss_median);
-  tensorboard_->AddScalar("workers/loss_max", step, s.loss_max);
-  tensorboard_->AddScalar("workers/trips_per_s_min", step, s.speed_min);
-  tensorboard_->AddScalar("workers/trips_per_s_median", step, s.speed_median);
-  tensorboard_->AddScalar("workers/trips_per_s_max", step, s.speed_max);
+  for (const auto& [name, value] : stats) {
+    tensorboard_->AddScalar(std::string("workers/") + name, step, value);
+  }
 }
 
 void LiveOutputs::Eval(const EvalOutcome& r) {
