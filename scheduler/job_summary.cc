@@ -60,12 +60,14 @@ void AddServersAndRefusals(const JobFacts& f, JsonObject& s) {
   // Every server sees every push, so one server's staleness histogram describes the job (the
   // lowest that reported: server 0 unless it was lost).
   if (!stats_of.empty()) s.Add("server_stats", stats_of.begin()->second.ToJson());
-  // Each server's state hash at the end: replicas of a range (--replicas) hold the same.
-  JsonObject hashes;
+  // Each server's state hash at the end: replicas of a range (--replicas) hold the same. And
+  // its version: in async and SSP mode the pushes it applied (each its own step).
+  JsonObject hashes, versions;
   for (const auto& [id, stats] : stats_of) {
     hashes.Add(std::to_string(id), server::HexHash(stats.state_hash));
+    versions.Add(std::to_string(id), stats.version);
   }
-  if (!stats_of.empty()) s.Add("server_state_hashes", hashes);
+  if (!stats_of.empty()) s.Add("server_state_hashes", hashes).Add("server_versions", versions);
   // What was refused, summed over the servers and the scheduler (each refusal is also in that
   // process's log): messages (malformed, mismatched or poisoned; non_finite of those) and
   // connections with an unknown CURVE key.

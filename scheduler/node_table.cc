@@ -1,5 +1,7 @@
 #include "scheduler/node_table.h"
 
+#include <glog/logging.h>
+
 #include "common/cereal_body.h"
 #include "common/clock.h"
 #include "common/transport.h"
@@ -24,7 +26,8 @@ JsonObject NodeTable::Traffic() const {
       .Add("received", received)
       .Add("received_bytes", received_bytes_)
       .Add("sent", sent_)
-      .Add("sent_bytes", sent_bytes_);
+      .Add("sent_bytes", sent_bytes_)
+      .Add("undelivered", undelivered_);
 }
 
 int NodeTable::Count(Role role, bool live_only) const {
@@ -75,7 +78,13 @@ void NodeTable::CommandText(Role role, const std::string& topic, const std::stri
 void NodeTable::Send(const std::string& peer, Header h) {
   h.sender_role = Role::kScheduler;
   sent_bytes_ += static_cast<int64_t>(h.text.size());
-  SendMessage(socket_, h, {}, peer);
+  if (!SendMessage(socket_, h, {}, peer)) {
+    ++undelivered_;
+    const Node* node = Find(peer);
+    LOG_IF(WARNING, undelivered_ <= 10 || undelivered_ % 1000 == 0)
+        << TypeName(h.type) << " to " << (node ? node->info.Name() : "an unknown peer")
+        << " not delivered (gone, or its queue full; " << undelivered_ << " so far)";
+  }
   ++sent_;
 }
 

@@ -68,7 +68,8 @@ class NodeTable {
     ++received_[h.type];
     received_bytes_ += static_cast<int64_t>(h.text.size());
   }
-  // {"received": {TYPE: n, ...}, "received_bytes": n, "sent": n, "sent_bytes": n}
+  // {"received": {TYPE: n, ...}, "received_bytes": n, "sent": n, "sent_bytes": n,
+  //  "undelivered": n}: sends ZeroMQ refused (a peer gone, or its queue full), each logged.
   JsonObject Traffic() const;
 
  private:
@@ -80,7 +81,7 @@ class NodeTable {
   // Every message is looked up by its sender: an index, not a scan (thousands of nodes).
   std::unordered_map<std::string, size_t> by_peer_;
   std::map<MsgType, int64_t> received_;
-  int64_t sent_ = 0, sent_bytes_ = 0, received_bytes_ = 0;
+  int64_t sent_ = 0, sent_bytes_ = 0, received_bytes_ = 0, undelivered_ = 0;
 };
 
 }  // namespace tteps::scheduler
