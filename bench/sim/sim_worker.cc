@@ -16,14 +16,17 @@
 namespace tteps::sim {
 namespace {
 
-// Sync with plain SGD at a constant rate that is a power of two: the servers' arithmetic on the
-// synthetic gradients is then exact, and the final weights predictable to the bit.
+// Sync or async with plain SGD at a constant rate that is a power of two: the servers'
+// arithmetic on the synthetic gradients is then exact, and the final weights predictable to the
+// bit.
 void CheckJob(const ClusterMap& map) {
   const JobConfig& c = map.config;
   const auto refuse = [](const std::string& why) {
     throw std::invalid_argument("bench/scale's simulated workers need " + why);
   };
-  if (c.exchange.mode != Mode::kSync) refuse("--mode sync");
+  if (c.exchange.mode != Mode::kSync && c.exchange.mode != Mode::kAsync) {
+    refuse("--mode sync or async");
+  }
   if (c.optimizer.name != "sgd" || c.optimizer.lr_schedule != "constant" ||
       c.optimizer.warmup_steps != 0 || c.optimizer.lr_scaling != "none" ||
       c.optimizer.clip_norm != 0) {
@@ -78,7 +81,7 @@ SimOutcome SimWorker::Run() {
     Finish();
   } catch (const std::exception& e) {
     out_.error = e.what();
-    LOG(WARNING) << "simulated worker " << out_.id << ": " << e.what();
+    LOG(ERROR) << "simulated worker " << out_.id << ": " << e.what();  // at once, not buffered
   }
   return out_;
 }
@@ -96,6 +99,7 @@ void SimWorker::Register() {
   map_ = control_->Register();
   out_.register_s = SecondsSince(start_);
   CheckJob(map_);
+  async_ = map_.config.exchange.mode == Mode::kAsync;
   const ClusterConfig& cluster = map_.config.cluster;
   control_->SetTiming(cluster.timeout_s, cluster.heartbeat_s, cluster.silence_s);
   commands_.Listen(control_.get(), map_);
@@ -206,6 +210,15 @@ void SimWorker::Report(int64_t step) {
 }
 
 void SimWorker::Finish() {
+  // Async: the others still push; the job's final weights are checked after it ends.
+  if (!async_) CheckWeights();
+  out_.train_s = SecondsSince(start_);
+  control_->Report(topics::kDone, {total_, map_.epoch});
+  control_->Flush();
+  control_->WaitForShutdown();
+}
+
+void SimWorker::CheckWeights() {
   // Every key once per process (its first simulated worker to get here), the pushed keys by
   // the others.
   static std::atomic<bool> whole_checked{false};
@@ -220,10 +233,6 @@ void SimWorker::Finish() {
       ExpectedOnce(count, total_, SliceCount(map_), map_.config.optimizer.lr, spans_);
   out_.mismatch = Compare(weights_.get(), want, keys);
   for (const KeyRange& r : keys) out_.checked_keys += r.size();
-  out_.train_s = SecondsSince(start_);
-  control_->Report(topics::kDone, {total_, map_.epoch});
-  control_->Flush();
-  control_->WaitForShutdown();
 }
 
 }  // namespace tteps::sim

@@ -5,7 +5,9 @@
 // slice (bench/sim/synthetic.h). Its pushes and pulls carry the keys `key_fraction` names
 // (the whole layout by default), so that hundreds of simulated workers fit one machine's
 // memory and loopback. Sync mode: at the end it pulls the final weights and checks them, bit for
-// bit, against what the synthetic gradients predict.
+// bit, against what the synthetic gradients predict. Async mode: every push is the same
+// (Shape), so a server's weights say how many pushes it applied; the job's final weights are
+// checked after it ends (tteps-sim-check on its model.pt).
 #pragma once
 
 #include <cstdint>
@@ -44,7 +46,7 @@ struct SimOutcome {
   int adopted = 0;                               // slices it computed beside its own, ever
   // Per step from its first: the seconds from its push to the next step's weights.
   std::vector<double> exchange_s;
-  int64_t checked_keys = 0;                      // final weights compared with the prediction
+  int64_t checked_keys = 0;  // final weights compared with the prediction
   Mismatch mismatch;
   std::string error;
   JsonObject ToJson() const;
@@ -67,8 +69,9 @@ class SimWorker {
   void PushSlice(int slice, int64_t step);
   void Report(int64_t step);
   void Finish();
+  void CheckWeights();
   Gradient GradientOf(int64_t step, int slice) const {
-    return shared_.gradients.at(Coefficient(step, slice) + 3);
+    return shared_.gradients.at((async_ ? 1 : Coefficient(step, slice)) + 3);
   }
 
   zmq::context_t& ctx_;
@@ -78,6 +81,7 @@ class SimWorker {
   std::unique_ptr<KVClient> kv_;
   ClusterMap map_;
   int64_t total_ = 0, version_ = 0;  // the job's steps; the version the weights are of
+  bool async_ = false;
   std::set<int> adopted_;
   std::vector<int> releases_;    // at the next step's start
   std::vector<KeyRange> spans_;  // pushed and pulled (empty: every key)

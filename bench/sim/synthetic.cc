@@ -67,6 +67,36 @@ std::vector<float> Expected(int64_t count, int64_t version, int slices, double l
   return w;
 }
 
+namespace {
+
+// The pushes key k's value says were applied to it; -1 if no whole number would give it.
+int64_t PushesAt(int64_t k, float value, double lr) {
+  const double shape = Shape(k);
+  const double moved = static_cast<double>(Initial(k)) - value;
+  if (shape == 0) return moved == 0 ? 0 : -1;
+  const double n = std::round(moved / (lr * shape));
+  if (n < 0) return -1;
+  const float want = static_cast<float>(Initial(k) - lr * n * shape);  // exact: small integers
+  return want == value ? static_cast<int64_t>(n) : -1;
+}
+
+}  // namespace
+
+PushRuns ReadPushes(const std::vector<float>& w, double lr) {
+  PushRuns r;
+  for (int64_t k = 0; k < static_cast<int64_t>(w.size()); ++k) {
+    const int64_t n = PushesAt(k, w[k], lr);
+    if (n < 0) {
+      if (r.unexplained++ == 0) r.first_unexplained = k;
+      continue;
+    }
+    if (Shape(k) == 0) continue;  // unchanged, as it must be: it says nothing of n
+    if (r.runs.empty() || r.runs.back().n != n) r.runs.push_back({k, k, n});
+    r.runs.back().end = k + 1;
+  }
+  return r;
+}
+
 Mismatch Compare(const float* got, const std::vector<float>& want,
                  const std::vector<KeyRange>& spans, size_t limit) {
   Mismatch m;

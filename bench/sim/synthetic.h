@@ -37,6 +37,20 @@ std::vector<KeyRange> PushedKeys(const std::vector<KeyRange>& ranges, double fra
 std::vector<float> Expected(int64_t count, int64_t version, int slices, double lr,
                             const std::vector<KeyRange>& spans = {});
 
+// Async, where every push is Shape and SGD at `lr` applies it as w + Shape * -lr: key k of `w`
+// reads as Initial(k) - lr * n * Shape(k) for n pushes applied to it. The runs of keys with the
+// same n, in key order (from the first key to the last that says it: where Shape is 0 a key
+// must keep its initial value and says nothing of n), and the keys no whole n >= 0 explains to
+// the bit.
+struct PushRun {
+  int64_t begin = 0, end = 0, n = 0;
+};
+struct PushRuns {
+  std::vector<PushRun> runs;
+  int64_t unexplained = 0, first_unexplained = -1;
+};
+PushRuns ReadPushes(const std::vector<float>& w, double lr);
+
 // The keys of `spans` (empty: every key of `want`) where `got` differs from `want`: their count
 // and the first `limit` of them.
 struct Mismatch {

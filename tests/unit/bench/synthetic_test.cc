@@ -67,6 +67,40 @@ TEST(Synthetic, TheCheckNamesTheKeysThatDiffer) {
   EXPECT_EQ(Compare(got.data(), want, {{0, 10}, {20, 30}}).count, 0);  // outside the keys asked
 }
 
+// Async: two servers applying their pushes (each Shape, SGD at 1/16) one at a time, as many
+// as each received, on their spans; the weights say how many each applied, run by run, and a
+// push applied halfway (a key a push left out) or a key off by one ulp is unexplained.
+TEST(Synthetic, AsyncWeightsSayHowManyPushesEachServerApplied) {
+  const int64_t count = 1000;
+  const std::vector<KeyRange> spans = PushedKeys({{0, 400}, {400, 1000}}, 0.1);
+  const std::vector<Gradient> grads = GradientsByCoefficient(count);
+  std::vector<float> w(count);
+  for (int64_t k = 0; k < count; ++k) w[k] = Initial(k);
+  const int64_t pushes[] = {37, 41};
+  for (int s = 0; s < 2; ++s) {
+    for (int64_t p = 0; p < pushes[s]; ++p) {
+      const KeyRange& r = spans[s];
+      optimizer_kernels::Sgd(r.size(), -0.0625f, w.data() + r.begin, grads[1 + 3]->data() + r.begin,
+                             1.0f);
+    }
+  }
+  PushRuns read = ReadPushes(w, 0.0625);
+  EXPECT_EQ(read.unexplained, 0);
+  ASSERT_EQ(read.runs.size(), 4u);
+  EXPECT_EQ(read.runs[0].begin, 0);
+  EXPECT_EQ(read.runs[0].end, 40);
+  EXPECT_EQ(read.runs[0].n, 37);
+  EXPECT_EQ(read.runs[1].n, 0);
+  EXPECT_EQ(read.runs[2].begin, 400);
+  EXPECT_EQ(read.runs[2].end, 460);
+  EXPECT_EQ(read.runs[2].n, 41);
+  EXPECT_EQ(read.runs[3].end, count);
+  w[401] = std::nextafter(w[401], 1e9f);
+  read = ReadPushes(w, 0.0625);
+  EXPECT_EQ(read.unexplained, 1);
+  EXPECT_EQ(read.first_unexplained, 401);
+}
+
 TEST(Synthetic, ASlicesGradientIsItsCoefficientTimesTheShape) {
   const std::vector<Gradient> g = GradientsByCoefficient(3);
   ASSERT_EQ(g.size(), 7u);
