@@ -108,6 +108,8 @@ bool Intrude(const std::string& out_dir, const CurveKeys* keys, const std::strin
   zmq::context_t ctx;
   zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::linger, 0);
+  // A refused handshake leaves the socket without a peer, where a send would wait forever.
+  dealer.set(zmq::sockopt::sndtimeo, 2000);
   if (keys) {
     dealer.set(zmq::sockopt::curve_serverkey, server_key);
     dealer.set(zmq::sockopt::curve_publickey, keys->public_key);
