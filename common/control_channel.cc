@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 
@@ -17,6 +18,9 @@ namespace {
 constexpr long kPollMs = 20;       // registration's
 constexpr long kMaxPollMs = 1000;  // the loop's longest sleep
 
+// The channel whose command handler this thread runs (under its lock), if any.
+thread_local const ControlChannel* dispatching = nullptr;
+
 }  // namespace
 
 ControlChannel::ControlChannel(zmq::context_t& ctx, const std::string& scheduler_endpoint,
@@ -29,8 +33,10 @@ ControlChannel::ControlChannel(zmq::context_t& ctx, const std::string& scheduler
       timeout_s_(timeout_s),
       heartbeat_s_(heartbeat_s) {
   socket_.connect(scheduler_endpoint_);
-  const std::string wake =
-      "inproc://tteps-control-wake-" + std::to_string(reinterpret_cast<uintptr_t>(this));
+  // A name of its own: a channel made where a closed one lived may find that one's inproc name
+  // still bound (ZeroMQ closes sockets in the background).
+  static std::atomic<uint64_t> channels{0};
+  const std::string wake = "inproc://tteps-control-wake-" + std::to_string(++channels);
   wake_rx_.set(zmq::sockopt::linger, 0);
   wake_tx_.set(zmq::sockopt::linger, 0);
   wake_rx_.bind(wake);
@@ -126,8 +132,9 @@ void ControlChannel::Queue(Header h, std::vector<Payload> payloads) {
 void ControlChannel::NoteViewFollowed(int64_t number) {
   view_followed_ = number;
   beat_now_ = true;
-  // A handler runs on the channel's thread under mu_, and its loop beats right after it.
-  if (std::this_thread::get_id() != thread_.get_id()) Wake();
+  // A handler runs on the channel's thread under mu_, and its loop beats right after it. (Not
+  // told by thread_'s id: the thread may run a handler before Start has stored it.)
+  if (dispatching != this) Wake();
 }
 
 void ControlChannel::Wake() {
@@ -291,6 +298,10 @@ void ControlChannel::Dispatch(const Message& m) {
       }
       {
         std::lock_guard<std::mutex> lock(mu_);
+        struct Dispatching {
+          explicit Dispatching(const ControlChannel* c) { dispatching = c; }
+          ~Dispatching() { dispatching = nullptr; }
+        } in_handler(this);
         it->second(m.header);
       }
       changed_.notify_all();

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -136,6 +138,38 @@ TEST_F(ControlChannelTest, HeartbeatsCommandsReportsAndShutdown) {
   }
   EXPECT_TRUE(failed);
   EXPECT_EQ(reason, "worker 1 has been silent");
+}
+
+// A command waiting when the channel starts: its handler (which runs under the channel's lock)
+// notes a followed view, as a joiner's first view does, and the next heartbeat says so. The
+// handler runs on the channel's thread, possibly before Start has stored that thread: the channel
+// must not then wait for its own lock (a joiner of a job of 256 workers hung so, silent until
+// it was declared lost).
+TEST_F(ControlChannelTest, AViewFollowedInAHandlerAtTheStartIsInTheNextHeartbeat) {
+  for (int round = 1; round <= 20; ++round) {
+    auto channel = std::make_unique<ControlChannel>(ctx_, endpoint_, Worker(), /*timeout_s=*/5,
+                                                    /*heartbeat_s=*/10);
+    const std::string peer = Register(*channel);
+    ControlChannel* c = channel.get();
+    channel->OnCommand(kSet, [c](const Setting& s) { c->NoteViewFollowed(s.value); });
+    Answer(peer, MsgType::kCommand, 0, kSet.Encode({round}), "set");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // in the node's queue
+    channel->Start();
+    int64_t view = -1;
+    const auto start = Clock::now();
+    while (view != round && Clock::now() - start < std::chrono::seconds(2)) {
+      Message m;
+      if (ReceiveMessage(scheduler_, true, 20, &m) && m.header.type == MsgType::kHeartbeat) {
+        view = DecodeCereal<HeartbeatBody>(m.header.text).view;
+      }
+    }
+    if (view != round) {
+      // Its thread holds the lock for good: the channel cannot be destroyed.
+      ADD_FAILURE() << "round " << round << ": no heartbeat with the followed view in 2 s";
+      channel.release();
+      std::_Exit(1);
+    }
+  }
 }
 
 TEST_F(ControlChannelTest, AWaitEndsAtItsDeadlineOrAtAShutdown) {
