@@ -99,7 +99,7 @@ void SimWorker::Register() {
   map_ = control_->Register();
   out_.register_s = SecondsSince(start_);
   CheckJob(map_);
-  async_ = map_.config.exchange.mode == Mode::kAsync;
+  out_.async = map_.config.exchange.mode == Mode::kAsync;
   const ClusterConfig& cluster = map_.config.cluster;
   control_->SetTiming(cluster.timeout_s, cluster.heartbeat_s, cluster.silence_s);
   commands_.Listen(control_.get(), map_);
@@ -211,7 +211,7 @@ void SimWorker::Report(int64_t step) {
 
 void SimWorker::Finish() {
   // Async: the others still push; the job's final weights are checked after it ends.
-  if (!async_) CheckWeights();
+  if (!out_.async) CheckWeights();
   out_.train_s = SecondsSince(start_);
   control_->Report(topics::kDone, {total_, map_.epoch});
   control_->Flush();

@@ -47,6 +47,7 @@ struct SimOutcome {
   // Per step from its first: the seconds from its push to the next step's weights.
   std::vector<double> exchange_s;
   int64_t checked_keys = 0;  // final weights compared with the prediction
+  bool async = false;        // then the job's model.pt is checked instead (tteps-sim-check)
   Mismatch mismatch;
   std::string error;
   JsonObject ToJson() const;
@@ -71,7 +72,7 @@ class SimWorker {
   void Finish();
   void CheckWeights();
   Gradient GradientOf(int64_t step, int slice) const {
-    return shared_.gradients.at((async_ ? 1 : Coefficient(step, slice)) + 3);
+    return shared_.gradients.at((out_.async ? 1 : Coefficient(step, slice)) + 3);
   }
 
   zmq::context_t& ctx_;
@@ -81,7 +82,6 @@ class SimWorker {
   std::unique_ptr<KVClient> kv_;
   ClusterMap map_;
   int64_t total_ = 0, version_ = 0;  // the job's steps; the version the weights are of
-  bool async_ = false;
   std::set<int> adopted_;
   std::vector<int> releases_;    // at the next step's start
   std::vector<KeyRange> spans_;  // pushed and pulled (empty: every key)
