@@ -24,10 +24,12 @@ struct HeartbeatBody {
   int64_t computing = -1;
   // The last membership view the node followed (common/view.h); -1: none yet.
   int64_t view = -1;
+  // It was sent the changes from a view it does not hold (a message lost): send it the whole.
+  bool want_view = false;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(computing, view);
+    ar(computing, view, want_view);
   }
 };
 

@@ -85,6 +85,21 @@ void ControlChannel::OnCommandText(const std::string& topic, Handler handler) {
   handlers_[topic] = std::move(handler);
 }
 
+void ControlChannel::OnView(std::function<void(const View&)> handler) {
+  OnCommand(kView, [this, handler = std::move(handler)](const ViewUpdate& update) {
+    const std::optional<View> view = views_.Take(update);
+    if (!view) {
+      LOG(WARNING) << "the changes of view " << update.view.number << " are from view "
+                   << update.base << ", which this node does not hold: it asks for the whole view";
+      want_view_ = true;
+      beat_now_ = true;
+      return;
+    }
+    if (update.base < 0) want_view_ = false;
+    handler(*view);
+  });
+}
+
 void ControlChannel::SetTiming(double timeout_s, double heartbeat_s, double silence_s) {
   if (running_) throw std::logic_error("ControlChannel::SetTiming after Start");
   timeout_s_ = timeout_s;
@@ -199,7 +214,7 @@ void ControlChannel::SendHeartbeat() {
   h.type = MsgType::kHeartbeat;
   h.sender_role = self_.role;
   h.sender_id = self_.id;
-  h.text = EncodeCereal(HeartbeatBody{computing_.load(), view_followed_.load()});
+  h.text = EncodeCereal(HeartbeatBody{computing_.load(), view_followed_.load(), want_view_.load()});
   SendMessage(socket_, h);
 }
 

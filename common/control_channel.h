@@ -22,6 +22,7 @@
 #include "common/topic.h"
 #include "common/trace.h"
 #include "common/transport.h"
+#include "common/view_update.h"
 
 namespace tteps {
 
@@ -49,6 +50,10 @@ class ControlChannel {
       handler(topic.Decode(h));
     });
   }
+  // Before Start(): `handler` runs for every membership view the scheduler sends (whole or as
+  // its changes, common/view_update.h), as a command's does, with the whole view. Changes from a
+  // view this node does not hold are dropped, and its next heartbeat asks for the whole view.
+  void OnView(std::function<void(const View&)> handler);
   // Before Start(): the job's deadline and heartbeat interval replace the node's own (which
   // only bounded the registration). A scheduler not heard from for `silence_s` (which answers
   // every heartbeat; 0: timeout_s) is taken as gone: the node shuts down, naming it.
@@ -123,7 +128,9 @@ class ControlChannel {
   std::atomic<bool> running_{false};
   std::atomic<int64_t> computing_{-1};
   std::atomic<int64_t> view_followed_{-1};
-  std::atomic<bool> beat_now_{false};  // a heartbeat before the interval is up
+  std::atomic<bool> beat_now_{false};   // a heartbeat before the interval is up
+  std::atomic<bool> want_view_{false};  // changes came from a view it does not hold
+  ViewAssembler views_;                 // on the channel's thread
 
   mutable std::mutex mu_;
   std::condition_variable changed_;  // a command arrived, the outbox drained, or a shutdown

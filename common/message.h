@@ -13,7 +13,7 @@
 namespace tteps {
 
 inline constexpr uint32_t kMagic = 0x54544550;  // "TTEP"
-inline constexpr uint16_t kProtocolVersion = 17;
+inline constexpr uint16_t kProtocolVersion = 18;
 
 enum class Role : uint8_t { kScheduler = 0, kServer = 1, kWorker = 2 };
 const char* RoleName(Role role);

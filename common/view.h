@@ -2,10 +2,10 @@
 // lost workers, who computes which slice of the global batch, who holds a lost worker's place,
 // which servers are lost, whether training is paused, and after a rollback the new cluster map's
 // servers. A view holds from step `from_step` on.
-// The scheduler sends every view to every live node (topic "view"), and each node reacts to
-// every change through one path: ViewFollower says what changed for it since the last view it
-// followed (scheduler/membership.h decides the views; worker/scheduler_commands.cc and
-// server/server_commands.cc follow them).
+// The scheduler sends every view to every live node (topic "view", whole or as its changes:
+// common/view_update.h), and each node reacts to every change through one path: ViewFollower
+// says what changed for it since the last view it followed (scheduler/membership.h decides the
+// views; worker/scheduler_commands.cc and server/server_commands.cc follow them).
 #pragma once
 
 #include <cereal/types/map.hpp>
@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "common/cluster_map.h"
-#include "common/topic.h"
 
 namespace tteps {
 
@@ -63,7 +62,6 @@ struct View {
   }
 };
 
-inline constexpr Topic<View> kView{"view"};
 
 // What changed for one node since the view it followed before.
 struct ViewChanges {

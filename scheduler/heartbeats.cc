@@ -19,6 +19,10 @@ void Heartbeats::OnHeartbeat(Node& node, const Message& m) {
     LOG(ERROR) << "heartbeat of " << node.info.Name() << " with a garbled body: " << e.what();
   }
   if (node.info.role == Role::kWorker) watch_.Heard(node.info.id, body.computing, Clock::now());
+  if (body.want_view) {
+    LOG(WARNING) << node.info.Name() << " asked for the whole view (it missed one)";
+    job_.SendWholeView(node);
+  }
   if (body.view > node.view) {
     node.view = body.view;
     job_.RecordViewsFollowed();

@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/topics/worker_topics.h"
+#include "common/view_update.h"
 #include "scheduler/registration.h"
 
 namespace tteps::scheduler {
@@ -40,7 +41,12 @@ void JobState::Apply(const MembershipChange& change) {
     // With the slice's schedule: the joiner draws what its lost worker would have.
     nodes.Command(Role::kWorker, topics::kGo, {go.step, schedules.Text(go.slice)}, go.worker);
     // And the view in force, should it have registered after the last one (a pause).
-    nodes.Command(Role::kWorker, kView, WireView(), go.worker);
+    for (Node& n : nodes.all()) {
+      if (n.info.role == Role::kWorker && n.info.id == go.worker && !n.done &&
+          n.view_sent != view_serial) {
+        SendWholeView(n);
+      }
+    }
   }
 }
 
@@ -96,10 +102,25 @@ void JobState::SendView(bool now) {
   view_held = false;
   const View v = WireView();
   view_spread.Sent(v.number, v.reason, WallSeconds());
-  for (const auto& n : nodes.all()) {
+  // O(W) bytes to a node that needs the whole view, O(changes) to the others: a change reaches
+  // a thousand nodes in kilobytes, not megabytes.
+  const int64_t base = view_serial++;
+  const std::string whole = kView.Encode(WholeView(v));
+  const std::string changes = base > 0 ? kView.Encode(ViewChangesFrom(sent_view, v)) : whole;
+  for (Node& n : nodes.all()) {
     if (n.lost || (n.info.role != Role::kWorker && n.info.role != Role::kServer)) continue;
-    nodes.CommandTo(n.peer, kView, v);
+    const bool holds_base = base > 0 && n.view_sent == base;
+    n.view_sent =
+        nodes.CommandTextTo(n.peer, kView.name, holds_base ? changes : whole) ? view_serial : -1;
   }
+  sent_view = v;
+}
+
+void JobState::SendWholeView(Node& node) {
+  // Not the base of the next changes: the view may differ from the last one sent to all (a
+  // schedule changed since), so the node gets the next one whole too.
+  nodes.CommandTextTo(node.peer, kView.name, kView.Encode(WholeView(WireView())));
+  node.view_sent = -1;
 }
 
 void JobState::RecordViewsFollowed() {

@@ -51,7 +51,12 @@ struct JobState {
   // not hold them in MPI's finalize). Inside a ViewBatch it goes once, when the batch ends,
   // unless `now` (a command that must follow it is sent next) or it is a rollback's view
   // (which carries the new map).
+  // Each node gets the changes from the view it was last sent, or the whole view where it holds
+  // no view known to the scheduler (a joiner, a send ZeroMQ refused).
   void SendView(bool now = false);
+  // The present view whole to `node` (it asked: changes came from a view it did not hold; or a
+  // joiner that registered after the last view was sent).
+  void SendWholeView(Node& node);
   // The views every live node has followed by now (a node moved on, or one behind was lost):
   // their "view_followed" lines.
   void RecordViewsFollowed();
@@ -81,6 +86,10 @@ struct JobState {
   std::string pause_text;  // why training is paused, for workers that join meanwhile
   int view_batches = 0;    // ViewBatch scopes open
   bool view_held = false;  // a view to send when the last one closes
+  // The views sent to every live node: how many times, and the last (the next one's changes
+  // are from it).
+  int64_t view_serial = 0;
+  View sent_view;
 };
 
 // The membership changes of one pass of the scheduler (workers found silent together, the

@@ -75,17 +75,19 @@ void NodeTable::CommandText(Role role, const std::string& topic, const std::stri
   }
 }
 
-void NodeTable::Send(const std::string& peer, Header h) {
+bool NodeTable::Send(const std::string& peer, Header h) {
   h.sender_role = Role::kScheduler;
   sent_bytes_ += static_cast<int64_t>(h.text.size());
+  ++sent_;
   if (!SendMessage(socket_, h, {}, peer)) {
     ++undelivered_;
     const Node* node = Find(peer);
     LOG_IF(WARNING, undelivered_ <= 10 || undelivered_ % 1000 == 0)
         << TypeName(h.type) << " to " << (node ? node->info.Name() : "an unknown peer")
         << " not delivered (gone, or its queue full; " << undelivered_ << " so far)";
+    return false;
   }
-  ++sent_;
+  return true;
 }
 
 void NodeTable::Shutdown(const std::string& peer, const std::string& reason) {

@@ -26,6 +26,9 @@ struct Node {
   bool done = false;
   bool lost = false;  // declared lost (the job goes on without it)
   int64_t view = -1;  // the last membership view its heartbeats said it followed
+  // The broadcast of views (JobState::view_serial) whose view it holds; -1: none it is known to
+  // hold (it gets the next one whole, not as changes).
+  int64_t view_sent = -1;
 };
 
 class NodeTable {
@@ -56,7 +59,12 @@ class NodeTable {
   void CommandTo(const std::string& peer, const Topic<Body>& topic, const Body& body) {
     Send(peer, CommandHeader(topic.name, topic.Encode(body)));
   }
-  void Send(const std::string& peer, Header h);
+  // Command `topic` with an encoded body; false where ZeroMQ refused it (logged).
+  bool CommandTextTo(const std::string& peer, const std::string& topic, std::string body) {
+    return Send(peer, CommandHeader(topic, std::move(body)));
+  }
+  // False where ZeroMQ refused it (logged).
+  bool Send(const std::string& peer, Header h);
   void Shutdown(const std::string& peer, const std::string& reason);
   // kShutdown with `reason` to every node, lost ones too (a lost one may still listen).
   void Broadcast(const std::string& reason);

@@ -101,7 +101,7 @@ void Listen(ControlChannel& control, ServerCommands& commands) {
   control.OnCommand(topics::kNormTotal, [&commands](const topics::NormTotal& n) {
     commands.PutNorm(n.version, n.norm);
   });
-  control.OnCommand(kView, [&commands, &control](const View& view) {
+  control.OnView([&commands, &control](const View& view) {
     if (commands.Follow(view)) NoteLostPeer();
     control.NoteViewFollowed(view.number);
   });

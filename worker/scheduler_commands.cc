@@ -43,7 +43,7 @@ void SchedulerCommands::Listen(ControlChannel* control, const ClusterMap& map) {
     accumulation_ = s.accumulation;
     Queue({Command(StepCommand::kSetAccumulation, -1, s.accumulation), ""});
   });
-  control->OnCommand(kView, [this, control](const View& view) {
+  control->OnView([this, control](const View& view) {
     Follow(view);
     control->NoteViewFollowed(view.number);
   });

@@ -172,6 +172,35 @@ TEST_F(ControlChannelTest, AViewFollowedInAHandlerAtTheStartIsInTheNextHeartbeat
   }
 }
 
+// Changes from a view the node does not hold (a message lost) are not followed: its heartbeat
+// asks for the whole view, and asks no more once that came.
+TEST_F(ControlChannelTest, ChangesFromAViewItLacksAreRefusedAndTheWholeViewAskedFor) {
+  ControlChannel channel(ctx_, endpoint_, Worker(), /*timeout_s=*/5, /*heartbeat_s=*/0.05);
+  const std::string peer = Register(channel);
+  std::vector<int64_t> followed;  // under the channel's lock
+  channel.OnView([&](const View& v) { followed.push_back(v.number); });
+  channel.Start();
+  View v3, v4;
+  v3.number = 3;
+  v3.live = {0, 1};
+  v4.number = 4;
+  v4.live = {0, 1, 2};
+  Answer(peer, MsgType::kCommand, 0, kView.Encode(ViewChangesFrom(v3, v4)), "view");
+  const auto wants = [&](bool want) {
+    const auto start = Clock::now();
+    while (Clock::now() - start < std::chrono::seconds(2)) {
+      const Message hb = Expect(MsgType::kHeartbeat);
+      if (DecodeCereal<HeartbeatBody>(hb.header.text).want_view == want) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(wants(true));
+  Answer(peer, MsgType::kCommand, 0, kView.Encode(WholeView(v4)), "view");
+  EXPECT_TRUE(wants(false));
+  channel.WaitUntil([&] { return !followed.empty(); }, "the view");
+  EXPECT_EQ(followed, (std::vector<int64_t>{4}));
+}
+
 TEST_F(ControlChannelTest, AWaitEndsAtItsDeadlineOrAtAShutdown) {
   ControlChannel channel(ctx_, endpoint_, Worker(), /*timeout_s=*/0.3, /*heartbeat_s=*/0.05);
   const std::string peer = Register(channel);

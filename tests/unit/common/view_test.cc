@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/cereal_body.h"
+
 namespace tteps {
 namespace {
 
@@ -39,7 +41,7 @@ TEST(View, RoundTripsAsAControlBody) {
   v.remap->start_steps = {30, 30, 28};
   v.remap->resume_sources = {0, 2};
   v.remap->schedules = {"", "x"};
-  const View back = DecodeCereal<View>(kView.Encode(v));
+  const View back = DecodeCereal<View>(EncodeCereal(v));
   EXPECT_EQ(back.number, 7);
   EXPECT_EQ(back.from_step, 41);
   EXPECT_EQ(back.map_epoch, 2);
@@ -61,7 +63,7 @@ TEST(View, RoundTripsAsAControlBody) {
   EXPECT_EQ(back.remap->resume_sources, v.remap->resume_sources);
   EXPECT_EQ(back.remap->schedules, v.remap->schedules);
   // A garbled body is refused, not half-read.
-  std::string text = kView.Encode(v);
+  std::string text = EncodeCereal(v);
   text.resize(text.size() / 2);
   EXPECT_THROW(DecodeCereal<View>(text), CodecError);
 }
