@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "common/shipped_files.h"
 #include "common/split_list.h"
 
 // Data
-DEFINE_string(train_data, TTEPS_SOURCE_DIR "/data/chengdu/trajectories.jsonl",
+DEFINE_string(train_data, tteps::ShippedFile("data/chengdu/trajectories.jsonl"),
               "training trips: DeepTTE JSON lines (several files separated by commas) or a trip "
               "store made by tteps-pack (a directory)");
 DEFINE_string(eval_data, "",

@@ -2,6 +2,8 @@
 
 #include <gflags/gflags.h>
 
+#include "common/shipped_files.h"
+
 DEFINE_string(accumulation_policy, "fixed",
               "fixed: every worker keeps --accumulation; speed (LB-BSP): each worker's "
               "accumulation in proportion to its measured speed, the sum over the workers kept; "
@@ -46,7 +48,8 @@ PolicyConfig PolicyConfigFromFlags() {
   p.scope = FLAGS_ppo_scope;
   p.accumulation_min = FLAGS_accumulation_min;
   p.accumulation_max = FLAGS_accumulation_max;
-  const char* shipped = p.scope == "worker" ? kShippedWorkerPolicy : kShippedPolicy;
+  const std::string shipped =
+      ShippedFile(p.scope == "worker" ? kShippedWorkerPolicy : kShippedPolicy);
   p.policy_in = FLAGS_ppo_policy_in == "none"      ? ""
                 : FLAGS_ppo_policy_in == "shipped" ? shipped
                                                    : FLAGS_ppo_policy_in;

@@ -6,10 +6,10 @@
 
 namespace tteps::scheduler {
 
-// The policies --ppo_policy_in shipped (the default) loads, for --ppo_scope job and worker.
-inline constexpr const char* kShippedPolicy = TTEPS_SOURCE_DIR "/scheduler/ppo/shipped_policy.pt";
-inline constexpr const char* kShippedWorkerPolicy =
-    TTEPS_SOURCE_DIR "/scheduler/ppo/shipped_worker_policy.pt";
+// The policies --ppo_policy_in shipped (the default) loads, for --ppo_scope job and worker
+// (common/shipped_files.h finds them).
+inline constexpr const char* kShippedPolicy = "scheduler/ppo/shipped_policy.pt";
+inline constexpr const char* kShippedWorkerPolicy = "scheduler/ppo/shipped_worker_policy.pt";
 
 // Unvalidated: JobConfig::Validate and CheckPpo check it.
 PolicyConfig PolicyConfigFromFlags();
