@@ -2,6 +2,9 @@
 # Installs tteps' build and run dependencies from Debian 12 packages.
 # Idempotent: when every package is already present it does nothing (no apt-get update).
 # Works as root or as a normal user with sudo.
+#   launch/install-deps.sh [--container]   --container: also what launch/container needs to
+#                                          build and run images (mmdebstrap, podman, runc,
+#                                          squashfs-tools)
 set -euo pipefail
 
 PACKAGES=(
@@ -22,6 +25,12 @@ PACKAGES=(
   protobuf-compiler python3-protobuf  # the tests' independent reader of TensorBoard's events
   python3-torch  # worker/tools/tteps_predict.py: a model.pt used from Python (and its test)
 )
+if [ "${1:-}" = --container ]; then
+  PACKAGES+=(mmdebstrap podman runc squashfs-tools)
+elif [ $# -gt 0 ]; then
+  echo "install-deps: unknown argument '$1' (only --container)" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

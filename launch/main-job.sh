@@ -20,7 +20,10 @@ while [ $# -gt 0 ]; do
     *) flags+=("$1"); shift ;;
   esac
 done
-"$root/launch/build.sh" --target tteps-scheduler tteps-server tteps-worker tteps-eval
+# With TTEPS_BIN set (a container image sets it) the programs there are run, and nothing is
+# built.
+[ -n "${TTEPS_BIN:-}" ] ||
+  "$root/launch/build.sh" --target tteps-scheduler tteps-server tteps-worker tteps-eval
 if [ -z "$out_dir" ]; then
   run=main-$(date +%Y%m%d-%H%M%S)
   out_dir=$root/out/runs/$run

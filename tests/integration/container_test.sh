@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# launch/container: builds the image from Debian's archive (the run-time packages only), checks
+# what it holds, and runs the main job (2 epochs) inside it: the job must end with the same model,
+# bit for bit, and the same MAPE as the same job outside it. Checks the archives for Apptainer
+# (docker-archive) and enroot (squashfs) are written.
+# Needs root and Debian's archive; skips (exit 77, reason printed) without root.
+#   container_test.sh SOURCE_DIR
+set -uo pipefail
+src=$1
+if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root (mmdebstrap and podman as root)"; exit 77; fi
+dir=$src/build/container-test
+runs=$src/out/container-test-$$
+# The image and its archives are 2 GB: gone after the test.
+trap '"$src/launch/container" rmi --image tteps-test:latest --dir "$dir" >/dev/null 2>&1
+  rm -rf "$runs" "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+start=$SECONDS
+"$src/launch/container" build --image tteps-test:latest --dir "$dir" >"$dir.log" 2>&1 ||
+  fail "build: $(tail -20 "$dir.log")"
+echo "image built in $((SECONDS - start)) s: $(cat "$dir/build.json")"
+for f in tteps.docker.tar tteps.sqsh build.json; do
+  [ -s "$dir/$f" ] || fail "$dir/$f not written"
+done
+tar -tf "$dir/tteps.docker.tar" | grep -q '^manifest.json$' || fail "no docker-archive manifest"
+c=("$src/launch/container" run --image tteps-test:latest --dir "$dir" --)
+# Run-time packages only: no compiler, no -dev package, no apt lists.
+tools=$("${c[@]}" sh -c 'for t in g++ c++ cc gcc cmake make; do command -v $t; done')
+[ -z "$tools" ] || fail "build tools in the image: $tools"
+devs=$("${c[@]}" dpkg-query -W -f='${Package}\n' | grep -e '-dev$') && fail "-dev packages: $devs"
+"${c[@]}" test -x /opt/tteps/build/bin/tteps-worker || fail "no programs in /opt/tteps/build/bin"
+
+mkdir -p "$runs"
+"$src/launch/main-job.sh" --out_dir "$runs/outside" --epochs 2 >"$runs/outside.log" 2>&1 ||
+  fail "main job outside: $(tail -5 "$runs/outside.log")"
+start=$SECONDS
+"$src/launch/container" main-job --image tteps-test:latest --dir "$dir" \
+  --out_dir "/opt/tteps/out/container-test-$$/inside" --epochs 2 >"$runs/inside.log" 2>&1 ||
+  fail "main job inside: $(tail -5 "$runs/inside.log")"
+echo "main job inside the image: $((SECONDS - start)) s"
+mape() { python3 -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["final_eval"]["mape"]))' "$1"; }
+out_mape=$(mape "$runs/outside/summary.json") || fail "no MAPE outside"
+in_mape=$(mape "$runs/inside/summary.json") || fail "no MAPE inside"
+[ "$out_mape" = "$in_mape" ] || fail "MAPE outside $out_mape, inside $in_mape"
+cmp -s "$runs/outside/model.pt" "$runs/inside/model.pt" || fail "the models differ"
+# The console's last line is the result, as outside.
+tail -1 "$runs/inside.log" | grep -q '^{"final_eval":' || fail "inside: $(tail -2 "$runs/inside.log")"
+echo "same model and MAPE ($in_mape) inside the image and outside"
