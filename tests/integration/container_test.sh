@@ -2,17 +2,23 @@
 # launch/container: builds the image from Debian's archive (the run-time packages only), checks
 # what it holds, and runs the main job (2 epochs) inside it: the job must end with the same model,
 # bit for bit, and the same MAPE as the same job outside it. Checks the archives for Apptainer
-# (docker-archive) and enroot (squashfs) are written.
+# (docker-archive) and enroot (squashfs) are written. Then a sync job across three pretend hosts
+# (launch/netns-hosts) with mpirun outside and every process inside the image (launch/tteps
+# --container, the hybrid model) must train the model the same job trains without the image.
 # Needs root and Debian's archive; skips (exit 77, reason printed) without root.
 #   container_test.sh SOURCE_DIR
 set -uo pipefail
 src=$1
 if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root (mmdebstrap and podman as root)"; exit 77; fi
+for t in ip tc unshare nsenter; do
+  command -v "$t" >/dev/null || { echo "SKIP: $t not found (iproute2, util-linux)"; exit 77; }
+done
 dir=$src/build/container-test
 runs=$src/out/container-test-$$
 # The image and its archives are 2 GB: gone after the test.
-trap '"$src/launch/container" rmi --image tteps-test:latest --dir "$dir" >/dev/null 2>&1
-  rm -rf "$runs" "$dir"' EXIT
+hosts=$src/launch/netns-hosts
+trap '"$hosts" down; "$src/launch/container" rmi --image tteps-test:latest --dir "$dir" \
+  >/dev/null 2>&1; rm -rf "$runs" "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 start=$SECONDS
@@ -46,3 +52,20 @@ cmp -s "$runs/outside/model.pt" "$runs/inside/model.pt" || fail "the models diff
 # The console's last line is the result, as outside.
 tail -1 "$runs/inside.log" | grep -q '^{"final_eval":' || fail "inside: $(tail -2 "$runs/inside.log")"
 echo "same model and MAPE ($in_mape) inside the image and outside"
+
+# Across three pretend hosts: mpirun outside the image, every process inside it.
+"$hosts" up 3 --rate 1gbit >"$runs/up.log" 2>&1 || fail "netns-hosts up: $(cat "$runs/up.log")"
+flags=(--mode sync --workers 4 --servers 2 --hostfile /run/tteps-netns/hostfile)
+train=(-- --max_steps 12 --timeout_s 60)
+"$src/launch/tteps" "${flags[@]}" --out_dir "$runs/hosts" "${train[@]}" >"$runs/hosts.log" 2>&1 ||
+  fail "across hosts: $(tail -5 "$runs/hosts.log")"
+start=$SECONDS
+"$src/launch/tteps" "${flags[@]}" --container tteps-test:latest --out_dir "$runs/hosts-image" \
+  "${train[@]}" >"$runs/hosts-image.log" 2>&1 ||
+  fail "across hosts in the image: $(tail -5 "$runs/hosts-image.log")"
+echo "a job across 3 hosts, every process in the image: $((SECONDS - start)) s"
+grep -q '^+ mpirun .*launch/container run --image tteps-test:latest .*/opt/tteps/build/bin/tteps-worker' \
+  "$runs/hosts-image.log" || fail "the ranks did not run in the image: $(grep '^+ mpirun' "$runs/hosts-image.log")"
+cmp -s "$runs/hosts/model.pt" "$runs/hosts-image/model.pt" ||
+  fail "across hosts the image's job trained another model"
+echo "across 3 hosts: the same model in the image and outside"

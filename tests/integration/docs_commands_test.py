@@ -62,6 +62,13 @@ for page in pages:
         words = cmd.split()
         if words[0] == "sbatch" and "launch/slurm.sbatch" in words:
             words = words[words.index("launch/slurm.sbatch"):]
+        if words[0] == "launch/container" and "--" in words:
+            # Its own flags, then the command it runs in the image, checked as any other.
+            own = script_flags(os.path.join(src, "launch", "container"))
+            problems += [f"{where}: launch/container has no flag --{f}: {cmd}"
+                         for f in flags(words[1:words.index("--")]) if f not in own]
+            words = words[words.index("--") + 1:]
+            cmd = " ".join(words)
         program = words[0]
         before, after = (words[1:words.index("--")], words[words.index("--") + 1:]) \
             if "--" in words else (words[1:], [])

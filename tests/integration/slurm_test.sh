@@ -85,6 +85,28 @@ grep -q "^tteps: srun could not start the job's processes: Unable to create step
   "$out/fails.log" ||
   fail "srun's reason not named: $(cat "$out/fails.log")"
 
+# Containers under Slurm (docs/container.md): pyxis mounts the image on srun's step; apptainer
+# runs each program in the image, under srun or mpirun; podman only under mpirun.
+env PATH="$out/fake-bin:$PATH" SLURM_JOB_ID=7 SLURM_NTASKS=4 "$src/launch/tteps" --launcher srun \
+  --workers 2 --servers 1 --container pyxis:/images/tteps.sqsh --out_dir "$out/pyxis" \
+  --dry_run -- --max_steps 5 >"$out/pyxis.log" 2>&1 || fail "pyxis: $(cat "$out/pyxis.log")"
+grep -qF "+ srun --mpi=pmix --ntasks 4 --container-image=/images/tteps.sqsh --container-mounts=$out/pyxis:$out/pyxis " \
+  "$out/pyxis.log" || fail "pyxis: $(head -1 "$out/pyxis.log")"
+grep -q '^+   3 /opt/tteps/build/bin/tteps-worker ' "$out/pyxis.log" ||
+  fail "pyxis: not the image's programs: $(cat "$out/pyxis.log")"
+env PATH="$out/fake-bin:$PATH" SLURM_JOB_ID=7 SLURM_NTASKS=4 "$src/launch/tteps" --launcher srun \
+  --workers 2 --servers 1 --container apptainer:/images/tteps.sif --out_dir "$out/app" \
+  --dry_run -- --max_steps 5 >"$out/app.log" 2>&1 || fail "apptainer: $(cat "$out/app.log")"
+grep -q "^+   2 apptainer exec --bind $out/app /images/tteps.sif /opt/tteps/build/bin/tteps-worker " \
+  "$out/app.log" || fail "apptainer under srun: $(cat "$out/app.log")"
+env PATH="$out/fake-bin:$PATH" SLURM_JOB_ID=7 SLURM_NTASKS=4 "$src/launch/tteps" --launcher srun \
+  --container tteps:latest --dry_run >"$out/podman.log" 2>&1 && fail "podman under srun taken"
+grep -q "under Slurm use apptainer:FILE.sif or pyxis:FILE.sqsh" "$out/podman.log" ||
+  fail "podman under srun: $(cat "$out/podman.log")"
+"$src/launch/tteps" --container pyxis:/images/tteps.sqsh --dry_run >"$out/pyxis-mpirun.log" 2>&1 &&
+  fail "pyxis under mpirun taken"
+echo "containers under Slurm: pyxis on srun, apptainer exec per program, podman refused"
+
 # The launcher's messages stay within 100 columns, a long path broken onto a line of its own
 # (the mpirun line is the command, whole): an out_dir of 70 characters, in the message that
 # names it twice.
