@@ -44,13 +44,16 @@ start=$SECONDS
   --out_dir "/opt/tteps/out/container-test-$$/inside" --epochs 2 >"$runs/inside.log" 2>&1 ||
   fail "main job inside: $(tail -5 "$runs/inside.log")"
 echo "main job inside the image: $((SECONDS - start)) s"
-mape() { python3 -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["final_eval"]["mape"]))' "$1"; }
+mape() {
+  python3 -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["final_eval"]["mape"]))' "$1"
+}
 out_mape=$(mape "$runs/outside/summary.json") || fail "no MAPE outside"
 in_mape=$(mape "$runs/inside/summary.json") || fail "no MAPE inside"
 [ "$out_mape" = "$in_mape" ] || fail "MAPE outside $out_mape, inside $in_mape"
 cmp -s "$runs/outside/model.pt" "$runs/inside/model.pt" || fail "the models differ"
 # The console's last line is the result, as outside.
-tail -1 "$runs/inside.log" | grep -q '^{"final_eval":' || fail "inside: $(tail -2 "$runs/inside.log")"
+tail -1 "$runs/inside.log" | grep -q '^{"final_eval":' ||
+  fail "inside: $(tail -2 "$runs/inside.log")"
 echo "same model and MAPE ($in_mape) inside the image and outside"
 
 # Across three pretend hosts: mpirun outside the image, every process inside it.
@@ -64,8 +67,9 @@ start=$SECONDS
   "${train[@]}" >"$runs/hosts-image.log" 2>&1 ||
   fail "across hosts in the image: $(tail -5 "$runs/hosts-image.log")"
 echo "a job across 3 hosts, every process in the image: $((SECONDS - start)) s"
-grep -q '^+ mpirun .*launch/container run --image tteps-test:latest .*/opt/tteps/build/bin/tteps-worker' \
-  "$runs/hosts-image.log" || fail "the ranks did not run in the image: $(grep '^+ mpirun' "$runs/hosts-image.log")"
+in_image='^+ mpirun .*launch/container run --image tteps-test:latest .*/opt/tteps/build/bin/tteps-worker'
+grep -q "$in_image" "$runs/hosts-image.log" ||
+  fail "the ranks did not run in the image: $(grep '^+ mpirun' "$runs/hosts-image.log")"
 cmp -s "$runs/hosts/model.pt" "$runs/hosts-image/model.pt" ||
   fail "across hosts the image's job trained another model"
 echo "across 3 hosts: the same model in the image and outside"

@@ -90,8 +90,9 @@ grep -q "^tteps: srun could not start the job's processes: Unable to create step
 env PATH="$out/fake-bin:$PATH" SLURM_JOB_ID=7 SLURM_NTASKS=4 "$src/launch/tteps" --launcher srun \
   --workers 2 --servers 1 --container pyxis:/images/tteps.sqsh --out_dir "$out/pyxis" \
   --dry_run -- --max_steps 5 >"$out/pyxis.log" 2>&1 || fail "pyxis: $(cat "$out/pyxis.log")"
-grep -qF "+ srun --mpi=pmix --ntasks 4 --container-image=/images/tteps.sqsh --container-mounts=$out/pyxis:$out/pyxis " \
-  "$out/pyxis.log" || fail "pyxis: $(head -1 "$out/pyxis.log")"
+pyxis="+ srun --mpi=pmix --ntasks 4 --container-image=/images/tteps.sqsh"
+pyxis+=" --container-mounts=$out/pyxis:$out/pyxis "
+grep -qF "$pyxis" "$out/pyxis.log" || fail "pyxis: $(head -1 "$out/pyxis.log")"
 grep -q '^+   3 /opt/tteps/build/bin/tteps-worker ' "$out/pyxis.log" ||
   fail "pyxis: not the image's programs: $(cat "$out/pyxis.log")"
 env PATH="$out/fake-bin:$PATH" SLURM_JOB_ID=7 SLURM_NTASKS=4 "$src/launch/tteps" --launcher srun \
