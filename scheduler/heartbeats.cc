@@ -19,7 +19,7 @@ void Heartbeats::OnHeartbeat(Node& node, const Message& m) {
     LOG(ERROR) << "heartbeat of " << node.info.Name() << " with a garbled body: " << e.what();
   }
   if (node.info.role == Role::kWorker) watch_.Heard(node.info.id, body.computing, Clock::now());
-  if (body.want_view) {
+  if (body.want_view && !node.lost) {
     LOG(WARNING) << node.info.Name() << " asked for the whole view (it missed one)";
     job_.SendWholeView(node);
   }

@@ -104,8 +104,10 @@ env PATH="$out/fake-bin:$PATH" SLURM_JOB_ID=7 SLURM_NTASKS=4 "$src/launch/tteps"
   --container tteps:latest --dry_run >"$out/podman.log" 2>&1 && fail "podman under srun taken"
 grep -q "under Slurm use apptainer:FILE.sif or pyxis:FILE.sqsh" "$out/podman.log" ||
   fail "podman under srun: $(cat "$out/podman.log")"
-"$src/launch/tteps" --container pyxis:/images/tteps.sqsh --dry_run >"$out/pyxis-mpirun.log" 2>&1 &&
-  fail "pyxis under mpirun taken"
+env PATH="$out/fake-bin:$PATH" "$src/launch/tteps" --container pyxis:/images/tteps.sqsh --dry_run \
+  >"$out/pyxis-mpirun.log" 2>&1 && fail "pyxis under mpirun taken"
+grep -q "pyxis is srun's --container-image" "$out/pyxis-mpirun.log" ||
+  fail "pyxis under mpirun: $(cat "$out/pyxis-mpirun.log")"
 echo "containers under Slurm: pyxis on srun, apptainer exec per program, podman refused"
 
 # The launcher's messages stay within 100 columns, a long path broken onto a line of its own
