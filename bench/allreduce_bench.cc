@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/init.h"
 #include "common/json_writer.h"
 #include "common/split_list.h"
 #include "worker/collectives/allreduce.h"
@@ -41,8 +42,8 @@ double Time(tteps::collectives::Allreduce& algo, std::vector<float>& buf) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("bench_allreduce: ring vs MPI_Allreduce bandwidth (run under mpirun)");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  tteps::InitProgram(&argc, &argv,
+                     "bench_allreduce: ring vs MPI_Allreduce bandwidth (run under mpirun)");
   MPI_Init(&argc, &argv);
   int rank, n;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

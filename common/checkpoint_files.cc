@@ -25,9 +25,18 @@ std::string CheckpointFileName(int server_id, int64_t version) {
 }
 
 ShardCheckpoint DecodeShardCheckpoint(const std::string& bytes, const std::string& name) {
-  uint32_t magic = 0;
+  uint32_t magic = 0, format = 0;
   if (bytes.size() >= sizeof magic) std::memcpy(&magic, bytes.data(), sizeof magic);
-  if (magic != kCheckpointMagic) throw std::runtime_error(name + " is not a tteps checkpoint");
+  if (magic == kCheckpointMagic && bytes.size() >= sizeof magic + sizeof format) {
+    std::memcpy(&format, bytes.data() + sizeof magic, sizeof format);
+  } else if (magic != kCheckpointMagicBefore1) {
+    throw std::runtime_error(name + " is not a tteps checkpoint");
+  }
+  if (format != kCheckpointFormat) {
+    throw std::runtime_error(name + " is a tteps checkpoint of format version " +
+                             std::to_string(format) + "; this tteps reads version " +
+                             std::to_string(kCheckpointFormat) + " (docs/compatibility.md)");
+  }
   BoundedInputArchive ar(bytes.data(), bytes.size());
   ShardCheckpoint b;
   try {

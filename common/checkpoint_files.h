@@ -10,15 +10,19 @@
 #include <vector>
 
 #include "common/adascale.h"
+#include "common/file_formats.h"
 #include "common/key_range.h"
 
 namespace tteps {
 
-constexpr uint32_t kCheckpointMagic = 0x54544350;  // "TTCP"
+constexpr uint32_t kCheckpointMagic = 0x5454434b;  // "TTCK", then the format version
+// The magic of the unversioned files of tteps before 1.0.0, refused as format version 0.
+constexpr uint32_t kCheckpointMagicBefore1 = 0x54544350;  // "TTCP"
 
 // One server's checkpoint: its key range's values, version, worker clocks and optimizer state.
 struct ShardCheckpoint {
   uint32_t magic = kCheckpointMagic;
+  uint32_t format = kCheckpointFormat;  // common/file_formats.h
   int32_t server_id = 0;
   int64_t version = 0, begin = 0, end = 0, optimizer_steps = 0;
   std::vector<int64_t> clocks;
@@ -28,14 +32,14 @@ struct ShardCheckpoint {
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(magic, server_id, version, begin, end, optimizer_steps, clocks, values, optimizer_state,
-       adascale);
+    ar(magic, format, server_id, version, begin, end, optimizer_steps, clocks, values,
+       optimizer_state, adascale);
   }
 };
 
 std::string CheckpointFileName(int server_id, int64_t version);
-// The checkpoint in `bytes` (`name` for messages); any garbling is a std::runtime_error naming
-// it, never an allocation of what a garbled count claims.
+// The checkpoint in `bytes` (`name` for messages); any garbling, or another format version, is a
+// std::runtime_error naming it, never an allocation of what a garbled count claims.
 ShardCheckpoint DecodeShardCheckpoint(const std::string& bytes, const std::string& name);
 // The same from a file; a missing one is a std::runtime_error naming it.
 ShardCheckpoint ReadShardCheckpoint(const std::string& path);

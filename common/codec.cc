@@ -90,8 +90,9 @@ void Header::load(Archive& ar) {
   ar(magic, version);
   if (magic != kMagic) throw CodecError("bad magic (not a tteps message)");
   if (version != kProtocolVersion) {
-    throw CodecError("protocol version " + std::to_string(version) + ", expected " +
-                     std::to_string(kProtocolVersion));
+    throw CodecError("protocol version " + std::to_string(version) +
+                     " (a tteps of another version); this tteps speaks version " +
+                     std::to_string(kProtocolVersion) + " (docs/compatibility.md)");
   }
   ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm, stop, w, more, slice,
      exact, epoch, noise_sq, noise_n2);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/peak_memory.h"
+#include "common/version.h"
 
 namespace tteps {
 namespace {
@@ -50,9 +51,14 @@ void InitProgram(int* argc, char*** argv, const char* usage) {
   // Logs go to stderr unless the user asks for files; set as a default so --log_dir still works.
   gflags::SetCommandLineOptionWithMode("logtostderr", "true", gflags::SET_FLAGS_DEFAULT);
   gflags::ParseCommandLineNonHelpFlags(argc, argv, /*remove_flags=*/true);
+  const std::string path = (*argv)[0];
+  const std::string name = path.substr(path.find_last_of('/') + 1);
   if (gflags::GetCommandLineFlagInfoOrDie("help").current_value == "true") {
-    const std::string name = (*argv)[0];
-    PrintOwnHelp(name.substr(name.find_last_of('/') + 1).c_str());
+    PrintOwnHelp(name.c_str());
+    std::exit(0);
+  }
+  if (gflags::GetCommandLineFlagInfoOrDie("version").current_value == "true") {
+    std::printf("%s\n", VersionLine(name).c_str());
     std::exit(0);
   }
   gflags::HandleCommandLineHelpFlags();

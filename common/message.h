@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "common/file_formats.h"  // kProtocolVersion
 #include "common/key_range.h"
 
 namespace tteps {
 
 inline constexpr uint32_t kMagic = 0x54544550;  // "TTEP"
-inline constexpr uint16_t kProtocolVersion = 18;
 
 enum class Role : uint8_t { kScheduler = 0, kServer = 1, kWorker = 2 };
 const char* RoleName(Role role);

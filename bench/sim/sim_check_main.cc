@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/sim/synthetic.h"
+#include "common/init.h"
 #include "model/deeptte/checkpoint.h"
 #include "model/model_params.h"
 
@@ -20,8 +21,9 @@ DEFINE_string(model, "", "the job's model.pt");
 DEFINE_double(lr, 0.0625, "the job's --lr");
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("the pushes an async job of simulated workers applied, per key run");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  tteps::InitProgram(
+      &argc, &argv,
+      "tteps-sim-check: the pushes an async job of simulated workers applied, per key run");
   try {
     if (FLAGS_model.empty()) throw std::invalid_argument("--model: the job's model.pt");
     tteps::deeptte::DeepTTE model = tteps::deeptte::LoadModel(FLAGS_model);

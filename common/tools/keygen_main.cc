@@ -5,8 +5,13 @@
 #include <string>
 
 #include "common/curve.h"
+#include "common/version.h"
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::printf("%s\n", tteps::VersionLine("tteps-keygen").c_str());
+    return 0;
+  }
   if (argc != 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     std::fprintf(argc == 2 ? stdout : stderr,
                  "tteps-keygen DIR: writes a CURVE key pair for a tteps cluster.\n"

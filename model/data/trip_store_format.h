@@ -20,12 +20,14 @@
 #include <cstdio>
 #include <string>
 
+#include "common/file_formats.h"
+
 namespace tteps::data::store {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the store format is little-endian");
 
 inline constexpr char kMagic[8] = {'T', 'T', 'E', 'P', 'S', 'T', 'R', 'P'};
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = kTripStoreFormat;  // common/file_formats.h
 inline constexpr char kManifest[] = "manifest.json";
 inline constexpr char kStats[] = "stats.json";
 inline constexpr char kFormatName[] = "tteps-trips";

@@ -5,11 +5,13 @@
 #include <stdexcept>
 
 #include "common/atomic_file.h"
+#include "common/file_formats.h"
 
 namespace tteps::deeptte {
 namespace {
 
-constexpr const char* kFormat = "tteps.deeptte.v1";
+// model.pt's "format" key: this prefix and the format version (common/file_formats.h).
+constexpr const char* kFormatPrefix = "tteps.deeptte.v";
 
 // NormStats fields by name, so saving and loading walk the same list.
 template <typename Stats, typename F>
@@ -21,11 +23,31 @@ void ForEachStat(Stats& s, F&& f) {
       f("dist_gap_std", s.dist_gap_std);
 }
 
+// Refuses a file of another format version by name: a newer tteps's model, or an older one's.
+void CheckFormat(torch::serialize::InputArchive& archive, const std::string& path) {
+  const std::string want = kFormatPrefix + std::to_string(kModelFileFormat);
+  c10::IValue v;
+  if (!archive.try_read("format", v) || !v.isString() ||
+      v.toStringRef().rfind(kFormatPrefix, 0) != 0) {
+    throw std::runtime_error(path + " is not a tteps model (" + want + ")");
+  }
+  const std::string& format = v.toStringRef();
+  if (format == want) return;
+  const std::string version = format.substr(std::string(kFormatPrefix).size());
+  throw std::runtime_error(path + " is a tteps model of format version " + version + " (" + format +
+                           "); this tteps reads version " + std::to_string(kModelFileFormat) +
+                           " (docs/compatibility.md)");
+}
+
 }  // namespace
 
 void SaveModel(DeepTTE& model, const std::string& path) {
+  SaveModelAsFormat(model, path, kModelFileFormat);
+}
+
+void SaveModelAsFormat(DeepTTE& model, const std::string& path, uint32_t format) {
   torch::serialize::OutputArchive archive;
-  archive.write("format", c10::IValue(std::string(kFormat)));
+  archive.write("format", c10::IValue(kFormatPrefix + std::to_string(format)));
   const ModelConfig& c = model->config();
   archive.write("config.kernel_size", c10::IValue(c.kernel_size));
   archive.write("config.num_filter", c10::IValue(c.num_filter));
@@ -54,10 +76,7 @@ DeepTTE LoadModel(const std::string& path, torch::Device device) {
   } catch (const c10::Error& e) {
     throw std::runtime_error("cannot read model file " + path + ": " + e.what_without_backtrace());
   }
-  c10::IValue v;
-  if (!archive.try_read("format", v) || !v.isString() || v.toStringRef() != kFormat) {
-    throw std::runtime_error(path + " is not a tteps model (" + kFormat + ")");
-  }
+  CheckFormat(archive, path);
   auto read = [&](const std::string& key) {
     c10::IValue value;
     if (!archive.try_read(key, value)) throw std::runtime_error(path + ": missing " + key);

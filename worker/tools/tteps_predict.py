@@ -36,7 +36,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-FORMAT = "tteps.deeptte.v1"  # model.pt's "format" key
+FORMAT_PREFIX = "tteps.deeptte.v"
+FORMAT = FORMAT_PREFIX + "1"  # model.pt's "format" key (common/file_formats.h: kModelFileFormat)
 # model/data/trip.h and model/deeptte/model_config.h.
 NUM_DRIVERS, NUM_DATES, NUM_WEEKDAYS, NUM_MINUTES = 24000, 31, 7, 1440
 ATTR_SIZE = 16 + 3 + 8 + 1  # three embeddings + normalised distance
@@ -370,8 +371,13 @@ def load(path):
     def value(key):  # the keys hold dots, which attribute access cannot name
         return archive._c.getattr(key)
 
-    if value("format") != FORMAT:
-        raise ValueError(f"{path}: not a tteps model (format {value('format')!r})")
+    fmt = value("format")
+    if fmt != FORMAT:
+        if isinstance(fmt, str) and fmt.startswith(FORMAT_PREFIX):
+            raise ValueError(f"{path} is a tteps model of format version "
+                             f"{fmt[len(FORMAT_PREFIX):]} ({fmt}); this tool reads version "
+                             f"{FORMAT[len(FORMAT_PREFIX):]} (docs/compatibility.md)")
+        raise ValueError(f"{path}: not a tteps model (format {fmt!r})")
     config = types.SimpleNamespace(**{key: value(f"config.{key}") for key in (
         "kernel_size", "num_filter", "pooling", "alpha", "num_final_fcs", "final_fc_size")})
     stats = {f"{name}_{part}": float(value(f"stats.{name}_{part}"))

@@ -3,12 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/checkpoint_files.h"
 #include "server/optimizer.h"
 
 namespace tteps::server {
@@ -30,6 +34,44 @@ std::string FreshDir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+// docs/compatibility.md: a checkpoint of an older or a newer format version, or of a tteps
+// before 1.0.0 (unversioned), is refused by name, also when a job resumes from it.
+TEST(ShardCheckpoint, AnotherFormatVersionIsRefusedByName) {
+  const std::string dir = FreshDir("format");
+  Save(dir, 0, {0, 8}, 2);
+  const std::string path = dir + "/" + CheckpointFileName(0, 2);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_EQ(ReadShardCheckpoint(path).format, kCheckpointFormat);
+  auto refusal = [&](const std::string& b) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << b;
+    try {
+      ChooseResumePoint(dir, 1, 8, 1);
+      return std::string("resumed");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+  };
+  for (uint32_t other : {kCheckpointFormat + 1, kCheckpointFormat - 1}) {
+    std::string b = bytes;
+    std::memcpy(&b[sizeof(uint32_t)], &other, sizeof other);
+    EXPECT_NE(
+        refusal(b).find(path + " is a tteps checkpoint of format version " + std::to_string(other) +
+                        "; this tteps reads version " + std::to_string(kCheckpointFormat)),
+        std::string::npos)
+        << refusal(b);
+  }
+  // A file of a tteps before 1.0.0: the old magic and no format field.
+  std::string before = bytes.substr(0, sizeof(uint32_t)) + bytes.substr(2 * sizeof(uint32_t));
+  std::memcpy(&before[0], &kCheckpointMagicBefore1, sizeof(uint32_t));
+  EXPECT_NE(refusal(before).find("is a tteps checkpoint of format version 0;"), std::string::npos)
+      << refusal(before);
+  EXPECT_EQ(refusal(bytes), "resumed");
 }
 
 TEST(ChooseResumePoint, GivesTheNewestCommonVersionAndTheServersRanges) {

@@ -238,6 +238,10 @@ TEST(TripStore, ATruncatedShardOrAnotherFormatVersionFailsAtOpen) {
   std::ofstream(v2 + "/manifest.json", std::ios::binary) << manifest;
   err = ErrorOf([&] { TripStore::Open(v2); });
   EXPECT_NE(err.find("format version 2, this tteps reads version 1"), std::string::npos) << err;
+  manifest.replace(manifest.find("\"version\": 2"), 12, "\"version\": 0");  // an older one
+  std::ofstream(v2 + "/manifest.json", std::ios::binary) << manifest;
+  err = ErrorOf([&] { TripStore::Open(v2); });
+  EXPECT_NE(err.find("format version 0, this tteps reads version 1"), std::string::npos) << err;
 
   const std::string header = Temp("header");
   Pack({WriteTrips("header", 20)}, header);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "common/file_formats.h"
 #include "model/data/padded_batch.h"
 #include "model/deeptte/checkpoint.h"
 #include "model/deeptte/embedding_rows.h"
@@ -307,6 +308,27 @@ TEST(Checkpoint, SaveLoadGivesIdenticalPredictions) {
   EXPECT_TRUE(torch::equal(model->PredictSeconds(b), loaded->PredictSeconds(b)));
   std::remove(path.c_str());
   EXPECT_THROW(deeptte::LoadModel(path), std::runtime_error);
+}
+
+// docs/compatibility.md: a model.pt of an older or a newer format version is refused by name.
+TEST(Checkpoint, AModelFileOfAnotherFormatVersionIsRefusedByName) {
+  auto model = MakeModel(ModelConfig{});
+  const std::string path = ::testing::TempDir() + "/tteps_model_format_test.pt";
+  for (uint32_t other : {kModelFileFormat - 1, kModelFileFormat + 1}) {
+    deeptte::SaveModelAsFormat(model, path, other);
+    try {
+      deeptte::LoadModel(path);
+      ADD_FAILURE() << "format version " << other << " was read";
+    } catch (const std::runtime_error& e) {
+      const std::string want = path + " is a tteps model of format version " +
+                               std::to_string(other) + " (tteps.deeptte.v" + std::to_string(other) +
+                               "); this tteps reads version " + std::to_string(kModelFileFormat);
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+  deeptte::SaveModelAsFormat(model, path, kModelFileFormat);
+  EXPECT_NO_THROW(deeptte::LoadModel(path));
+  std::remove(path.c_str());
 }
 
 TEST(Evaluate, ReportsFiniteErrorsAndRefusesADivergedModel) {
