@@ -4,10 +4,10 @@
 # of value: the `gpu` tests, training throughput against PyTorch eager on the same GPU (the
 # shipped sample, the two sides alternated GPU_CHECK_ROUNDS times (default 3) at batch 64 and
 # 1,024 with their medians, then generated trips for a batch larger than the sample), the unit
-# tests,
-# bench/compare on the GPU (sync and ring, W = 1, 2, 4, beside DDP over NCCL), then the
+# tests, bench/compare on the GPU (sync and ring, W = 1, 2, 4, beside DDP over NCCL), then the
 # integration tests until the time is up. Every step's log goes to OUT (at most 8 files);
-# OUT/steps.txt lists each step's exit status and seconds. GPU_CHECK_SKIP="compare ..." skips
+# OUT/steps.txt lists the GPU and each step's exit status and seconds, with the throughput
+# medians as a markdown table after the throughput steps. GPU_CHECK_SKIP="compare ..." skips
 # the steps it names (gpu_tests, bench, unit_tests, compare, integration); GPU_CHECK_JOBS (default
 # 8) is the integration tests' ctest -j.
 set -uo pipefail
@@ -95,39 +95,56 @@ rounds() {
     for b in "$@"; do pytorch "$b" "$data" "$stats"; done
   done
 }
-# medians: per side and batch size, the median trips/s of the lines above, and their ratio.
-medians() {
+# table: the medians of the lines above as a markdown table (docs/gpus.md shows it): per data
+# set, batch size and pad multiple, tteps' median trips/s over its runs beside PyTorch's.
+table() {
   "$TTEPS_PYTHON" - "$out/bench.log" <<'PY'
 import json, statistics, sys
-runs = {}
+runs, data, order = {}, "", []
 for line in open(sys.argv[1]):
+    if line.startswith("# data: "):
+        data = line[len("# data: "):].strip()
+        continue
     if not line.startswith("{"):
         continue
     r = json.loads(line)
-    side = ("tteps pad %d" % r.get("pad_multiple", 1) if r["bench"] == "train_throughput"
-            else "pytorch")
-    runs.setdefault((r["batch_size"], side), []).append(r["trips_per_s"])
-for bs, side in sorted(runs):
-    t, p = runs[(bs, side)], runs.get((bs, "pytorch"), [])
-    if side != "pytorch" and p:
-        print(json.dumps({"median_of": [len(t), len(p)], "batch_size": bs, "side": side,
-                          "tteps": statistics.median(t), "pytorch": statistics.median(p),
-                          "ratio": statistics.median(t) / statistics.median(p)}))
+    if r.get("bench") == "train_throughput":
+        side = r.get("pad_multiple", 1)
+    elif r.get("bench") == "pytorch_eager":
+        side = "pytorch"
+    else:
+        continue  # bench_train_throughput's own median lines
+    key = (data, r["batch_size"], side)
+    if key not in runs:
+        order.append(key)
+    runs.setdefault(key, []).append(r["trips_per_s"])
+print("| data | batch | pad multiple | runs | tteps trips/s | PyTorch eager trips/s | "
+      "tteps / PyTorch |")
+print("|---|---|---|---|---|---|---|")
+for data, batch, pad in order:
+    if pad == "pytorch":
+        continue
+    t, p = runs[(data, batch, pad)], runs.get((data, batch, "pytorch"))
+    mt = statistics.median(t)
+    mp = statistics.median(p) if p else None
+    print(f"| {data} | {batch:,} | {pad} | {len(t)} | {mt:,.0f} | "
+          f"{f'{mp:,.0f}' if mp else '-'} | {f'{mt / mp:.2f}' if mp else '-'} |")
 PY
 }
 export -f pytorch rounds
 export root bin
-echo "# the shipped sample (1,200 trips: a batch of 4,096 takes all 1,200)" >>"$out/bench.log"
+# The shipped sample has 1,200 trips: a batch of 4,096 takes all of them.
+echo "# data: sample" >>"$out/bench.log"
 step bench 200 rounds "$sample" "$root/data/chengdu/stats.json" "${GPU_CHECK_ROUNDS:-3}" 64 1024
 step bench 60 rounds "$sample" "$root/data/chengdu/stats.json" 1 256 4096
-medians >>"$out/bench.log" 2>&1
 # Whether new shapes are the cost at batch 64: after 40 warm-up steps (two epochs of the sample)
 # every batch's shape has been seen once.
-echo "# batch 64 after 40 warm-up steps" >>"$out/bench.log"
+echo "# data: sample, 40 warm-up steps" >>"$out/bench.log"
 step bench 30 "$bin/bench_train_throughput" --device cuda --batch_sizes 64 --warmup 40 \
   --pad_multiples 1,32
-echo "# 40,000 generated trips" >>"$out/bench.log"
+echo "# data: 40,000 generated" >>"$out/bench.log"
 step bench 60 rounds "$gen" "$gen.stats.json" 1 4096
+{ echo; table; } >>"$out/steps.txt" 2>&1
 sample 30 &
 sample 70 &
 step unit_tests 150 ctest -L unit -j "${GPU_CHECK_UNIT_JOBS:-8}" --output-on-failure --timeout 100

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Report of bench/ppo_compare.sh: reads OUT/runs/<case>/<policy>/seed<N>/{summary.json,
 metrics.jsonl} and writes OUT/results.csv (one row per run), OUT/report.md (per case and
-policy, over seeds) and plots: MAPE against training time, and the alphas the agents chose."""
+policy, over seeds, then every case side by side: the table docs/policies.md shows) and plots:
+MAPE against training time, and the alphas the agents chose."""
 import argparse
 import csv
 import json
@@ -166,9 +167,61 @@ def main():
             lines.append(f"| {policy} |{cells}")
         plot_case(args.out, case, [r for r in rows if r["case"] == case], policy_order)
         lines.append(f"\n![MAPE against time](mape_{case}.png) ![alphas](alpha_{case}.png)\n")
+    lines += side_by_side(rows, targets)
     with open(os.path.join(args.out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def side_by_side(rows, targets):
+    """Every case side by side, two tables: per policy and case the median time to each target
+    ('-' where not every run reached it), the final MAPE and the trips/s; then each median time
+    over the best fixed accumulation's (the one of least median time at that target)."""
+    cases = sorted({r["case"] for r in rows})
+    policies = sorted({r["policy"] for r in rows}, key=policy_order)
+    ts = " / ".join(f"{t:g}" for t in targets)
+    median_time = {}  # (case, policy, target): median over the runs, where every run reached it
+    for case in cases:
+        for policy in policies:
+            rs = [r for r in rows if r["case"] == case and r["policy"] == policy]
+            for t in targets:
+                reached = [r[f"time_to_{t:g}_s"] for r in rs]
+                if rs and None not in reached:
+                    median_time[case, policy, t] = statistics.median(reached)
+    out = ["\n## Every case side by side\n",
+           "Median over seeds: time to each target (s; '-': not every run reached it), final "
+           "MAPE (min-max), trips/s.\n",
+           "| policy |" + "".join(f" {c}: time to {ts} (s) | {c}: final MAPE | {c}: trips/s |"
+                                for c in cases),
+           "|---|" + "---|---|---|" * len(cases)]
+    for policy in policies:
+        cells = ""
+        for case in cases:
+            rs = [r for r in rows if r["case"] == case and r["policy"] == policy]
+            if not rs:
+                cells += " - | - | - |"
+                continue
+            times = " / ".join(f"{median_time[case, policy, t]:.1f}"
+                               if (case, policy, t) in median_time else "-" for t in targets)
+            cells += (f" {times} | {fmt([r['mape'] for r in rs])} | "
+                      f"{statistics.median(r['trips_per_s'] for r in rs):.0f} |")
+        out.append(f"| {policy} |{cells}")
+    out += ["\nMedian time over the best fixed accumulation's at each target (below 1: sooner):\n",
+            "| policy |" + "".join(f" {c}: {ts} |" for c in cases),
+            "|---|" + "---|" * len(cases)]
+    for policy in (p for p in policies if not p.startswith("fixed-")):
+        cells = ""
+        for case in cases:
+            ratios = []
+            for t in targets:
+                fixed = [v for (c, p, tt), v in median_time.items()
+                         if c == case and tt == t and p.startswith("fixed-")]
+                mine = median_time.get((case, policy, t))
+                ratios.append(f"{mine / min(fixed):.2f}" if mine is not None and fixed and
+                              min(fixed) > 0 else "-")
+            cells += f" {' / '.join(ratios)} |"
+        out.append(f"| {policy} |{cells}")
+    return out
 
 
 def plot_case(out, case, rows, policy_order):

@@ -1,12 +1,23 @@
 #!/usr/bin/python3
 """Every command the README and docs/ quote (their ```sh blocks) names only flags that exist:
 a launcher's flags in its script, a program's in its --helpfull, training flags (after `--`) in
-tteps-scheduler's or tteps-worker's; and the launch/tteps lines that need no other host, file or
-placeholder run as written with --dry_run (which also checks the configuration).
+tteps-scheduler's or tteps-worker's. And the tasks run as a new user would type them, in a
+scratch tree (the programs, launch/, data/ and worker/tools/ linked in; hosts.txt naming two
+hosts, trips.jsonl and routes.jsonl cut from the sample; a /data/... path read as the sample):
+- launch/main-job.sh runs, and its model is the out/main/model.pt the other pages use;
+- the launch/tteps lines (a hostfile's too) run with --dry_run, which checks the configuration;
+- the sbatch lines run launch/slurm.sbatch with --dry_run in a pretend allocation of as many
+  nodes and tasks as they ask for, by mpirun and by srun;
+- the tteps-eval and tteps-predict lines, and the Python predictor's where PyTorch is installed,
+  run on that model.
+Lines that name a placeholder (CAPS words, `...`), another machine (`tcp://`, --release, netns)
+or a GPU are checked for their flags only.
   docs_commands_test.py BIN_DIR SOURCE_DIR"""
 import glob
+import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import sys
@@ -53,6 +64,82 @@ def flags(words):
     return [w[2:].split("=")[0] for w in words if re.match(r"^--[a-z]", w)]
 
 
+def scratch_tree():
+    """A tree where the pages' commands run as written: the programs, the scripts, the sample,
+    a hostfile of two hosts, trips and routes cut from the sample."""
+    d = tempfile.mkdtemp(prefix="tteps-docs-")
+    os.makedirs(os.path.join(d, "build"))
+    os.symlink(bin_dir, os.path.join(d, "build", "bin"))
+    for name in ("launch", "data", "worker", "scheduler", "VERSION"):
+        os.symlink(os.path.join(src, name), os.path.join(d, name))
+    with open(os.path.join(d, "hosts.txt"), "w") as f:
+        f.write("node1 slots=4\nnode2 slots=4\n")
+    trips = open(SAMPLE).read().splitlines()
+    with open(os.path.join(d, "trips.jsonl"), "w") as f:
+        f.write("\n".join(trips[:100]) + "\n")
+    with open(os.path.join(d, "routes.jsonl"), "w") as f:
+        for line in trips[:20]:  # routes: trips before they are driven
+            t = json.loads(line)
+            t.pop("time"), t.pop("time_gap")
+            f.write(json.dumps(t) + "\n")
+    return d
+
+
+SAMPLE = os.path.join(src, "data", "chengdu", "trajectories.jsonl")
+HAS_TORCH = subprocess.run(["python3", "-c", "import torch"], capture_output=True).returncode == 0
+PLACEHOLDER = re.compile(r"--resume|\.\.\.|\b[A-Z][A-Z0-9_]{2,}\b|tcp://|netns|cuda|--release|--curve_dir|\|")
+
+
+def runnable(cmd, words):
+    if PLACEHOLDER.search(re.sub(r"/data/\S+", "", cmd)):
+        return False
+    if words[0] in ("launch/tteps", "launch/main-job.sh", "python3"):
+        return words[0] != "python3" or words[1] == "worker/tools/tteps_predict.py"
+    if words[0] == "sbatch":
+        return True
+    return words[0] in ("build/bin/tteps-eval", "build/bin/tteps-predict")
+
+
+def run_as_written(cmd, words):
+    """Runs a command (a dry run where it would start a job, mpirun or srun), [] or problems."""
+    words = [SAMPLE if w.startswith("/data/") else w for w in words]
+    env = dict(os.environ, TTEPS_BIN=bin_dir)
+    if words[0] == "launch/tteps":
+        cut = words.index("--") if "--" in words else len(words)
+        words = words[:cut] + ["--dry_run"] + words[cut:]
+    elif words[0] == "sbatch":
+        words, alloc = slurm_dry_run(words)
+        env.update(alloc)
+    elif words[0] == "python3" and not HAS_TORCH:
+        print(f"skipped (no PyTorch for python3): {cmd}")
+        return []
+    p = subprocess.run(words, cwd=tree, capture_output=True, text=True, env=env, timeout=240)
+    if p.returncode != 0:
+        return [f"did not run as written ({p.returncode}): {cmd}\n{p.stderr[-800:]}"]
+    return []
+
+
+def slurm_dry_run(words):
+    """sbatch [options] launch/slurm.sbatch ARGS: the script's dry run in a pretend allocation
+    of the nodes and tasks the options ask for."""
+    opts = dict(zip(words[1::2], words[2::2]))
+    nodes = int(opts.get("--nodes", 1))
+    tasks = int(opts.get("--ntasks", nodes * int(opts.get("--ntasks-per-node", 1))))
+    script = words[words.index("launch/slurm.sbatch"):]
+    cut = script.index("--") if "--" in script else len(script)
+    alloc = {"SLURM_JOB_ID": "7", "SLURM_NTASKS": str(tasks),
+             "SLURM_JOB_NODELIST": ",".join(f"n{i}" for i in range(1, nodes + 1)),
+             "SLURM_JOB_CPUS_PER_NODE": f"{-(-tasks // nodes)}(x{nodes})"}
+    return script[:cut] + ["--dry_run"] + script[cut:], alloc
+
+
+tree = scratch_tree()
+# The main job first: its model is the one the other pages' commands use (out/main/model.pt).
+main = subprocess.run(["launch/main-job.sh"], cwd=tree, capture_output=True, text=True,
+                      env=dict(os.environ, TTEPS_BIN=bin_dir), timeout=240)
+if main.returncode != 0 or not os.path.exists(os.path.join(tree, "out", "main", "model.pt")):
+    print(f"FAIL: launch/main-job.sh ({main.returncode}):\n{main.stderr[-2000:]}")
+    sys.exit(1)
 training = helpfull("tteps-scheduler") | helpfull("tteps-worker")
 launcher = script_flags(os.path.join(src, "launch", "tteps"))
 problems, checked, ran = [], 0, 0
@@ -92,20 +179,14 @@ for page in pages:
         checked += 1
         for f in unknown:
             problems.append(f"{where}: {program} has no flag --{f}: {cmd}")
-        # The short ones run as written (a dry run: the launcher's checks and the configuration's).
-        if program == "launch/tteps" and "--release" not in words and "|" not in cmd and \
-                "--hostfile" not in words and not re.search(r"(^| )/data|\.\.\.", cmd) and \
-                "--curve_dir" not in words and "cuda" not in cmd:
-            line = words[:words.index("--")] + ["--dry_run", "--out_dir", "/tmp/tteps-docs-dry"] + \
-                words[words.index("--"):] if "--" in words else words + ["--dry_run"]
-            p = subprocess.run(line, cwd=src, capture_output=True, text=True,
-                               env=dict(os.environ, TTEPS_BIN=bin_dir))
+        if runnable(cmd, words):
             ran += 1
-            if p.returncode != 0:
-                problems.append(f"{where}: did not run as written ({p.returncode}): "
-                                f"{cmd}\n{p.stderr[-500:]}")
+            print(f"runs: {where}: {cmd}")
+            problems += [f"{where}: {p}" for p in run_as_written(cmd, words)]
 for p in problems:
     print("FAIL:", p)
 if problems:
     sys.exit(1)
-print(f"PASS: {checked} commands in {len(pages)} pages name existing flags; {ran} ran (dry run)")
+shutil.rmtree(tree, ignore_errors=True)
+print(f"PASS: {checked} commands in {len(pages)} pages name existing flags; the main job and {ran} "
+      "more ran as written (jobs as dry runs)")
