@@ -59,8 +59,9 @@ DEFINE_int32(metrics_port, 0,
              "off); HOST is loopback unless --bind_interface names another interface");
 DEFINE_int32(worker_series, 64,
              "jobs of up to this many workers write a train line to metrics.jsonl, TensorBoard "
-             "series and Prometheus gauges per worker; larger jobs write, once per step, how the "
-             "workers spread (type train_workers: min, median and max of loss and speed)");
+             "series and Prometheus gauges per worker; larger jobs write how the workers spread "
+             "(type train_workers: min, median and max of loss and speed) each time every live "
+             "worker has reported a newer window");
 DEFINE_bool(check, false,
             "only check the configuration (flags, data and stats files) and exit: launch/tteps "
             "runs this before mpirun, so a mistake fails at once instead of at the deadline");

@@ -185,7 +185,8 @@ TEST(Mistakes, LauncherFlagsAfterTheSeparatorAreTakenOrRefused) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/a")) << "a refused job wrote its out_dir";
   EXPECT_EQ(ReadFile(dir + "/novalue.log").find("unbound variable"), std::string::npos);
   // --curve_dir after -- reaches every process, not only the scheduler (which failed after
-  // 35 s of "registration timed out", saying nothing of keys).
+  // 35 s of "registration timed out", saying nothing of keys). (The dry run checks the keys.)
+  ASSERT_EQ(RunCommand(Bin() + "/tteps-keygen " + dir + "/keys", 30, dir + "/keygen.log"), 0);
   ASSERT_EQ(RunCommand(Launcher() + " --dry_run --mode sync --out_dir " + dir +
                            "/dry -- --max_steps 3 --curve_dir " + dir + "/keys",
                        30, dir + "/dry.log"),
@@ -193,6 +194,14 @@ TEST(Mistakes, LauncherFlagsAfterTheSeparatorAreTakenOrRefused) {
   const std::string dry = ReadFile(dir + "/dry.log");
   const std::string mpirun = dry.substr(dry.find("+ mpirun"));
   EXPECT_EQ(CountOf(mpirun, "--curve_dir " + dir + "/keys"), 3u) << dry;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/dry")) << "a dry run left its out_dir behind";
+  // --timeout_s after -- is every process's deadline, not only the scheduler's.
+  ASSERT_EQ(RunCommand(Launcher() + " --dry_run --mode sync --out_dir " + dir +
+                           "/dry -- --max_steps 3 --timeout_s 90",
+                       30, dir + "/timeout.log"),
+            0);
+  const std::string timeout = ReadFile(dir + "/timeout.log");
+  EXPECT_EQ(CountOf(timeout.substr(timeout.find("+ mpirun")), "--timeout_s 90"), 4u) << timeout;
 }
 
 // A resume with another model or optimizer is refused before anything starts, with every flag
