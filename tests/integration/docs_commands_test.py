@@ -86,7 +86,9 @@ def scratch_tree():
 
 
 SAMPLE = os.path.join(src, "data", "chengdu", "trajectories.jsonl")
-HAS_TORCH = subprocess.run(["python3", "-c", "import torch"], capture_output=True).returncode == 0
+# Debian's Python, with python3-torch (install-deps): the one a user's `python3` is.
+PYTHON = "/usr/bin/python3"
+HAS_TORCH = subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
 PLACEHOLDER = re.compile(r"--resume|\.\.\.|\b[A-Z][A-Z0-9_]{2,}\b|tcp://|netns|cuda|--release|--curve_dir|\|")
 
 
@@ -110,9 +112,11 @@ def run_as_written(cmd, words):
     elif words[0] == "sbatch":
         words, alloc = slurm_dry_run(words)
         env.update(alloc)
-    elif words[0] == "python3" and not HAS_TORCH:
-        print(f"skipped (no PyTorch for python3): {cmd}")
-        return []
+    elif words[0] == "python3":
+        if not HAS_TORCH:
+            print(f"skipped ({PYTHON} cannot import torch): {cmd}")
+            return []
+        words = [PYTHON] + words[1:]
     p = subprocess.run(words, cwd=tree, capture_output=True, text=True, env=env, timeout=240)
     if p.returncode != 0:
         return [f"did not run as written ({p.returncode}): {cmd}\n{p.stderr[-800:]}"]
@@ -174,6 +178,9 @@ for page in pages:
         elif program.startswith(("bench/", "launch/")):
             known = script_flags(os.path.join(src, program))
             unknown = [f for f in flags(words[1:]) if f not in known]
+        elif program == "python3" and len(words) > 1 and words[1].startswith("worker/tools/"):
+            known = script_flags(os.path.join(src, words[1]))
+            unknown = [f for f in flags(words[2:]) if f not in known]
         else:
             continue  # mpirun, cmake, ctest, sbatch's own: not ours
         checked += 1

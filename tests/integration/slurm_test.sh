@@ -19,6 +19,12 @@ hosts=$(echo "$line" | grep -o -- '-host [a-z0-9]* [^ ]*/tteps-[a-z]*' | awk '{p
 # 8 tasks: the scheduler, a server per node, 4 workers in blocks.
 [ "$hosts" = "n1:scheduler n1:server n2:server n3:server n1:worker n1:worker n2:worker n3:worker " ] ||
   fail "placement: $hosts"
+# With --replicas the replicas of a range (servers j and j + servers/replicas) are on different
+# hosts, so that a lost node loses no range: 4 servers, 2 replicas, 2 nodes.
+servers=$(SLURM_JOB_NODELIST=n1,n2 SLURM_NTASKS=9 "$src/launch/slurm.sbatch" --servers 4 \
+  --workers 4 --dry_run -- --replicas 2 2>&1 | grep '^+ mpirun' |
+  grep -o -- '-host [a-z0-9]* [^ ]*/tteps-server' | awk '{print $2}' | tr '\n' ' ')
+[ "$servers" = "n1 n2 n2 n1 " ] || fail "replicas' placement: $servers"
 # Slurm's client without a slurm.conf (scontrol fails, prints nothing): the compact list is
 # expanded by slurm.sbatch itself.
 mkdir -p "$out/fake-bin"
