@@ -72,6 +72,10 @@ def scratch_tree():
     os.symlink(bin_dir, os.path.join(d, "build", "bin"))
     for name in ("launch", "data", "worker", "scheduler", "VERSION"):
         os.symlink(os.path.join(src, name), os.path.join(d, name))
+    os.makedirs(os.path.join(d, "fake-bin"))
+    with open(os.path.join(d, "fake-bin", "srun"), "w") as f:
+        f.write("#!/bin/sh\necho 'srun: not in a test' >&2\nexit 1\n")
+    os.chmod(os.path.join(d, "fake-bin", "srun"), 0o755)
     with open(os.path.join(d, "hosts.txt"), "w") as f:
         f.write("node1 slots=4\nnode2 slots=4\n")
     trips = open(SAMPLE).read().splitlines()
@@ -89,11 +93,13 @@ SAMPLE = os.path.join(src, "data", "chengdu", "trajectories.jsonl")
 # Debian's Python, with python3-torch (install-deps): the one a user's `python3` is.
 PYTHON = "/usr/bin/python3"
 HAS_TORCH = subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
-PLACEHOLDER = re.compile(r"--resume|\.\.\.|\b[A-Z][A-Z0-9_]{2,}\b|tcp://|netns|cuda|--release|--curve_dir|\|")
+OUTPUT_TO_DATA = re.compile(r"--(out|out_dir|predictions|trace)[= ]/data/")
+PLACEHOLDER = re.compile(r"--resume|\.\.\.|\b[A-Z][A-Z0-9_]{2,}\b|tcp://|netns|cuda|--release|"
+                         r"--curve_dir|\|")
 
 
 def runnable(cmd, words):
-    if PLACEHOLDER.search(re.sub(r"/data/\S+", "", cmd)):
+    if PLACEHOLDER.search(re.sub(r"/data/\S+", "", cmd)) or OUTPUT_TO_DATA.search(cmd):
         return False
     if words[0] in ("launch/tteps", "launch/main-job.sh", "python3"):
         return words[0] != "python3" or words[1] == "worker/tools/tteps_predict.py"
@@ -104,7 +110,9 @@ def runnable(cmd, words):
 
 def run_as_written(cmd, words):
     """Runs a command (a dry run where it would start a job, mpirun or srun), [] or problems."""
-    words = [SAMPLE if w.startswith("/data/") else w for w in words]
+    # A /data/... file read is the sample (an output there is not run: it would write it).
+    words = [re.sub(r"^(--\w+=)?/data/\S+$", lambda m: (m.group(1) or "") + SAMPLE, w)
+             for w in words]
     env = dict(os.environ, TTEPS_BIN=bin_dir)
     if words[0] == "launch/tteps":
         cut = words.index("--") if "--" in words else len(words)
@@ -131,7 +139,9 @@ def slurm_dry_run(words):
     tasks = int(opts.get("--ntasks", nodes * int(opts.get("--ntasks-per-node", 1))))
     script = words[words.index("launch/slurm.sbatch"):]
     cut = script.index("--") if "--" in script else len(script)
-    alloc = {"SLURM_JOB_ID": "7", "SLURM_NTASKS": str(tasks),
+    # srun is only looked for (a dry run starts nothing): the tree's fake one, first on PATH.
+    alloc = {"PATH": os.path.join(tree, "fake-bin") + os.pathsep + os.environ["PATH"],
+             "SLURM_JOB_ID": "7", "SLURM_NTASKS": str(tasks),
              "SLURM_JOB_NODELIST": ",".join(f"n{i}" for i in range(1, nodes + 1)),
              "SLURM_JOB_CPUS_PER_NODE": f"{-(-tasks // nodes)}(x{nodes})"}
     return script[:cut] + ["--dry_run"] + script[cut:], alloc
@@ -146,11 +156,11 @@ if main.returncode != 0 or not os.path.exists(os.path.join(tree, "out", "main", 
     sys.exit(1)
 training = helpfull("tteps-scheduler") | helpfull("tteps-worker")
 launcher = script_flags(os.path.join(src, "launch", "tteps"))
-problems, checked, ran = [], 0, 0
+problems, checked, ran, done = [], 0, 0, {"launch/main-job.sh"}
 for page in pages:
     for n, cmd in commands(page):
         where = f"{os.path.relpath(page, src)}:{n}"
-        words = cmd.split()
+        words = full = cmd.split()
         if words[0] == "sbatch" and "launch/slurm.sbatch" in words:
             words = words[words.index("launch/slurm.sbatch"):]
         if words[0] == "launch/container" and "--" in words:
@@ -158,7 +168,7 @@ for page in pages:
             own = script_flags(os.path.join(src, "launch", "container"))
             problems += [f"{where}: launch/container has no flag --{f}: {cmd}"
                          for f in flags(words[1:words.index("--")]) if f not in own]
-            words = words[words.index("--") + 1:]
+            words = full = words[words.index("--") + 1:]
             cmd = " ".join(words)
         program = words[0]
         before, after = (words[1:words.index("--")], words[words.index("--") + 1:]) \
@@ -186,10 +196,11 @@ for page in pages:
         checked += 1
         for f in unknown:
             problems.append(f"{where}: {program} has no flag --{f}: {cmd}")
-        if runnable(cmd, words):
+        if runnable(cmd, full) and cmd not in done:  # each command once (the main job ran)
+            done.add(cmd)
             ran += 1
             print(f"runs: {where}: {cmd}")
-            problems += [f"{where}: {p}" for p in run_as_written(cmd, words)]
+            problems += [f"{where}: {p}" for p in run_as_written(cmd, full)]
 for p in problems:
     print("FAIL:", p)
 if problems:

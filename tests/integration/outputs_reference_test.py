@@ -84,10 +84,14 @@ doc = documented()
 problems = []
 for name, args in JOBS.items():
     out = os.path.join(work, name)
-    p = subprocess.run([os.path.join(src, "launch", "tteps"), *args[:args.index("--")],
-                        "--out_dir", out, *args[args.index("--"):]], cwd=work,
-                       capture_output=True, text=True, env=dict(os.environ, TTEPS_BIN=bin_dir),
-                       timeout=300)
+    try:  # each job takes seconds: a hang fails this job, with its output, not the test's time
+        p = subprocess.run([os.path.join(src, "launch", "tteps"), *args[:args.index("--")],
+                            "--out_dir", out, *args[args.index("--"):]], cwd=work,
+                           capture_output=True, text=True,
+                           env=dict(os.environ, TTEPS_BIN=bin_dir), timeout=90)
+    except subprocess.TimeoutExpired as e:
+        problems.append(f"the {name} job did not end within 90 s: {str(e.stderr)[-1000:]}")
+        continue
     if p.returncode != 0:
         problems.append(f"the {name} job failed ({p.returncode}): {p.stderr[-1000:]}")
         continue

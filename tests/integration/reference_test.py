@@ -37,6 +37,7 @@ for top, dirs, files in os.walk(src):
         found |= set(re.findall(r'environ(?:\.get\(|\[)"(TTEPS_\w+)"', text))
         if cmake:
             options |= set(re.findall(r"set\((TTEPS_\w+)\s[^)]*\bCACHE\b", text))
+            options |= set(re.findall(r"option\((TTEPS_\w+)\s", text))
         elif not name.endswith((".cc", ".h", ".py", ".md")):
             found |= set(re.findall(r"\$\{?(TTEPS_\w+)", text))  # shell
         for v in found:

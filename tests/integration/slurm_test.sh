@@ -25,6 +25,11 @@ servers=$(SLURM_JOB_NODELIST=n1,n2 SLURM_NTASKS=9 "$src/launch/slurm.sbatch" --s
   --workers 4 --dry_run -- --replicas 2 2>&1 | grep '^+ mpirun' |
   grep -o -- '-host [a-z0-9]* [^ ]*/tteps-server' | awk '{print $2}' | tr '\n' ' ')
 [ "$servers" = "n1 n2 n2 n1 " ] || fail "replicas' placement: $servers"
+# On 4 nodes the 4 servers still go one per node (each range's two replicas apart).
+servers=$(SLURM_JOB_NODELIST=n1,n2,n3,n4 SLURM_NTASKS=9 "$src/launch/slurm.sbatch" --servers 4 \
+  --workers 4 --dry_run -- --replicas 2 2>&1 | grep '^+ mpirun' |
+  grep -o -- '-host [a-z0-9]* [^ ]*/tteps-server' | awk '{print $2}' | tr '\n' ' ')
+[ "$servers" = "n1 n2 n3 n4 " ] || fail "replicas' placement on 4 nodes: $servers"
 # Slurm's client without a slurm.conf (scontrol fails, prints nothing): the compact list is
 # expanded by slurm.sbatch itself.
 mkdir -p "$out/fake-bin"

@@ -14,7 +14,7 @@ n=0
 for p in "$bin"/*; do
   [ -x "$p" ] && [ -f "$p" ] || continue
   name=$(basename "$p")
-  out=$("$p" --version 2>&1) || fail "$name --version exited non-zero: $out"
+  out=$("$p" --version 2>/dev/null) || fail "$name --version exited non-zero: $out"
   [[ "$out" =~ ^$name\ $version\ \(commit\ $commit\;\ wire\ protocol\ [0-9]+, ]] ||
     fail "$name --version printed '$out', not '$name $version (commit ...; wire protocol ...'"
   n=$((n + 1))
