@@ -3,15 +3,15 @@
 # settings predict a day the model never saw. The sample holds six days (dateID 24 to 29, 200
 # trips each); for each setting, seed and day, the main job's cluster (sync, 2 workers, 2
 # servers) trains on the other five days (--split day --eval_dates D) and reports the final
-# weights' MAPE on the held-out day (what the main job prints). Prints one row per run, then per
-# setting the mean over the days of the seeds' mean, the spread (min-max over days) and the
-# mean of a constant-speed guess (travel time = distance / the training days' mean speed).
+# weights' MAPE on the held-out day (what the main job prints). Prints one row per run, then the
+# table of docs/benchmarks.md: per setting and day the seeds' mean, the mean over the days and
+# their range, beside a constant-speed guess (travel time = distance / the training days' mean
+# speed).
 #
 #   bench/day_holdout.sh [--seeds "1 2"] [--days "24 25 26 27 28 29"] [--out DIR]
 #                        [--settings NAME=FLAGS ...]
 # Each setting is NAME=FLAGS with the flags comma-separated, e.g.
-# "e10=--epochs,10,--lr_schedule,cosine,--warmup_steps,20". (Replaces bench/main_defaults.sh, which
-# chose on random splits of the sample; see docs/data.md.)
+# "e10=--epochs,10,--lr_schedule,cosine,--warmup_steps,20".
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seeds="1 2" days="24 25 26 27 28 29" out=/tmp/tteps-day-holdout settings=()
@@ -67,16 +67,17 @@ def speed_guess(day):
     test = [t for t in trips if t["dateID"] == day]
     return statistics.mean(abs(t["dist"] / speed - t["time"]) / t["time"] for t in test)
 guess = {d: speed_guess(d) for d in days}
-print("\nper day (mean over seeds of the final weights' MAPE):")
-print("%-16s " % "setting" + " ".join("%7d" % d for d in days) + "    mean  min-max")
-order = list(dict.fromkeys(r["setting"] for r in rows))
-for name in order:
-    per = {d: statistics.mean(r["final"] for r in rows if r["setting"] == name and r["day"] == d)
-           for d in days}
-    v = list(per.values())
-    print("%-16s " % name + " ".join("%7.4f" % per[d] for d in days) +
-          "  %6.4f  %.4f-%.4f" % (statistics.mean(v), min(v), max(v)))
-v = list(guess.values())
-print("%-16s " % "constant speed" + " ".join("%7.4f" % guess[d] for d in days) +
-      "  %6.4f  %.4f-%.4f" % (statistics.mean(v), min(v), max(v)))
+# The table of docs/benchmarks.md: per setting and day the mean over the seeds of the final
+# weights' MAPE, then the mean over the days and their range.
+def row(name, per):
+    v = [per[d] for d in days]
+    return ("| %s | " % name + " | ".join("%.4f" % x for x in v) +
+            " | %.4f | %.4f-%.4f |" % (statistics.mean(v), min(v), max(v)))
+print("\n| setting | " + " | ".join(str(d) for d in days) + " | mean | min-max |")
+print("| --- " * (len(days) + 3) + "|")
+for name in dict.fromkeys(r["setting"] for r in rows):
+    print(row(name, {d: statistics.mean(r["final"] for r in rows
+                                        if r["setting"] == name and r["day"] == d)
+                     for d in days}))
+print(row("constant speed", guess))
 PY
