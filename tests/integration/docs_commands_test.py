@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 import sys
+import time
 
 bin_dir, src = sys.argv[1], sys.argv[2]
 pages = [os.path.join(src, "README.md")] + sorted(glob.glob(os.path.join(src, "docs", "*.md")))
@@ -147,6 +148,58 @@ def slurm_dry_run(words):
     return script[:cut] + ["--dry_run"] + script[cut:], alloc
 
 
+def grow_and_shrink():
+    """docs/failures.md's walk-through as written: its sync job of 4 slices on 2 workers, the
+    scheduler's address from the grep line, two workers started with the join line, then the
+    release of one joiner by id; the job ends done with both joins and the release."""
+    page = os.path.join(src, "docs", "failures.md")
+    cmds = [c for _, c in commands(page)]
+    job = next(c for c in cmds
+               if c.startswith("launch/tteps") and "--slices" in c and "OUT_DIR" in c)
+    grep = next(c for c in cmds if c.startswith("grep") and "scheduler at" in c)
+    join = next(c for c in cmds if c.startswith("build/bin/tteps-worker --scheduler"))
+    release = next(c for c in cmds if "--release WORKER" in c)
+    out = os.path.join(tree, "out", "elastic")
+    fill = lambda c, **kw: [kw.get(w, w.replace("OUT_DIR", out)) for w in c.split()]
+    env = dict(os.environ, TTEPS_BIN=bin_dir)
+    run = lambda words, **kw: subprocess.run(words, cwd=tree, capture_output=True, text=True,
+                                             env=env, timeout=60, **kw)
+    started = subprocess.Popen(fill(job), cwd=tree, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    metrics = os.path.join(out, "metrics.jsonl")
+    lines = lambda: open(metrics).read() if os.path.exists(metrics) else ""
+    wait_for(lambda: '"type":"train"' in lines() or started.poll() is not None)
+    where = run(["bash", "-c", grep.replace("OUT_DIR", out)]).stdout.strip()
+    address = where.replace("scheduler at ", "")
+    joiners = [subprocess.Popen(fill(join, **{"tcp://HOST:PORT": address}), cwd=tree, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               for _ in range(2)]
+    wait_for(lambda: lines().count('"event":"join"') >= 2 or started.poll() is not None)
+    ids = [json.loads(l)["worker"] for l in lines().splitlines() if '"event":"join"' in l]
+    answer = run(fill(release, WORKER=str(ids[-1]))) if ids else None
+    console = started.communicate(timeout=120)[0]
+    for j in joiners:
+        j.wait(timeout=60)
+    problems = []
+    if not address.startswith("tcp://"):
+        problems.append(f"{grep}: printed {where!r}")
+    if len(ids) < 2:
+        problems.append(f"{join}: {len(ids)} of 2 workers joined:\n{console[-1500:]}")
+    elif answer.returncode != 0:
+        problems.append(f"{release}: exit {answer.returncode}: {answer.stderr}")
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    events = [m.get("event") for m in summary.get("membership", [])]
+    if started.returncode != 0 or summary["status"] != "done" or "release" not in events:
+        problems.append(f"{job}: exit {started.returncode}, {summary['status']}, events {events}")
+    return [f"docs/failures.md, growing and shrinking: {p}" for p in problems]
+
+
+def wait_for(done, seconds=60):
+    end = time.time() + seconds
+    while not done() and time.time() < end:
+        time.sleep(0.1)
+
+
 tree = scratch_tree()
 # The main job first: its model is the one the other pages' commands use (out/main/model.pt).
 main = subprocess.run(["launch/main-job.sh"], cwd=tree, capture_output=True, text=True,
@@ -201,10 +254,12 @@ for page in pages:
             ran += 1
             print(f"runs: {where}: {cmd}")
             problems += [f"{where}: {p}" for p in run_as_written(cmd, full)]
+problems += grow_and_shrink()
 for p in problems:
     print("FAIL:", p)
 if problems:
     sys.exit(1)
 shutil.rmtree(tree, ignore_errors=True)
 print(f"PASS: {checked} commands in {len(pages)} pages name existing flags; the main job and {ran} "
-      "more ran as written (jobs as dry runs)")
+      "more ran as written (jobs as dry runs); a job grew by two workers and let one go as "
+      "docs/failures.md says")
