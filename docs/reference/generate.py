@@ -49,6 +49,8 @@ def program_flags(bin_dir, program):
         # A default in the tree the program was built from (the shipped sample): from its top.
         root_dir = f.findtext("file")[:-len(m.group(1))]
         default = (f.findtext("default") or "").replace(root_dir, "<tteps>/")
+        if f.findtext("type") == "double":  # gflags prints 17 digits: 0.1 as 0.10000000000000001
+            default = repr(float(default)).removesuffix(".0")
         flags.append((m.group(1), f.findtext("name"), f.findtext("type"), default,
                       f.findtext("meaning") or ""))
     return (root.findtext("usage") or "").strip(), flags
