@@ -17,11 +17,12 @@ import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 import sys
 import time
+
+from check_report import finish
 
 bin_dir, src = sys.argv[1], sys.argv[2]
 pages = [os.path.join(src, "README.md")] + sorted(glob.glob(os.path.join(src, "docs", "*.md")))
@@ -255,11 +256,6 @@ for page in pages:
             print(f"runs: {where}: {cmd}")
             problems += [f"{where}: {p}" for p in run_as_written(cmd, full)]
 problems += grow_and_shrink()
-for p in problems:
-    print("FAIL:", p)
-if problems:
-    sys.exit(1)
-shutil.rmtree(tree, ignore_errors=True)
-print(f"PASS: {checked} commands in {len(pages)} pages name existing flags; the main job and {ran} "
-      "more ran as written (jobs as dry runs); a job grew by two workers and let one go as "
-      "docs/failures.md says")
+finish(problems, f"{checked} commands in {len(pages)} pages name existing flags; the main job "
+       f"and {ran} more ran as written (jobs as dry runs); a job grew by two workers and let one "
+       "go as docs/failures.md says", scratch=tree)

@@ -8,6 +8,8 @@ import os
 import re
 import sys
 
+from check_report import finish
+
 src = sys.argv[1]
 pages = [os.path.join(src, "README.md")] + sorted(
     glob.glob(os.path.join(src, "docs", "**", "*.md"), recursive=True))
@@ -61,9 +63,5 @@ for page in pages:
                 problems.append(f"{rel}:{n}: a link to {target}, which does not exist")
             elif anchor and dest.endswith(".md") and anchor not in anchors(dest):
                 problems.append(f"{rel}:{n}: a link to {target}, a heading not in that page")
-for p in problems:
-    print("FAIL:", p)
-if problems:
-    sys.exit(1)
-print(f"PASS: {len(pages)} pages, each at most {MAX_LINES} lines, no commit hash, scratch path "
-      "or work log, every relative link resolves")
+finish(problems, f"{len(pages)} pages, each at most {MAX_LINES} lines, no commit hash, scratch "
+       "path or work log, every relative link resolves")

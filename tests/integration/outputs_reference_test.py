@@ -9,10 +9,11 @@ import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
+
+from check_report import finish
 
 bin_dir, src = sys.argv[1], sys.argv[2]
 work = tempfile.mkdtemp(prefix="tteps-outputs-")
@@ -123,10 +124,5 @@ for field in sorted(names):
     if f'"{last}"' not in sources:
         problems.append(f"the reference documents {field}, but no source writes \"{last}\"")
 
-for p in problems:
-    print("FAIL:", p)
-if problems:
-    sys.exit(1)
-shutil.rmtree(work, ignore_errors=True)
-print(f"PASS: {len(JOBS)} jobs' summary.json and metrics.jsonl fields are all documented; "
-      f"{len(names)} documented fields all written by the sources")
+finish(problems, f"{len(JOBS)} jobs' summary.json and metrics.jsonl fields are all documented; "
+       f"{len(names)} documented fields all written by the sources", scratch=work)

@@ -12,6 +12,8 @@ import re
 import subprocess
 import sys
 
+from check_report import finish
+
 bin_dir, src = sys.argv[1], sys.argv[2]
 problems = []
 
@@ -69,9 +71,5 @@ for line in open(os.path.join(src, "tests", "integration", "user_messages.tsv"))
     if norm(message).strip() not in entries:
         problems.append(f"no entry in docs/troubleshooting.md or docs/errors.md for '{message}'")
 
-for p in problems:
-    print("FAIL:", p)
-if problems:
-    sys.exit(1)
-print(f"PASS: the flag reference is the programs'; {len(read)} variables and {len(options)} "
-      f"options documented; {n} messages each with its entry")
+finish(problems, f"the flag reference is the programs'; {len(read)} variables and "
+       f"{len(options)} options documented; {n} messages each with its entry")
