@@ -28,7 +28,10 @@ echo "image built in $((SECONDS - start)) s: $(cat "$dir/build.json")"
 for f in tteps.docker.tar tteps.sqsh build.json; do
   [ -s "$dir/$f" ] || fail "$dir/$f not written"
 done
-tar -tf "$dir/tteps.docker.tar" | grep -q '^manifest.json$' || fail "no docker-archive manifest"
+# Not grep -q: it would end at the first match and tar, still listing, would die of SIGPIPE
+# (under pipefail, a failure although the manifest is there).
+tar -tf "$dir/tteps.docker.tar" | grep -x 'manifest.json' >/dev/null ||
+  fail "no docker-archive manifest"
 c=("$src/launch/container" run --image tteps-test:latest --dir "$dir" --)
 # Run-time packages only: no compiler, no -dev package, no apt lists.
 tools=$("${c[@]}" sh -c 'for t in g++ c++ cc gcc cmake make; do command -v $t; done')
