@@ -247,7 +247,7 @@ def write_report(args, rows, micro, seconds):
     if micro:
         L.append("## Microbenchmarks\n")
         for name, table in micro.items():
-            L.append(f"### {name}\n\n```\n{table.rstrip()}\n```\n")
+            L.append(f"### {name}\n\n{table.rstrip()}\n")
     with open(os.path.join(args.out, "report.md"), "w") as f:
         f.write("\n".join(L) + "\n")
     plot_throughput(args.out, thr)

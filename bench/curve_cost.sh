@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What CURVE costs (not a test): the same sync job (2 workers, 2 servers) plain and with
-# --curve_dir, alternating, REPEATS times each in one session. Prints one row per run and the
-# ratio of the median throughputs (CURVE / plain); both runs must end with the same MAPE.
+# --curve_dir, alternating, REPEATS times each. Prints a markdown table, one row per run, and the
+# ratio of the median throughputs (CURVE / plain); both kinds must end with the same MAPE.
 #
 #   bench/curve_cost.sh [--repeats N] [--steps S] [--out DIR]
 set -euo pipefail
@@ -17,7 +17,7 @@ while [ $# -gt 0 ]; do
 done
 rm -rf "$out" && mkdir -p "$out"
 "$root/build/bin/tteps-keygen" "$out/keys" >/dev/null
-printf "%-8s %3s %9s %9s %9s %9s %8s\n" run n trips/s compute_s push_s pull_s mape
+printf '| run | n | trips/s | compute ms | push ms | pull ms | MAPE |\n|---|---|---|---|---|---|---|\n'
 for i in $(seq 1 "$repeats"); do
   for kind in plain curve; do
     keys=()
@@ -28,8 +28,9 @@ for i in $(seq 1 "$repeats"); do
     python3 - "$out/$kind-$i/summary.json" "$kind" "$i" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1])); t = s["step_time_s"]
-print("%-8s %3s %9.1f %9.4f %9.4f %9.4f %8.4f" % (sys.argv[2], sys.argv[3], s["trips_per_s"],
-      t["compute"], t["push"], t["pull"], s["final_eval"]["mape"]))
+print("| %s | %s | %.0f | %.1f | %.1f | %.1f | %.4f |" % (sys.argv[2], sys.argv[3],
+      s["trips_per_s"], 1e3 * t["compute"], 1e3 * t["push"], 1e3 * t["pull"],
+      s["final_eval"]["mape"]))
 PY
   done
 done
@@ -38,6 +39,6 @@ import json, statistics, sys
 out, n = sys.argv[1], int(sys.argv[2])
 med = {k: statistics.median(json.load(open(f"{out}/{k}-{i}/summary.json"))["trips_per_s"]
                             for i in range(1, n + 1)) for k in ("plain", "curve")}
-print("median trips/s: plain %.1f, curve %.1f; curve / plain = %.3f" %
+print("\nMedian trips/s: plain %.0f, curve %.0f; curve / plain = %.3f." %
       (med["plain"], med["curve"], med["curve"] / med["plain"]))
 PY

@@ -174,13 +174,14 @@ int main(int argc, char** argv) {
                      "beside raw ZeroMQ, over TCP loopback.");
   using namespace tteps;
   zmq::context_t ctx;
-  std::printf("%-9s %-10s %3s %3s %10s %10s %8s\n", "size_kb", "what", "S", "W", "round_ms", "MB/s",
-              "x_raw");
+  // A markdown table (docs/benchmarks.md quotes it).
+  std::printf(
+      "| size KB | what | S | W | round ms | MB/s | x raw |\n|---|---|---|---|---|---|---|\n");
   for (int64_t kb : SplitInts(FLAGS_sizes_kb)) {
     const size_t bytes = static_cast<size_t>(kb) * 1024;
     const Result raw = RawRoundTrip(ctx, bytes);
-    std::printf("%-9lld %-10s %3s %3s %10.3f %10.1f %8s\n", static_cast<long long>(kb), "zmq-raw",
-                "-", "-", raw.round_ms, raw.mb_per_s, "1.00");
+    std::printf("| %lld | %s | %s | %s | %.3f | %.0f | %s |\n", static_cast<long long>(kb),
+                "zmq-raw", "-", "-", raw.round_ms, raw.mb_per_s, "1.00");
     std::fprintf(stderr, "%s\n",
                  JsonObject()
                      .Add("bench", "push_pull")
@@ -194,9 +195,9 @@ int main(int argc, char** argv) {
       for (int64_t w : SplitInts(FLAGS_workers)) {
         const Result r =
             PushPull(ctx, bytes / sizeof(float), static_cast<int>(s), static_cast<int>(w));
-        std::printf("%-9lld %-10s %3lld %3lld %10.3f %10.1f %8.2f\n", static_cast<long long>(kb),
-                    "push+pull", static_cast<long long>(s), static_cast<long long>(w), r.round_ms,
-                    r.mb_per_s, r.round_ms / raw.round_ms);
+        std::printf("| %lld | %s | %lld | %lld | %.3f | %.0f | %.2f |\n",
+                    static_cast<long long>(kb), "push+pull", static_cast<long long>(s),
+                    static_cast<long long>(w), r.round_ms, r.mb_per_s, r.round_ms / raw.round_ms);
         std::fprintf(stderr, "%s\n",
                      JsonObject()
                          .Add("bench", "push_pull")
