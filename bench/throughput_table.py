@@ -5,22 +5,26 @@ per batch size, each path's tteps and PyTorch trips/s (medians of the rounds), t
 tteps' GFLOP/s against the core's sgemm peak.
   bench/throughput_table.py AVX2_OUTPUT AVX512_OUTPUT"""
 import json
+import statistics
 import sys
 
 
 def medians(path):
     """{batch: (tteps trips/s, PyTorch trips/s, GFLOP/s, sgemm peak)} of one run's output."""
-    flop, out = {}, {}
+    gflops, out = {}, {}
     for line in open(path):
         if not line.startswith("{"):
             continue
         r = json.loads(line)
         if r.get("bench") == "train_throughput":
-            flop[r["batch_size"]] = r["gflop_per_step"]
+            # Each round's own rate (a step's GFLOP over its time): not GFLOP per step times
+            # trips/s over the batch, since a batch larger than what is left of the epoch
+            # trains fewer trips.
+            gflops.setdefault(r["batch_size"], []).append(r["gflops"])
         elif r.get("bench") == "train_throughput_median":
             b = r["batch_size"]
             out[b] = (r["trips_per_s"], r.get("pytorch_trips_per_s", 0),
-                      flop.get(b, 0) * r["trips_per_s"] / b, r.get("sgemm_peak_gflops", 0))
+                      statistics.median(gflops.get(b, [0])), r.get("sgemm_peak_gflops", 0))
     return out
 
 
