@@ -209,7 +209,8 @@ void EndNode(const Bootstrap& b, bool ok, double timeout_s) {
         return;
       }
       LOG(WARNING) << "MPI_Finalize did not return within " << limit_s
-                   << " s (a process of the job was lost); exiting without it";
+                   << " s (a process of the job was lost, or OpenMPI's daemons hang); exiting "
+                      "without it: the job's results are written";
       google::FlushLogFiles(google::GLOG_INFO);
       std::fflush(stdout);
       std::_Exit(0);

@@ -419,5 +419,31 @@ TEST(Mistakes, AnUnknownHostEndsOnSshsLine) {
   EXPECT_NE(log.find("before any process of the job wrote a log", cause), std::string::npos) << log;
 }
 
+
+// mpirun outliving its job (across pretend hosts its daemons once hung after every process had
+// ended): the launcher ends it --timeout_s + 10 s after the job's summary, says so, and exits
+// with the job's status. A wrapper first on PATH runs mpirun, then sleeps as the daemons hung.
+TEST(Mistakes, AnMpirunThatOutlivesItsJobIsEnded) {
+  const std::string dir = FreshDir("mistake_lingering_mpirun");
+  std::filesystem::create_directories(dir + "/bin");
+  std::ofstream(dir + "/bin/mpirun") << "#!/bin/sh\n"
+                                     << "PATH=${PATH#*:} mpirun \"$@\"\n"
+                                     << "rc=$?\nsleep 297\nexit $rc\n";
+  std::filesystem::permissions(dir + "/bin/mpirun", std::filesystem::perms::owner_all);
+  const auto start = Clock::now();
+  const int rc = RunCommand("env PATH=" + dir + "/bin:$PATH " + Launcher() +
+                                " --mode sync --workers 1 --servers 1 --out_dir " + dir +
+                                "/run -- --max_steps 3 --timeout_s 3",
+                            120, dir + "/job.log");
+  const std::string log = ReadFile(dir + "/job.log");
+  EXPECT_EQ(rc, 0) << log;
+  EXPECT_LT(SecondsSince(start), 60) << log;
+  EXPECT_EQ(JsonText(ReadFile(dir + "/run/summary.json"), "status"), "done");
+  EXPECT_NE(log.find("tteps: warning: mpirun did not end within 13 s of the job's end"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(std::system("pgrep -f 'slee[p] 297' >/dev/null"), 0) << "the wrapper's sleep is left";
+}
+
 }  // namespace
 }  // namespace tteps
