@@ -73,6 +73,12 @@ const char* TypeName(MsgType type) {
   return i < static_cast<size_t>(MsgType::kTypeCount) ? kNames[i] : "unknown-type";
 }
 
+ProtocolVersionError::ProtocolVersionError(uint16_t version)
+    : CodecError("protocol version " + std::to_string(version) +
+                 " (a tteps of another release); this tteps speaks version " +
+                 std::to_string(kProtocolVersion) + " (docs/compatibility.md)"),
+      version_(version) {}
+
 template <class Archive>
 void Header::save(Archive& ar) const {
   ar(magic, version, static_cast<uint8_t>(type), static_cast<uint8_t>(sender_role), sender_id,
@@ -89,11 +95,7 @@ void Header::load(Archive& ar) {
   uint8_t t = 0, r = 0, w = 0;
   ar(magic, version);
   if (magic != kMagic) throw CodecError("bad magic (not a tteps message)");
-  if (version != kProtocolVersion) {
-    throw CodecError("protocol version " + std::to_string(version) +
-                     " (a tteps of another version); this tteps speaks version " +
-                     std::to_string(kProtocolVersion) + " (docs/compatibility.md)");
-  }
+  if (version != kProtocolVersion) throw ProtocolVersionError(version);
   ar(t, r, sender_id, request_id, step, samples, fingerprint, held_s, norm, stop, w, more, slice,
      exact, epoch, noise_sq, noise_n2);
   if (w > static_cast<uint8_t>(WireType::kBf16)) {

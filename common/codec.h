@@ -1,6 +1,7 @@
 // Encoding and validation of message headers.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -10,6 +11,18 @@ namespace tteps {
 
 class CodecError : public std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// A message of another protocol version: a tteps of another release. Every version begins its
+// header with the magic and the version (common/message.h), so the sender's version is known and
+// each side can name the other's.
+class ProtocolVersionError : public CodecError {
+ public:
+  explicit ProtocolVersionError(uint16_t version);
+  uint16_t version() const { return version_; }
+
+ private:
+  uint16_t version_;
 };
 
 std::string EncodeHeader(const Header& header);

@@ -61,6 +61,13 @@ ClusterMap ControlChannel::Register() {
     Message m;
     try {
       if (!ReceiveMessage(socket_, false, kPollMs * 5, &m)) continue;
+    } catch (const ProtocolVersionError& e) {
+      throw std::runtime_error("the scheduler at " + scheduler_endpoint_ +
+                               " runs another tteps release: it speaks protocol version " +
+                               std::to_string(e.version()) + ", " + self_.Name() + " version " +
+                               std::to_string(kProtocolVersion) +
+                               "; every host of a job needs the same tteps release "
+                               "(docs/compatibility.md)");
     } catch (const CodecError& e) {
       LOG(ERROR) << "malformed message from the scheduler ignored: " << e.what();
       continue;

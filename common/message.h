@@ -50,6 +50,8 @@ enum class WireType : uint8_t { kF32 = 0, kBf16 = 1 };
 inline size_t WireBytes(WireType t) { return t == WireType::kBf16 ? 2 : 4; }
 
 struct Header {
+  // The magic and the version come first in every protocol version, past and future: a process
+  // of another release is named by its version, not refused as garbage.
   uint32_t magic = kMagic;
   uint16_t version = kProtocolVersion;
   MsgType type = MsgType::kError;

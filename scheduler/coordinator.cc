@@ -86,6 +86,8 @@ int Coordinator::RegisterAll() {
       if (!ReceiveMessage(socket_, true, 50, &m, &peer)) continue;
       job_.nodes.CountReceived(m.header);
       if (m.header.type == MsgType::kRegister) Register(m, &fatal);
+    } catch (const ProtocolVersionError& e) {
+      fatal = AnswerOtherRelease(socket_, peer, e);  // a member of the job cannot take part
     } catch (const CodecError& e) {
       LOG(ERROR) << "malformed registration ignored: " << e.what();
     }
@@ -123,6 +125,10 @@ void Coordinator::ReceiveFor20Ms() {
          ++i) {
       HandleMessage(m);
     }
+  } catch (const ProtocolVersionError& e) {  // a joiner of another release: the job goes on
+    ++job_.refused;
+    const std::string what = AnswerOtherRelease(socket_, peer, e);
+    LOG_IF(ERROR, LogThisRefusal(job_.refused)) << what << " (" << job_.refused << " refused so far)";
   } catch (const CodecError& e) {
     ++job_.refused;
     LOG_IF(ERROR, LogThisRefusal(job_.refused))

@@ -65,13 +65,33 @@ std::string OpenJobWarning(size_t hosts) {
          "keys with tteps-keygen DIR and pass --curve_dir DIR)";
 }
 
+std::string AnswerOtherRelease(zmq::socket_t& socket, const std::string& peer,
+                               const ProtocolVersionError& error) {
+  const std::string what =
+      "a process of another tteps release tried to join the job: it speaks protocol version " +
+      std::to_string(error.version()) + ", this scheduler version " +
+      std::to_string(kProtocolVersion) +
+      "; every host of a job needs the same tteps release (docs/compatibility.md)";
+  Header h;
+  h.type = MsgType::kError;
+  h.text = what;
+  SendMessage(socket, h, {}, peer);
+  return what;
+}
+
 void RefuseLateRegistrations(zmq::socket_t& socket, NodeTable& nodes, const std::string& reason,
                              int missing, double limit_s) {
   const auto start = Clock::now();
   while (missing > 0 && SecondsSince(start) < limit_s) {
     Message m;
+    std::string peer;
     try {
-      if (!ReceiveMessage(socket, true, 50, &m) || m.header.type != MsgType::kRegister) continue;
+      if (!ReceiveMessage(socket, true, 50, &m, &peer) || m.header.type != MsgType::kRegister) {
+        continue;
+      }
+    } catch (const ProtocolVersionError& e) {
+      LOG(ERROR) << AnswerOtherRelease(socket, peer, e);
+      continue;
     } catch (const CodecError& e) {
       LOG(ERROR) << "malformed registration ignored: " << e.what();
       continue;

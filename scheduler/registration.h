@@ -7,6 +7,7 @@
 #include <zmq.hpp>
 
 #include "common/cluster_map.h"
+#include "common/codec.h"
 #include "scheduler/coordinator_options.h"
 #include "scheduler/node_table.h"
 
@@ -30,6 +31,12 @@ std::string RegistrationRefusal(const std::vector<Node>& nodes, int expected, co
 // checkpoint (a server restores a range only whole), else cut evenly or, with --balance_links,
 // by where the processes run (scheduler/placement.h).
 std::vector<KeyRange> LaunchRanges(const CoordinatorOptions& opts, const ClusterMap& map);
+
+// A process of another tteps release sent a message (`error`): it is answered in this release's
+// protocol, whose header it reads as far as the version, so that it names both versions and ends
+// instead of waiting out its deadline. Returns what happened, for the log or the job's error.
+std::string AnswerOtherRelease(zmq::socket_t& socket, const std::string& peer,
+                               const ProtocolVersionError& error);
 
 // A job that failed while its nodes were registering: the `missing` nodes not yet registered are
 // told `reason` as their registrations arrive (they register together, right after the

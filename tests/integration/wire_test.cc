@@ -338,5 +338,80 @@ TEST(Wire, ANonFiniteEvaluationFailsTheJob) {
       << ReadFile(dir + "/sync.log");
 }
 
+
+// A message as a tteps of protocol version `version` sends it: another release keeps only the
+// magic and the version where this one has them, and that is all either side reads of it.
+void SendAsRelease(zmq::socket_t& socket, Header h, uint16_t version, const std::string& peer) {
+  h.version = version;
+  if (!peer.empty()) socket.send(zmq::buffer(peer), zmq::send_flags::sndmore);
+  socket.send(zmq::buffer(EncodeHeader(h)), zmq::send_flags::none);
+}
+
+// Up to `limit_s` for a message on `socket` (decoded: this release's); false if none came.
+bool Await(zmq::socket_t& socket, bool router, double limit_s, Message* m) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+         limit_s) {
+    if (ReceiveMessage(socket, router, 100, m)) return true;
+  }
+  return false;
+}
+
+// Hosts with two releases of tteps: each side names both protocol versions within seconds. A
+// node of the next release registering with this release's scheduler is answered (it can name
+// the scheduler's version) and the job fails at once, saying why in summary.json; a worker of
+// this release, answered by a scheduler of the release before, ends naming that version instead
+// of waiting out its --timeout_s.
+TEST(Wire, AProcessOfAnotherReleaseIsNamedOnBothSides) {
+  const std::string dir = FreshDir("other_release");
+  zmq::context_t ctx;
+  const std::string at = "tcp://127.0.0.1:" + std::to_string(FreePort());
+  BackgroundJob scheduler(Bin() + "/tteps-scheduler --mode sync --num_servers 1 --num_workers 1" +
+                              " --max_steps 5 --timeout_s 30 --scheduler=" + at + " --out_dir " +
+                              dir + "/job --logs " + dir + "/job/logs",
+                          dir + "/job", dir + "/scheduler.log");
+  zmq::socket_t newer(ctx, zmq::socket_type::dealer);
+  newer.set(zmq::sockopt::linger, 0);
+  newer.connect(at);
+  Header reg;
+  reg.type = MsgType::kRegister;
+  const auto sent = std::chrono::steady_clock::now();
+  SendAsRelease(newer, reg, kProtocolVersion + 1, "");
+  Message answer;
+  ASSERT_TRUE(Await(newer, false, 20, &answer)) << ReadFile(dir + "/scheduler.log");
+  EXPECT_EQ(answer.header.type, MsgType::kError);
+  const std::string versions = "protocol version " + std::to_string(kProtocolVersion + 1) +
+                               ", this scheduler version " + std::to_string(kProtocolVersion);
+  EXPECT_NE(answer.header.text.find(versions), std::string::npos) << answer.header.text;
+  ASSERT_TRUE(scheduler.Wait(20)) << ReadFile(dir + "/scheduler.log");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count(), 15);
+  EXPECT_NE(WEXITSTATUS(scheduler.status()), 0);
+  const std::string summary = ReadFile(dir + "/job/summary.json");
+  EXPECT_NE(summary.find("\"status\":\"failed\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find(versions), std::string::npos) << summary;
+
+  zmq::socket_t older(ctx, zmq::socket_type::router);
+  older.set(zmq::sockopt::linger, 0);
+  older.bind("tcp://127.0.0.1:*");
+  BackgroundJob worker(Bin() + "/tteps-worker --timeout_s 30 --scheduler " +
+                           older.get(zmq::sockopt::last_endpoint) + " --logs " + dir + "/logs",
+                       dir, dir + "/worker.log");
+  Message registration;
+  ASSERT_TRUE(Await(older, true, 30, &registration)) << ReadFile(dir + "/worker.log");
+  EXPECT_EQ(registration.header.type, MsgType::kRegister);
+  const auto answered = std::chrono::steady_clock::now();
+  Header map;
+  map.type = MsgType::kClusterMap;
+  SendAsRelease(older, map, kProtocolVersion - 1, registration.peer);
+  ASSERT_TRUE(worker.Wait(20)) << ReadFile(dir + "/worker.log");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - answered).count(), 10);
+  EXPECT_TRUE(WIFEXITED(worker.status()) && WEXITSTATUS(worker.status()) != 0);
+  const std::string log = ReadFile(dir + "/worker.log");
+  EXPECT_NE(log.find("runs another tteps release: it speaks protocol version " +
+                     std::to_string(kProtocolVersion - 1) + ", worker"),
+            std::string::npos)
+      << log;
+}
+
 }  // namespace
 }  // namespace tteps
