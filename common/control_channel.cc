@@ -47,6 +47,11 @@ ControlChannel::~ControlChannel() {
   running_ = false;
   Wake();
   if (thread_.joinable()) thread_.join();
+  // The last words (a server's statistics, a worker's last report) may still wait in ZeroMQ's
+  // queue, behind a timeline of megabytes on a slow link: sockets drop theirs at close
+  // (common/transport.cc), and the scheduler would wait for words that never come. Up to 2 s for
+  // them to leave, unless the scheduler is silent (nothing would take them).
+  socket_.set(zmq::sockopt::linger, scheduler_silent_ ? 0 : 2000);
 }
 
 ClusterMap ControlChannel::Register() {
@@ -267,6 +272,7 @@ void ControlChannel::Loop() {
       LOG(ERROR) << "malformed message from the scheduler ignored: " << e.what();
     }
     if (SecondsSince(last_heard) > limit_s) {
+      scheduler_silent_ = true;
       Shutdown("the scheduler at " + scheduler_endpoint_ + " has been silent for " +
                    std::to_string(SecondsSince(last_heard)).substr(0, 4) + " s (" +
                    (silence_s_ > 0 ? "--silence_s" : "--timeout_s") + ")",

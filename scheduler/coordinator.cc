@@ -128,7 +128,8 @@ void Coordinator::ReceiveFor20Ms() {
   } catch (const ProtocolVersionError& e) {  // a joiner of another release: the job goes on
     ++job_.refused;
     const std::string what = AnswerOtherRelease(socket_, peer, e);
-    LOG_IF(ERROR, LogThisRefusal(job_.refused)) << what << " (" << job_.refused << " refused so far)";
+    LOG_IF(ERROR, LogThisRefusal(job_.refused))
+        << what << " (" << job_.refused << " refused so far)";
   } catch (const CodecError& e) {
     ++job_.refused;
     LOG_IF(ERROR, LogThisRefusal(job_.refused))

@@ -419,7 +419,6 @@ TEST(Mistakes, AnUnknownHostEndsOnSshsLine) {
   EXPECT_NE(log.find("before any process of the job wrote a log", cause), std::string::npos) << log;
 }
 
-
 // mpirun outliving its job (across pretend hosts its daemons once hung after every process had
 // ended): the launcher ends it --timeout_s + 10 s after the job's summary, says so, and exits
 // with the job's status. A wrapper first on PATH runs mpirun, then sleeps as the daemons hung.

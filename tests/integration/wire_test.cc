@@ -338,7 +338,6 @@ TEST(Wire, ANonFiniteEvaluationFailsTheJob) {
       << ReadFile(dir + "/sync.log");
 }
 
-
 // A message as a tteps of protocol version `version` sends it: another release keeps only the
 // magic and the version where this one has them, and that is all either side reads of it.
 void SendAsRelease(zmq::socket_t& socket, Header h, uint16_t version, const std::string& peer) {
