@@ -47,11 +47,17 @@ ControlChannel::~ControlChannel() {
   running_ = false;
   Wake();
   if (thread_.joinable()) thread_.join();
-  // The last words (a server's statistics, a worker's last report) may still wait in ZeroMQ's
-  // queue, behind a timeline of megabytes on a slow link: sockets drop theirs at close
+  // The last words (a server's statistics, a node's error) may still wait in ZeroMQ's queue,
+  // behind a timeline of megabytes on a slow link: sockets drop theirs at close
   // (common/transport.cc), and the scheduler would wait for words that never come. Up to 2 s for
-  // them to leave, unless the scheduler is silent (nothing would take them).
-  socket_.set(zmq::sockopt::linger, scheduler_silent_ ? 0 : 2000);
+  // them to leave, unless nobody waits for them: the scheduler is silent, never answered, or
+  // ended the job as failed (it then waits for nothing and may be gone).
+  bool failed_by_scheduler;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed_by_scheduler = shutdown_ && failed_;
+  }
+  socket_.set(zmq::sockopt::linger, scheduler_silent_ || failed_by_scheduler ? 0 : 2000);
 }
 
 ClusterMap ControlChannel::Register() {
@@ -67,6 +73,7 @@ ClusterMap ControlChannel::Register() {
     try {
       if (!ReceiveMessage(socket_, false, kPollMs * 5, &m)) continue;
     } catch (const ProtocolVersionError& e) {
+      scheduler_silent_ = true;  // to this release
       throw std::runtime_error("the scheduler at " + scheduler_endpoint_ +
                                " runs another tteps release: it speaks protocol version " +
                                std::to_string(e.version()) + ", " + self_.Name() + " version " +
@@ -87,6 +94,7 @@ ClusterMap ControlChannel::Register() {
       throw std::runtime_error("the scheduler refused " + self_.Name() + ": " + m.header.text);
     }
   }
+  scheduler_silent_ = true;
   throw std::runtime_error("the scheduler at " + scheduler_endpoint_ + " did not answer the " +
                            "registration of " + self_.Name() + " within " +
                            std::to_string(timeout_s_) + " s (--timeout_s)");

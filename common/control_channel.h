@@ -130,7 +130,7 @@ class ControlChannel {
   std::atomic<int64_t> view_followed_{-1};
   std::atomic<bool> beat_now_{false};   // a heartbeat before the interval is up
   std::atomic<bool> want_view_{false};  // changes came from a view it does not hold
-  bool scheduler_silent_ = false;       // on the channel's thread, then the destructor's
+  bool scheduler_silent_ = false;       // Register's, the channel thread's, then ~'s
   ViewAssembler views_;                 // on the channel's thread
 
   mutable std::mutex mu_;

@@ -88,6 +88,7 @@ int Coordinator::RegisterAll() {
       if (m.header.type == MsgType::kRegister) Register(m, &fatal);
     } catch (const ProtocolVersionError& e) {
       fatal = AnswerOtherRelease(socket_, peer, e);  // a member of the job cannot take part
+      ++refused_registrations_;                      // and is answered: no one waits for it
     } catch (const CodecError& e) {
       LOG(ERROR) << "malformed registration ignored: " << e.what();
     }

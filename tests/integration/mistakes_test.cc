@@ -421,7 +421,7 @@ TEST(Mistakes, AnUnknownHostEndsOnSshsLine) {
 
 // mpirun outliving its job (across pretend hosts its daemons once hung after every process had
 // ended): the launcher ends it --timeout_s + 10 s after the job's summary, says so, and exits
-// with the job's status. A wrapper first on PATH runs mpirun, then sleeps as the daemons hung.
+// with the job's status (0 here). A wrapper first on PATH runs mpirun, then sleeps as the daemons hung.
 TEST(Mistakes, AnMpirunThatOutlivesItsJobIsEnded) {
   const std::string dir = FreshDir("mistake_lingering_mpirun");
   std::filesystem::create_directories(dir + "/bin");
