@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   auto ring = tteps::collectives::MakeRingAllreduce(MPI_COMM_WORLD);
   auto mpi = tteps::collectives::MakeMpiAllreduce(MPI_COMM_WORLD);
   if (rank == 0) {
-    // A markdown table (docs/benchmarks.md quotes it); bench/allreduce.sh keeps one header.
+    // A markdown table (docs/more-benchmarks.md quotes it); bench/allreduce.sh keeps one header.
     std::printf(
         "| ranks | size KB | ring ms | MPI ms | ring bus MB/s | MPI bus MB/s | ring / MPI |\n"
         "|---|---|---|---|---|---|---|\n");

@@ -17,7 +17,8 @@ while [ $# -gt 0 ]; do
 done
 rm -rf "$out" && mkdir -p "$out"
 "$root/build/bin/tteps-keygen" "$out/keys" >/dev/null
-printf '| run | n | trips/s | compute ms | push ms | pull ms | MAPE |\n|---|---|---|---|---|---|---|\n'
+printf '| run | n | trips/s | compute ms | push ms | pull ms | MAPE |\n'
+printf '|---|---|---|---|---|---|---|\n'
 for i in $(seq 1 "$repeats"); do
   for kind in plain curve; do
     keys=()

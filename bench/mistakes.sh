@@ -16,13 +16,16 @@ printf '| %-44s | %4s | %6s | %s |\n' case exit "s" "last line"
 printf '| --- | --- | --- | --- |\n'
 # last_line FILE: the file's last line as the table shows it: a glog line's message, a job's
 # result as its MAPE, the work folder as WORK (so the table reads the same wherever it ran).
+# A message the launcher wrapped (its lines after the first start with spaces) is joined whole.
 last_line() {
-  local l; l=$(grep -v '^\s*$' "$1" | tail -1)
+  local l; l=$(grep -v '^\s*$' "$1" | awk '/^ / {m = m " " $0; next} {m = $0} END {print m}')
   case "$l" in
     '{"final_eval":'*) l="the result, MAPE $(grep -o '"mape":[0-9.]*' <<<"$l" | cut -c8-13)" ;;
   esac
-  l=$(sed -E 's/^[IWEF][0-9]{8} [0-9:.]+ +[0-9]+ [^]]+\] //' <<<"$l")
-  echo "${l//$work/WORK}" | cut -c1-150
+  l=$(sed -E 's/^[IWEF][0-9]{8} [0-9:.]+ +[0-9]+ [^]]+\] //; s/  +/ /g' <<<"$l")
+  l=${l//"$work"/WORK}
+  if [ "${#l}" -gt 160 ]; then l="${l:0:160}..."; fi
+  echo "$l"
 }
 # row NAME COMMAND...: runs the command, prints its row.
 row() {

@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
                      "beside raw ZeroMQ, over TCP loopback.");
   using namespace tteps;
   zmq::context_t ctx;
-  // A markdown table (docs/benchmarks.md quotes it).
+  // A markdown table (docs/more-benchmarks.md quotes it).
   std::printf(
       "| size KB | what | S | W | round ms | MB/s | x raw |\n|---|---|---|---|---|---|---|\n");
   for (int64_t kb : SplitInts(FLAGS_sizes_kb)) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ring-mode benchmark (not a test): trains the same configuration in ring mode (our ring over
-# ZeroMQ links and over MPI links, and MPI_Allreduce; one bucket and small buckets), parameter averaging (--average_every k) and, for
-# reference, sync through one server, one after another. Prints a markdown table, one row per
+# ZeroMQ links and over MPI links, and MPI_Allreduce; one bucket and small buckets), parameter
+# averaging (--average_every k) and, for reference, sync through one server, one after another. Prints a markdown table, one row per
 # run: throughput, step-time split, the share of the allreduce hidden behind backward, and the
 # eval MAPE on the last 200 sample trips.
 #

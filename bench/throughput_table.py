@@ -16,15 +16,15 @@ def medians(path):
         if not line.startswith("{"):
             continue
         r = json.loads(line)
+        key = (r.get("batch_size"), r.get("pad_multiple", 1))
         if r.get("bench") == "train_throughput":
             # Each round's own rate (a step's GFLOP over its time): not GFLOP per step times
             # trips/s over the batch, since a batch larger than what is left of the epoch
             # trains fewer trips.
-            gflops.setdefault(r["batch_size"], []).append(r["gflops"])
+            gflops.setdefault(key, []).append(r.get("gflops", 0))
         elif r.get("bench") == "train_throughput_median":
-            b = r["batch_size"]
-            out[b] = (r["trips_per_s"], r.get("pytorch_trips_per_s", 0),
-                      statistics.median(gflops.get(b, [0])), r.get("sgemm_peak_gflops", 0))
+            out[key[0]] = (r["trips_per_s"], r.get("pytorch_trips_per_s", 0),
+                           statistics.median(gflops.get(key, [0])), r.get("sgemm_peak_gflops", 0))
     return out
 
 
