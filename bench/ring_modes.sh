@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Ring-mode benchmark (not a test): trains the same configuration in ring mode (our ring over
 # ZeroMQ links and over MPI links, and MPI_Allreduce; one bucket and small buckets), parameter
-# averaging (--average_every k) and, for reference, sync through one server, one after another. Prints a markdown table, one row per
-# run: throughput, step-time split, the share of the allreduce hidden behind backward, and the
-# eval MAPE on the last 200 sample trips.
+# averaging (--average_every k) and, for reference, sync through one server, one after another.
+# Prints a markdown table, one row per run: throughput, step-time split, the share of the
+# allreduce hidden behind backward, and the eval MAPE on the last 200 sample trips.
 #
 #   bench/ring_modes.sh [--workers W] [--epochs E] [--out DIR] [-- extra training flags]
 set -euo pipefail

@@ -10,7 +10,7 @@ import sys
 
 
 def medians(path):
-    """{batch: (tteps trips/s, PyTorch trips/s, GFLOP/s, sgemm peak)} of one run's output."""
+    """{(batch, padding): (tteps trips/s, PyTorch trips/s, GFLOP/s, sgemm peak)} of a run."""
     gflops, out = {}, {}
     for line in open(path):
         if not line.startswith("{"):
@@ -23,8 +23,8 @@ def medians(path):
             # trains fewer trips.
             gflops.setdefault(key, []).append(r.get("gflops", 0))
         elif r.get("bench") == "train_throughput_median":
-            out[key[0]] = (r["trips_per_s"], r.get("pytorch_trips_per_s", 0),
-                           statistics.median(gflops.get(key, [0])), r.get("sgemm_peak_gflops", 0))
+            out[key] = (r["trips_per_s"], r.get("pytorch_trips_per_s", 0),
+                        statistics.median(gflops.get(key, [0])), r.get("sgemm_peak_gflops", 0))
     return out
 
 
@@ -42,5 +42,7 @@ print(f"| batch | AVX2: tteps trips/s | PyTorch | tteps / PyTorch | GFLOP/s (sge
       f"{peak2:.0f}) | AVX-512: tteps trips/s | PyTorch | tteps / PyTorch | GFLOP/s (peak "
       f"{peak5:.0f}) |")
 print("|---" * 9 + "|")
-for b in sorted(set(avx2) & set(avx512)):
-    print(f"| {b:,} | " + " | ".join(cells(avx2[b]) + cells(avx512[b])) + " |")
+for key in sorted(set(avx2) & set(avx512)):
+    batch, pad = key
+    label = f"{batch:,}" + (f" (padded to {pad})" if pad != 1 else "")
+    print(f"| {label} | " + " | ".join(cells(avx2[key]) + cells(avx512[key])) + " |")

@@ -421,7 +421,8 @@ TEST(Mistakes, AnUnknownHostEndsOnSshsLine) {
 
 // mpirun outliving its job (across pretend hosts its daemons once hung after every process had
 // ended): the launcher ends it --timeout_s + 10 s after the job's summary, says so, and exits
-// with the job's status (0 here). A wrapper first on PATH runs mpirun, then sleeps as the daemons hung.
+// with the job's status (0 here). A wrapper first on PATH runs mpirun, then sleeps as the daemons
+// hung; --verbose keeps mpirun's stderr busy after the summary.
 TEST(Mistakes, AnMpirunThatOutlivesItsJobIsEnded) {
   const std::string dir = FreshDir("mistake_lingering_mpirun");
   std::filesystem::create_directories(dir + "/bin");
@@ -431,7 +432,7 @@ TEST(Mistakes, AnMpirunThatOutlivesItsJobIsEnded) {
   std::filesystem::permissions(dir + "/bin/mpirun", std::filesystem::perms::owner_all);
   const auto start = Clock::now();
   const int rc = RunCommand("env PATH=" + dir + "/bin:$PATH " + Launcher() +
-                                " --mode sync --workers 1 --servers 1 --out_dir " + dir +
+                                " --verbose --mode sync --workers 1 --servers 1 --out_dir " + dir +
                                 "/run -- --max_steps 3 --timeout_s 3",
                             120, dir + "/job.log");
   const std::string log = ReadFile(dir + "/job.log");
