@@ -27,15 +27,17 @@ last_line() {
   if [ "${#l}" -gt 160 ]; then l="${l:0:160}..."; fi
   echo "$l"
 }
+# print_row NAME EXIT T0 T1 FILE: a row, the seconds from T0 to T1, FILE's last line.
+print_row() {
+  printf '| %-44s | %4s | %6.1f | %s |\n' "$1" "$2" "$(echo "$4 - $3" | bc)" "$(last_line "$5")"
+}
 # row NAME COMMAND...: runs the command, prints its row.
 row() {
   local name=$1; shift
   local t0; t0=$(date +%s.%N)
   "$@" >"$work/out.txt" 2>&1
   local rc=$?
-  local t1; t1=$(date +%s.%N)
-  printf '| %-44s | %4s | %6.1f | %s |\n' "$name" "$rc" "$(echo "$t1 - $t0" | bc)" \
-    "$(last_line "$work/out.txt")"
+  print_row "$name" "$rc" "$t0" "$(date +%s.%N)" "$work/out.txt"
 }
 quick=(-- --max_steps 3)
 
@@ -54,8 +56,7 @@ for _ in $(seq 100); do grep -q '"type":"train"' "$work/term/metrics.jsonl" 2>/d
 sleep 1
 t0=$(date +%s.%N); kill -TERM "$job"; wait "$job"; rc=$?; t1=$(date +%s.%N)
 left=$(pgrep -f "out_dir $work/term" | wc -l)
-printf '| %-44s | %4s | %6.1f | %s |\n' "SIGTERM to the launcher ($left processes left)" "$rc" \
-  "$(echo "$t1 - $t0" | bc)" "$(last_line "$work/term.log")"
+print_row "SIGTERM to the launcher ($left processes left)" "$rc" "$t0" "$t1" "$work/term.log"
 # 4. A full disk while the model is saved.
 if [ "$(id -u)" -eq 0 ] && mkdir -p "$work/full" && mount -t tmpfs -o size=4m tmpfs "$work/full"; then
   row "full disk while saving the model" "$bin/tteps-worker" --mode=local --max_steps 2 \
@@ -98,12 +99,13 @@ row "a trip time of 1e30 s" "$tteps" --mode local --out_dir "$work/huge" -- --tr
 # job its own group; a script's background jobs would otherwise ignore SIGINT).
 # A shell started in the background (cmd &) ignores SIGINT, and so would the job: not tried then.
 ignored=$(awk '/^SigIgn/ {print $2}' /proc/$$/status)
+afters="1 8"
 if (((0x$ignored & 2) != 0)); then
+  afters=""
   printf '| %-44s | %4s | %6s | %s |\n' "Ctrl-C" - - \
     "not tried: this shell ignores SIGINT (it was started in the background)"
 fi
-for after in 1 8; do
-  (((0x$ignored & 2) != 0)) && break
+for after in $afters; do
   set -m
   "$tteps" --mode sync --out_dir "$work/int$after" -- --epochs 100 >"$work/int.log" 2>&1 &
   job=$!
@@ -111,8 +113,7 @@ for after in 1 8; do
   sleep "$after"
   t0=$(date +%s.%N); kill -INT -- "-$job"; wait "$job"; rc=$?; t1=$(date +%s.%N)
   left=$(pgrep -f "out_dir $work/int$after" | wc -l)
-  printf '| %-44s | %4s | %6.1f | %s |\n' "Ctrl-C $after s after the start ($left left)" "$rc" \
-    "$(echo "$t1 - $t0" | bc)" "$(last_line "$work/int.log")"
+  print_row "Ctrl-C $after s after the start ($left left)" "$rc" "$t0" "$t1" "$work/int.log"
 done
 # 13. Formats and flags.
 printf '\xef\xbb\xbf' | cat - <(head -n 300 "$sample") >"$work/bom.jsonl"

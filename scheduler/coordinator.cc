@@ -126,15 +126,14 @@ void Coordinator::ReceiveFor20Ms() {
          ++i) {
       HandleMessage(m);
     }
-  } catch (const ProtocolVersionError& e) {  // a joiner of another release: the job goes on
-    ++job_.refused;
-    const std::string what = AnswerOtherRelease(socket_, peer, e);
-    LOG_IF(ERROR, LogThisRefusal(job_.refused))
-        << what << " (" << job_.refused << " refused so far)";
   } catch (const CodecError& e) {
     ++job_.refused;
+    // A joiner of another release is answered (the job goes on); other strangers are not.
+    const auto* other = dynamic_cast<const ProtocolVersionError*>(&e);
+    const std::string what = other ? AnswerOtherRelease(socket_, peer, *other)
+                                   : std::string("malformed message ignored: ") + e.what();
     LOG_IF(ERROR, LogThisRefusal(job_.refused))
-        << "malformed message ignored: " << e.what() << " (" << job_.refused << " refused so far)";
+        << what << " (" << job_.refused << " refused so far)";
   }
 }
 

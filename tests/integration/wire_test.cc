@@ -346,16 +346,6 @@ void SendAsRelease(zmq::socket_t& socket, Header h, uint16_t version, const std:
   socket.send(zmq::buffer(EncodeHeader(h)), zmq::send_flags::none);
 }
 
-// Up to `limit_s` for a message on `socket` (decoded: this release's); false if none came.
-bool Await(zmq::socket_t& socket, bool router, double limit_s, Message* m) {
-  const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
-         limit_s) {
-    if (ReceiveMessage(socket, router, 100, m)) return true;
-  }
-  return false;
-}
-
 // Hosts with two releases of tteps: each side names both protocol versions within seconds. A
 // node of the next release registering with this release's scheduler is answered (it can name
 // the scheduler's version) and the job fails at once, saying why in summary.json; a worker of
@@ -377,7 +367,7 @@ TEST(Wire, AProcessOfAnotherReleaseIsNamedOnBothSides) {
   const auto sent = std::chrono::steady_clock::now();
   SendAsRelease(newer, reg, kProtocolVersion + 1, "");
   Message answer;
-  ASSERT_TRUE(Await(newer, false, 20, &answer)) << ReadFile(dir + "/scheduler.log");
+  ASSERT_TRUE(ReceiveMessage(newer, false, 20000, &answer)) << ReadFile(dir + "/scheduler.log");
   EXPECT_EQ(answer.header.type, MsgType::kError);
   const std::string versions = "protocol version " + std::to_string(kProtocolVersion + 1) +
                                ", this scheduler version " + std::to_string(kProtocolVersion);
@@ -396,7 +386,7 @@ TEST(Wire, AProcessOfAnotherReleaseIsNamedOnBothSides) {
                            older.get(zmq::sockopt::last_endpoint) + " --logs " + dir + "/logs",
                        dir, dir + "/worker.log");
   Message registration;
-  ASSERT_TRUE(Await(older, true, 30, &registration)) << ReadFile(dir + "/worker.log");
+  ASSERT_TRUE(ReceiveMessage(older, true, 30000, &registration)) << ReadFile(dir + "/worker.log");
   EXPECT_EQ(registration.header.type, MsgType::kRegister);
   const auto answered = std::chrono::steady_clock::now();
   Header map;
